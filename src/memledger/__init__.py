@@ -1,0 +1,87 @@
+"""memledger: a long-term memory layer for AI agents that treats memory as a ledger.
+
+The public surface is re-exported here; everything else is implementation.
+"""
+
+from memledger.domain.families import Family, Schema
+from memledger.domain.intervals import Interval
+from memledger.domain.policy import WritePolicy
+from memledger.domain.records import (
+    Actor,
+    Claim,
+    ClaimResult,
+    ExtractorInfo,
+    FamilyRevision,
+    Grant,
+    HistoryEntry,
+    Job,
+    MemoryRecord,
+    Receipt,
+    ReviewItem,
+    RevocationReceipt,
+    SourceEvent,
+)
+from memledger.errors import (
+    ConflictError,
+    EventConflictError,
+    EventNotFoundError,
+    InvalidClaimError,
+    InvalidEventError,
+    InvalidInputError,
+    InvalidIntervalError,
+    InvalidQueryError,
+    MemledgerError,
+    MemoryNotFoundError,
+    MigrationError,
+    NotFoundError,
+    ReviewNotFoundError,
+    RevisionNotMetError,
+    StoreError,
+    StoreLockedError,
+    UnknownFamilyError,
+    UnknownKindError,
+)
+from memledger.memory import Memory
+from memledger.ports import FamilySlot
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Actor",
+    "Claim",
+    "ClaimResult",
+    "ConflictError",
+    "EventConflictError",
+    "EventNotFoundError",
+    "ExtractorInfo",
+    "Family",
+    "FamilyRevision",
+    "FamilySlot",
+    "Grant",
+    "HistoryEntry",
+    "Interval",
+    "InvalidClaimError",
+    "InvalidEventError",
+    "InvalidInputError",
+    "InvalidIntervalError",
+    "InvalidQueryError",
+    "Job",
+    "MemledgerError",
+    "Memory",
+    "MemoryNotFoundError",
+    "MemoryRecord",
+    "MigrationError",
+    "NotFoundError",
+    "Receipt",
+    "ReviewItem",
+    "ReviewNotFoundError",
+    "RevisionNotMetError",
+    "RevocationReceipt",
+    "Schema",
+    "SourceEvent",
+    "StoreError",
+    "StoreLockedError",
+    "UnknownFamilyError",
+    "UnknownKindError",
+    "WritePolicy",
+]

@@ -1,0 +1,126 @@
+"""Claim families: slots of mutually exclusive values for one subject.
+
+A :class:`Schema` says which families exist and which kinds each allows. A
+claim naming an unknown family, or a kind its family does not allow, is a
+caller mistake. ``observation`` is always allowed: it is what an unauthorised
+claim becomes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from memledger.domain.records import KINDS, Kind, require_id
+from memledger.errors import InvalidInputError, UnknownFamilyError, UnknownKindError
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Family:
+    """One claim family and the kinds of claim it holds."""
+
+    name: str
+    kinds: frozenset[Kind] = frozenset({"preference", "fact"})
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        require_id(self.name, "family name", InvalidInputError)
+        unknown = set(self.kinds) - KINDS
+        if unknown or not self.kinds:
+            raise InvalidInputError(f"family {self.name!r} has unknown kinds {sorted(unknown)!r}")
+
+
+_DEFAULTS = (
+    Family(
+        name="delivery_preference",
+        kinds=frozenset({"preference"}),
+        description="When and how the subject wants deliveries or digests.",
+    ),
+    Family(
+        name="contact_preference",
+        kinds=frozenset({"preference"}),
+        description="How the subject wants to be contacted.",
+    ),
+    Family(
+        name="food_preference",
+        kinds=frozenset({"preference"}),
+        description="Likes and dislikes in food and drink.",
+    ),
+    Family(
+        name="home_city",
+        kinds=frozenset({"fact"}),
+        description="Where the subject lives or is based.",
+    ),
+    Family(name="employer", kinds=frozenset({"fact"}), description="Who the subject works for."),
+    Family(name="role", kinds=frozenset({"fact"}), description="The subject's job or role."),
+    Family(
+        name="primary_framework",
+        kinds=frozenset({"preference", "fact"}),
+        description="The main framework or tool the subject works with.",
+    ),
+    Family(name="plan", kinds=frozenset({"fact"}), description="A plan and whether it stands."),
+    Family(
+        name="relationship",
+        kinds=frozenset({"fact"}),
+        description="People the subject is related to.",
+    ),
+    Family(
+        name="language",
+        kinds=frozenset({"preference"}),
+        description="The language the subject wants answers in.",
+    ),
+    Family(name="timezone", kinds=frozenset({"fact"}), description="The subject's time zone."),
+    Family(
+        name="workflow",
+        kinds=frozenset({"procedure"}),
+        description="How a task is to be done; needs an explicit, authorised source.",
+    ),
+    Family(
+        name="conversation",
+        kinds=frozenset({"episode", "working"}),
+        description="Raw turns and session notes.",
+    ),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Schema:
+    """The families a store knows. Immutable; extend with :meth:`with_families`."""
+
+    families: Mapping[str, Family] = field(default_factory=dict)
+
+    @classmethod
+    def default(cls) -> Schema:
+        return cls.of(_DEFAULTS)
+
+    @classmethod
+    def of(cls, families: Iterable[Family]) -> Schema:
+        table: dict[str, Family] = {}
+        for family in families:
+            if family.name in table:
+                raise InvalidInputError(f"family {family.name!r} is defined twice")
+            table[family.name] = family
+        return cls(MappingProxyType(table))
+
+    def with_families(self, *families: Family) -> Schema:
+        """A schema with ``families`` added (or replacing ones of the same name)."""
+        table = dict(self.families)
+        table.update((f.name, f) for f in families)
+        return Schema(MappingProxyType(table))
+
+    def family(self, name: str) -> Family:
+        try:
+            return self.families[name]
+        except KeyError:
+            raise UnknownFamilyError(
+                f"unknown family {name!r}; known families: {sorted(self.families)}"
+            ) from None
+
+    def check(self, family: str, kind: str) -> None:
+        """Raise if ``family`` is unknown or does not allow ``kind``."""
+        allowed = self.family(family).kinds
+        if kind != "observation" and kind not in allowed:
+            raise UnknownKindError(
+                f"family {family!r} does not hold kind {kind!r}; it holds {sorted(allowed)}"
+            )

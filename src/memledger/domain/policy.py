@@ -1,0 +1,153 @@
+"""The write rules the event commit applies: authority and the order rule.
+
+Pure functions over domain records. The commit (``memledger.write.commit``)
+calls them inside its transaction; they never read the clock or the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from types import MappingProxyType
+from typing import Literal
+
+from memledger.domain.records import Channel, ExclusionReason, SourceEvent
+
+DEFAULT_PRECEDENCE: Mapping[Channel, int] = MappingProxyType(
+    {
+        "system": 100,
+        "account_service": 90,
+        "chat": 50,
+        "tool": 20,
+        "document": 10,
+        "web": 0,
+    }
+)
+"""Source precedence where no shared sequence orders two events: higher wins."""
+
+SETTING_CHANNELS: frozenset[Channel] = frozenset({"system", "account_service"})
+"""Channels whose authorised claims are confirmed operational settings. A chat
+statement, even an authorised one, is a preference, not a business setting."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WritePolicy:
+    """Settings of the event commit."""
+
+    precedence: Mapping[Channel, int] = field(default_factory=lambda: DEFAULT_PRECEDENCE)
+    setting_channels: frozenset[Channel] = SETTING_CHANNELS
+
+    def rank(self, channel: Channel) -> int:
+        return self.precedence.get(channel, 0)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Position:
+    """Where a family's latest accepted event stands on the business timeline."""
+
+    event_id: str
+    stream: str
+    sequence: int | None
+    channel: Channel
+    occurred_at: datetime
+
+    @classmethod
+    def of(cls, event: SourceEvent) -> Position:
+        return cls(
+            event_id=event.event_id,
+            stream=event.stream_key,
+            sequence=event.sequence,
+            channel=event.channel,
+            occurred_at=event.occurred_at,
+        )
+
+
+OrderDecision = Literal["apply", "historical", "review"]
+
+
+@dataclass(frozen=True, slots=True)
+class Ordering:
+    decision: OrderDecision
+    reason: ExclusionReason | None
+    explanation: str
+
+
+def order(incoming: Position, latest: Position | None, policy: WritePolicy) -> Ordering:
+    """Decide whether an event may change a family's current view.
+
+    1. Same stream and both sequenced: the later sequence applies, an earlier one
+       is historical, an equal one from another event goes to review.
+    2. Otherwise source precedence: a higher-ranked channel applies, a lower one
+       is historical.
+    3. Equal precedence: different sequenced streams cannot be ordered (review);
+       else ``occurred_at`` orders them, and a tie goes to review.
+    """
+    if latest is None:
+        return Ordering("apply", None, "first accepted event of the family")
+    if incoming.stream == latest.stream and None not in (incoming.sequence, latest.sequence):
+        assert incoming.sequence is not None and latest.sequence is not None
+        if incoming.sequence > latest.sequence:
+            return Ordering("apply", None, "later sequence in the same stream")
+        if incoming.sequence < latest.sequence:
+            return Ordering(
+                "historical",
+                "older_sequence",
+                f"sequence {incoming.sequence} is older than accepted {latest.sequence} "
+                f"in stream {incoming.stream!r}",
+            )
+        return Ordering(
+            "review",
+            None,
+            f"events {incoming.event_id!r} and {latest.event_id!r} share sequence "
+            f"{incoming.sequence} in stream {incoming.stream!r}",
+        )
+    mine, theirs = policy.rank(incoming.channel), policy.rank(latest.channel)
+    if mine > theirs:
+        return Ordering("apply", None, f"{incoming.channel} outranks {latest.channel}")
+    if mine < theirs:
+        return Ordering(
+            "historical",
+            "lower_precedence",
+            f"{incoming.channel} is outranked by {latest.channel}",
+        )
+    if incoming.sequence is not None and latest.sequence is not None:
+        return Ordering(
+            "review",
+            None,
+            f"streams {incoming.stream!r} and {latest.stream!r} share no sequence "
+            "and have equal precedence",
+        )
+    if incoming.occurred_at > latest.occurred_at:
+        return Ordering("apply", None, "later occurred_at at equal precedence")
+    if incoming.occurred_at < latest.occurred_at:
+        return Ordering(
+            "historical", "older_sequence", "earlier occurred_at than the accepted event"
+        )
+    return Ordering(
+        "review",
+        None,
+        f"events {incoming.event_id!r} and {latest.event_id!r} occurred at the same instant "
+        "with equal precedence",
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Authority:
+    authorised: bool
+    reason: ExclusionReason | None
+
+
+def authority(event: SourceEvent, *, subject: str, family: str, scope: str) -> Authority:
+    """Whether ``event``'s actor may set ``family`` in ``scope`` for ``subject``.
+
+    Only the subject's own events can set its families; an unauthenticated actor
+    or one without the grant yields an observation at most.
+    """
+    if subject != event.subject:
+        return Authority(False, "foreign_subject")
+    if not event.actor.authenticated:
+        return Authority(False, "unauthenticated")
+    if not event.actor.may_set(family, scope):
+        return Authority(False, "no_grant")
+    return Authority(True, None)

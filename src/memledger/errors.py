@@ -1,0 +1,123 @@
+"""The whole memledger error tree.
+
+Caller mistakes and backend failures are kept apart; every class also inherits
+the builtin it resembles, so ``except ValueError`` keeps working for callers
+who do not know memledger's classes::
+
+    MemledgerError
+    ├── InvalidInputError (ValueError)          the caller sent something unusable
+    │   ├── InvalidEventError                   a malformed source event
+    │   ├── InvalidClaimError                   a malformed candidate claim
+    │   │   ├── UnknownFamilyError              family not in the schema
+    │   │   └── UnknownKindError                kind not a memory kind / not allowed
+    │   ├── InvalidIntervalError                inverted or empty valid-time interval
+    │   └── InvalidQueryError                   a read with unusable arguments
+    ├── ConflictError                           the request contradicts stored state
+    │   └── EventConflictError                  event id reused with other content
+    ├── NotFoundError (LookupError)
+    │   ├── MemoryNotFoundError
+    │   ├── EventNotFoundError
+    │   └── ReviewNotFoundError
+    ├── RevisionNotMetError                     a read cannot meet its revision floor
+    └── StoreError (RuntimeError)               the backend failed, not the caller
+        ├── StoreLockedError                    gave up waiting for a write lock
+        └── MigrationError                      schema missing, newer, or tampered
+
+Backend driver exceptions never escape: the store adapters translate them at
+their edge (see ``memledger.store.sqlite``).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConflictError",
+    "EventConflictError",
+    "EventNotFoundError",
+    "InvalidClaimError",
+    "InvalidEventError",
+    "InvalidInputError",
+    "InvalidIntervalError",
+    "InvalidQueryError",
+    "MemledgerError",
+    "MemoryNotFoundError",
+    "MigrationError",
+    "NotFoundError",
+    "ReviewNotFoundError",
+    "RevisionNotMetError",
+    "StoreError",
+    "StoreLockedError",
+    "UnknownFamilyError",
+    "UnknownKindError",
+]
+
+
+class MemledgerError(Exception):
+    """Base class of every error memledger raises on purpose."""
+
+
+class InvalidInputError(MemledgerError, ValueError):
+    """The caller sent something memledger cannot use. Nothing was written."""
+
+
+class InvalidEventError(InvalidInputError):
+    """A source event is malformed (missing tenant, naive datetime, ...)."""
+
+
+class InvalidClaimError(InvalidInputError):
+    """A candidate claim is malformed."""
+
+
+class UnknownFamilyError(InvalidClaimError):
+    """A claim names a family the schema does not define."""
+
+
+class UnknownKindError(InvalidClaimError):
+    """A claim names a kind that is not a memory kind, or not one its family allows."""
+
+
+class InvalidIntervalError(InvalidInputError):
+    """A valid-time interval is inverted, empty or naive."""
+
+
+class InvalidQueryError(InvalidInputError):
+    """A read was called with unusable arguments."""
+
+
+class ConflictError(MemledgerError):
+    """The request contradicts what the store already holds."""
+
+
+class EventConflictError(ConflictError):
+    """An event id was reused with different content; the ledger is append-only."""
+
+
+class NotFoundError(MemledgerError, LookupError):
+    """A named thing does not exist for this tenant."""
+
+
+class MemoryNotFoundError(NotFoundError):
+    """No memory record with that id exists for this tenant."""
+
+
+class EventNotFoundError(NotFoundError):
+    """No source event with that id exists for this tenant."""
+
+
+class ReviewNotFoundError(NotFoundError):
+    """No review item with that id exists for this tenant."""
+
+
+class RevisionNotMetError(MemledgerError):
+    """A read source cannot meet the requested ``min_revision``; it refuses to answer stale."""
+
+
+class StoreError(MemledgerError, RuntimeError):
+    """The storage backend failed. The transaction was rolled back."""
+
+
+class StoreLockedError(StoreError):
+    """Waiting for the write lock timed out. Nothing was written; retrying is safe."""
+
+
+class MigrationError(StoreError):
+    """The database schema is missing, newer than this code, or was altered."""

@@ -1,0 +1,309 @@
+"""The :class:`Memory` facade: what users hold.
+
+Every read takes the tenant as a keyword and filters by it before anything
+else; writes take it from the event. Each call is one transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+from types import TracebackType
+
+from memledger.domain.families import Schema
+from memledger.domain.policy import WritePolicy
+from memledger.domain.records import (
+    CALLER,
+    Claim,
+    ExtractorInfo,
+    HistoryEntry,
+    Job,
+    MemoryRecord,
+    Receipt,
+    ReviewItem,
+    RevocationReceipt,
+    SourceEvent,
+    require_aware,
+    require_id,
+)
+from memledger.errors import (
+    EventConflictError,
+    EventNotFoundError,
+    InvalidEventError,
+    InvalidQueryError,
+    MemoryNotFoundError,
+    NotFoundError,
+)
+from memledger.ports import Clock, FamilySlot, Store, SystemClock, UnitOfWork, generations_of
+from memledger.read.views import check_floor, select
+from memledger.store import open_store
+from memledger.write.commit import Batch, commit_event, stable_id
+from memledger.write.revoke import revoke_family, revoke_memory
+
+
+class Memory:
+    """A memory ledger over one canonical store."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        clock: Clock | None = None,
+        schema: Schema | None = None,
+        policy: WritePolicy | None = None,
+    ) -> None:
+        self.store = store
+        self.clock: Clock = clock or SystemClock()
+        self.schema = schema or Schema.default()
+        self.policy = policy or WritePolicy()
+
+    @classmethod
+    def open(
+        cls,
+        url: str | Path | None = None,
+        *,
+        clock: Clock | None = None,
+        schema: Schema | None = None,
+        policy: WritePolicy | None = None,
+    ) -> Memory:
+        """Open a store by URL: ``None`` is ``./memledger.db``; ``"sqlite:///path.db"``."""
+        return cls(open_store(url), clock=clock, schema=schema, policy=policy)
+
+    @property
+    def url(self) -> str:
+        return self.store.url
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- writes -----------------------------------------------------------------------
+
+    def ingest(
+        self,
+        event: SourceEvent,
+        claims: Sequence[Claim] | None = None,
+        *,
+        complete: bool = True,
+        extractor: ExtractorInfo = CALLER,
+    ) -> Receipt:
+        """Append ``event`` to the ledger and commit its claims atomically.
+
+        With ``claims=None`` the event is stored and an extraction job is queued
+        (outcome ``"queued"``), carrying the family generations it started under;
+        finish it with :meth:`commit_job`. Processing an event again, with or
+        without claims, returns its stored receipt with ``duplicate=True``.
+        """
+        if not isinstance(event, SourceEvent):
+            raise InvalidEventError(f"expected a SourceEvent, got {type(event).__name__}")
+        now = self.clock.now()
+        with self.store.write() as unit:
+            if claims is None:
+                return self._enqueue(unit, event, now)
+            batch = Batch(event=event, claims=tuple(claims), complete=complete, extractor=extractor)
+            return commit_event(unit, batch, schema=self.schema, policy=self.policy, now=now)
+
+    def _enqueue(self, unit: UnitOfWork, event: SourceEvent, now: datetime) -> Receipt:
+        content_hash = event.content_hash()
+        stored = unit.get_event(event.tenant, event.event_id)
+        if stored is None:
+            unit.append_event(event, content_hash=content_hash, at=now)
+        elif stored.content_hash != content_hash:
+            raise EventConflictError(
+                f"event {event.event_id!r} of tenant {event.tenant!r} is already in the ledger "
+                "with different content; the ledger is append-only, use a new event id"
+            )
+        prior = unit.get_outcome(event.tenant, event.event_id)
+        if prior is not None:
+            return Receipt(
+                tenant=prior.tenant,
+                event_id=prior.event_id,
+                outcome=prior.outcome,
+                revisions=prior.revisions,
+                results=prior.results,
+                review_id=prior.review_id,
+                job_id=prior.job_id,
+                reason=prior.reason,
+                duplicate=True,
+            )
+        job = Job(
+            tenant=event.tenant,
+            job_id=stable_id("job", event.tenant, event.event_id),
+            event_id=event.event_id,
+            generations=generations_of(unit.families(event.tenant, event.subject)),
+            created_at=now,
+        )
+        unit.add_job(job)
+        receipt = Receipt(
+            tenant=event.tenant, event_id=event.event_id, outcome="queued", job_id=job.job_id
+        )
+        unit.put_outcome(receipt, at=now)
+        return receipt
+
+    def commit_job(
+        self,
+        job_id: str,
+        claims: Sequence[Claim],
+        *,
+        tenant: str,
+        complete: bool = True,
+        extractor: ExtractorInfo = CALLER,
+    ) -> Receipt:
+        """Commit an extraction job's claims under the generations the job started with.
+
+        Claims for a family revoked since the job was queued are rejected as
+        ``stale_generation``; a job that already finished returns its receipt.
+        """
+        _tenant(tenant)
+        now = self.clock.now()
+        with self.store.write() as unit:
+            job = unit.get_job(tenant, job_id)
+            if job is None:
+                raise NotFoundError(f"no job {job_id!r} for tenant {tenant!r}")
+            stored = unit.get_event(tenant, job.event_id)
+            if stored is None:  # pragma: no cover - the ledger is append-only
+                raise EventNotFoundError(f"job {job_id!r} names missing event {job.event_id!r}")
+            batch = Batch(
+                event=stored.event,
+                claims=tuple(claims),
+                complete=complete,
+                extractor=extractor,
+                generations=job.generations,
+                job_id=job_id,
+            )
+            return commit_event(unit, batch, schema=self.schema, policy=self.policy, now=now)
+
+    def revoke(self, memory_id: str, *, tenant: str, reason: str = "revoked") -> RevocationReceipt:
+        """Revoke one memory (and remnants of the same claim); bumps the family generation."""
+        _tenant(tenant)
+        with self.store.write() as unit:
+            return revoke_memory(unit, tenant, memory_id, reason=reason, now=self.clock.now())
+
+    def revoke_family(
+        self, subject: str, family: str, *, tenant: str, reason: str = "revoked"
+    ) -> RevocationReceipt:
+        """Revoke every open record of a family; bumps its generation."""
+        _tenant(tenant)
+        self.schema.family(family)
+        with self.store.write() as unit:
+            return revoke_family(unit, tenant, subject, family, reason=reason, now=self.clock.now())
+
+    # -- reads ------------------------------------------------------------------------
+
+    def get(self, memory_id: str, *, tenant: str) -> MemoryRecord:
+        """One record by id, whatever its status."""
+        _tenant(tenant)
+        with self.store.read() as unit:
+            record = unit.get_record(tenant, memory_id)
+        if record is None:
+            raise MemoryNotFoundError(f"no memory {memory_id!r} for tenant {tenant!r}")
+        return record
+
+    def current(
+        self,
+        subject: str,
+        family: str,
+        *,
+        tenant: str,
+        scope: str | None = None,
+        valid_at: datetime | None = None,
+        as_of: datetime | None = None,
+        min_revision: int | None = None,
+        include_revoked: bool = False,
+    ) -> tuple[MemoryRecord, ...]:
+        """The authorised values of a family, one per scope.
+
+        ``valid_at`` (default: now) picks the valid time, ``as_of`` (default:
+        now) the record time. ``min_revision`` is a receipt's revision token:
+        a store that has not reached it raises :class:`RevisionNotMetError`.
+        Revoked records appear only with ``include_revoked=True`` (audits).
+        """
+        _tenant(tenant)
+        self.schema.family(family)
+        at = _moment(valid_at, "valid_at") or self.clock.now()
+        record_time = _moment(as_of, "as_of")
+        with self.store.read() as unit:
+            check_floor(unit.get_family(tenant, subject, family), min_revision, source=self.url)
+            records = unit.family_records(tenant, subject, family, open_only=record_time is None)
+        return select(
+            records, as_of=record_time, valid_at=at, scope=scope, include_revoked=include_revoked
+        )
+
+    def timeline(
+        self,
+        subject: str,
+        family: str,
+        *,
+        tenant: str,
+        scope: str | None = None,
+        as_of: datetime | None = None,
+        min_revision: int | None = None,
+    ) -> tuple[MemoryRecord, ...]:
+        """Every valid-time window of a family held at ``as_of`` (default: now), in order."""
+        _tenant(tenant)
+        self.schema.family(family)
+        record_time = _moment(as_of, "as_of")
+        with self.store.read() as unit:
+            check_floor(unit.get_family(tenant, subject, family), min_revision, source=self.url)
+            records = unit.family_records(tenant, subject, family, open_only=record_time is None)
+        return select(records, as_of=record_time, valid_at=None, scope=scope)
+
+    def history(self, subject: str, family: str, *, tenant: str) -> tuple[MemoryRecord, ...]:
+        """Every record the family ever held, closed ones included, in record-time order."""
+        _tenant(tenant)
+        self.schema.family(family)
+        with self.store.read() as unit:
+            return tuple(unit.family_records(tenant, subject, family, open_only=False))
+
+    def changes(self, subject: str, family: str, *, tenant: str) -> tuple[HistoryEntry, ...]:
+        """The family's append-only change log: every record written, closed or revoked."""
+        _tenant(tenant)
+        self.schema.family(family)
+        with self.store.read() as unit:
+            return tuple(unit.history(tenant, subject, family))
+
+    def families(self, subject: str, *, tenant: str) -> tuple[FamilySlot, ...]:
+        """The family slots of a subject, with their revisions and generations."""
+        _tenant(tenant)
+        with self.store.read() as unit:
+            return tuple(unit.families(tenant, subject))
+
+    def event(self, event_id: str, *, tenant: str) -> SourceEvent:
+        """A source event from the ledger."""
+        _tenant(tenant)
+        with self.store.read() as unit:
+            stored = unit.get_event(tenant, event_id)
+        if stored is None:
+            raise EventNotFoundError(f"no event {event_id!r} for tenant {tenant!r}")
+        return stored.event
+
+    def reviews(self, *, tenant: str, open_only: bool = True) -> tuple[ReviewItem, ...]:
+        """Events whose batch waits for review; they changed nothing."""
+        _tenant(tenant)
+        with self.store.read() as unit:
+            return tuple(unit.reviews(tenant, open_only=open_only))
+
+    def jobs(self, *, tenant: str, queued_only: bool = True) -> tuple[Job, ...]:
+        """Extraction jobs, oldest first."""
+        _tenant(tenant)
+        with self.store.read() as unit:
+            return tuple(unit.jobs(tenant, queued_only=queued_only))
+
+
+def _tenant(tenant: object) -> None:
+    require_id(tenant, "tenant", InvalidQueryError)
+
+
+def _moment(value: datetime | None, what: str) -> datetime | None:
+    return None if value is None else require_aware(value, what, InvalidQueryError)

@@ -1,0 +1,131 @@
+"""The ports the core talks through: a clock and a store with units of work.
+
+A backend implements :class:`Store` and :class:`UnitOfWork`: a few primitives
+inside a transaction. Everything convenient (the event commit, revocation, the
+views) is written once above them, in ``memledger.write`` and ``memledger.read``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Literal, Protocol
+
+from memledger.domain.policy import Position
+from memledger.domain.records import (
+    HistoryEntry,
+    Job,
+    MemoryRecord,
+    Receipt,
+    RecordStatus,
+    ReviewItem,
+    SourceEvent,
+)
+
+
+class Clock(Protocol):
+    """Where record time comes from. Tests use ``memledger.testing.FrozenClock``."""
+
+    def now(self) -> datetime: ...
+
+
+class SystemClock:
+    """The wall clock, in UTC."""
+
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FamilySlot:
+    """The serialisation point of one (tenant, subject, family)."""
+
+    tenant: str
+    subject: str
+    family: str
+    revision: int = 0
+    generation: int = 0
+    position: Position | None = None
+    updated_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StoredEvent:
+    event: SourceEvent
+    content_hash: str
+    ingested_at: datetime
+
+
+OutboxOp = Literal["upsert", "delete"]
+
+
+class UnitOfWork(Protocol):
+    """Primitives inside one transaction. Every method filters by tenant first."""
+
+    # source-event ledger
+    def get_event(self, tenant: str, event_id: str) -> StoredEvent | None: ...
+    def append_event(self, event: SourceEvent, *, content_hash: str, at: datetime) -> None: ...
+    def get_outcome(self, tenant: str, event_id: str) -> Receipt | None: ...
+    def put_outcome(self, receipt: Receipt, *, at: datetime) -> None: ...
+
+    # family slots
+    def lock_family(self, tenant: str, subject: str, family: str) -> FamilySlot: ...
+    def get_family(self, tenant: str, subject: str, family: str) -> FamilySlot | None: ...
+    def put_family(self, slot: FamilySlot) -> None: ...
+    def families(self, tenant: str, subject: str) -> Sequence[FamilySlot]: ...
+    def add_family_event(
+        self, tenant: str, subject: str, family: str, *, event_id: str, revision: int
+    ) -> None: ...
+
+    # records, history, outbox
+    def insert_record(self, record: MemoryRecord) -> None: ...
+    def close_record(
+        self, tenant: str, memory_id: str, *, status: RecordStatus, at: datetime, closed_by: str
+    ) -> None: ...
+    def get_record(self, tenant: str, memory_id: str) -> MemoryRecord | None: ...
+    def family_records(
+        self, tenant: str, subject: str, family: str, *, open_only: bool
+    ) -> Sequence[MemoryRecord]: ...
+    def add_history(self, entry: HistoryEntry) -> None: ...
+    def history(self, tenant: str, subject: str, family: str) -> Sequence[HistoryEntry]: ...
+    def add_outbox(self, record: MemoryRecord, *, op: OutboxOp, at: datetime) -> None: ...
+    def outbox_size(self, tenant: str) -> int: ...
+
+    # revocation
+    def add_revoked_source(
+        self, tenant: str, subject: str, family: str, *, event_id: str, generation: int
+    ) -> None: ...
+    def is_revoked_source(self, tenant: str, subject: str, family: str, event_id: str) -> bool: ...
+
+    # review queue and jobs
+    def add_review(self, item: ReviewItem) -> None: ...
+    def reviews(self, tenant: str, *, open_only: bool) -> Sequence[ReviewItem]: ...
+    def add_job(self, job: Job) -> None: ...
+    def get_job(self, tenant: str, job_id: str) -> Job | None: ...
+    def finish_job(self, tenant: str, job_id: str, *, at: datetime) -> None: ...
+    def jobs(self, tenant: str, *, queued_only: bool) -> Sequence[Job]: ...
+
+
+class Store(Protocol):
+    """A canonical store. ``write()`` commits only if its block raises nothing."""
+
+    url: str
+
+    def write(self) -> AbstractContextManager[UnitOfWork]: ...
+    def read(self) -> AbstractContextManager[UnitOfWork]: ...
+    def close(self) -> None: ...
+
+
+def generations_of(slots: Sequence[FamilySlot]) -> Mapping[str, int]:
+    """A job's snapshot: the generation of every family of a subject it started under."""
+    return {slot.family: slot.generation for slot in slots}
+
+
+def iter_families(records: Sequence[MemoryRecord]) -> Iterator[str]:
+    seen: set[str] = set()
+    for record in records:
+        if record.family not in seen:
+            seen.add(record.family)
+            yield record.family

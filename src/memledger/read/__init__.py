@@ -1,0 +1,1 @@
+"""The read side: canonical views over the store."""

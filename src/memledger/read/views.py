@@ -1,0 +1,51 @@
+"""Canonical views of a family: current values, the valid-time timeline, history.
+
+Bitemporal selection is one pure function, :func:`select`: a record is in the
+view if memledger held it at record time ``as_of`` and it is meant to be true
+at valid time ``valid_at``. Observations and historical records are never part
+of a value view; revoked records only when an audit asks for them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+from memledger.domain.records import MemoryRecord
+from memledger.errors import RevisionNotMetError
+from memledger.ports import FamilySlot
+
+
+def select(
+    records: Iterable[MemoryRecord],
+    *,
+    as_of: datetime | None,
+    valid_at: datetime | None,
+    scope: str | None = None,
+    include_revoked: bool = False,
+) -> tuple[MemoryRecord, ...]:
+    """The authorised records held at record time ``as_of`` (``None``: held now) and,
+    if ``valid_at`` is given, meant to be true then."""
+    chosen = [
+        r
+        for r in records
+        if r.authorised
+        and (r.superseded_at is None if as_of is None else r.open_at(as_of))
+        and (valid_at is None or r.valid(valid_at))
+        and (scope is None or r.scope == scope)
+        and (include_revoked or r.status != "revoked")
+    ]
+    return tuple(sorted(chosen, key=lambda r: (r.scope, r.valid_from, r.memory_id)))
+
+
+def check_floor(slot: FamilySlot | None, min_revision: int | None, *, source: str) -> None:
+    """Refuse to answer below a revision floor instead of answering stale."""
+    if min_revision is None:
+        return
+    have = 0 if slot is None else slot.revision
+    if have < min_revision:
+        where = "?" if slot is None else f"{slot.subject!r}/{slot.family!r}"
+        raise RevisionNotMetError(
+            f"{source} holds revision {have} of {where}, below the requested "
+            f"min_revision {min_revision}; retry against the primary or later"
+        )

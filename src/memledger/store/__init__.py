@@ -1,0 +1,35 @@
+"""Canonical stores. ``open_store(url)`` picks a backend from a URL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from memledger.errors import InvalidInputError
+from memledger.ports import Store
+
+DEFAULT_URL = "sqlite:///memledger.db"
+
+
+def open_store(url: str | Path | None = None) -> Store:
+    """Open the store a URL names: ``sqlite:///relative.db``, ``sqlite:////abs/path.db``,
+    a plain file path, or ``None`` for ``./memledger.db``."""
+    from memledger.store.sqlite import SQLiteStore
+
+    if url is None:
+        url = DEFAULT_URL
+    if isinstance(url, Path):
+        return SQLiteStore(url)
+    parts = urlsplit(url)
+    if parts.scheme == "sqlite":
+        if parts.netloc:
+            raise InvalidInputError(
+                f"store URL {url!r} has a host; use sqlite:///relative.db or sqlite:////abs.db"
+            )
+        path = parts.path[1:] if parts.path.startswith("/") else parts.path
+        if not path:
+            raise InvalidInputError(f"store URL {url!r} names no file")
+        return SQLiteStore(Path(path))
+    if parts.scheme in ("", "file") and "://" not in url:
+        return SQLiteStore(Path(url))
+    raise InvalidInputError(f"unsupported store URL {url!r}; expected sqlite:///path.db")

@@ -1,0 +1,97 @@
+"""Revocation: close claims as revoked and bump the family's generation.
+
+Once a :class:`RevocationReceipt` is returned, nothing brings the claims back:
+work that began under the older generation is rejected at commit
+(``stale_generation``), the revoked claims' source events are recorded so that
+no replay or re-extraction of them writes into the family again
+(``revoked_source``), and every read filters revoked records out. A *new*
+authorised event may set a new value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime
+
+from memledger.domain.records import HistoryEntry, MemoryRecord, RevocationReceipt
+from memledger.errors import MemoryNotFoundError
+from memledger.ports import FamilySlot, UnitOfWork
+from memledger.write.commit import stable_id
+
+
+def revoke_memory(
+    unit: UnitOfWork, tenant: str, memory_id: str, *, reason: str, now: datetime
+) -> RevocationReceipt:
+    """Revoke one memory: the record, and every open record cut from the same claim
+    (same source event and scope), so a remnant cannot outlive its claim."""
+    record = unit.get_record(tenant, memory_id)
+    if record is None:
+        raise MemoryNotFoundError(f"no memory {memory_id!r} for tenant {tenant!r}")
+    slot = unit.lock_family(tenant, record.subject, record.family)
+    targets = [
+        r
+        for r in unit.family_records(tenant, record.subject, record.family, open_only=True)
+        if r.source_event_id == record.source_event_id and r.scope == record.scope
+    ]
+    return _revoke(unit, slot, targets, sources=[record.source_event_id], reason=reason, now=now)
+
+
+def revoke_family(
+    unit: UnitOfWork, tenant: str, subject: str, family: str, *, reason: str, now: datetime
+) -> RevocationReceipt:
+    """Revoke every open record of a family, observations and historical ones included."""
+    slot = unit.lock_family(tenant, subject, family)
+    targets = list(unit.family_records(tenant, subject, family, open_only=True))
+    sources = sorted({r.source_event_id for r in targets})
+    return _revoke(unit, slot, targets, sources=sources, reason=reason, now=now)
+
+
+def _revoke(
+    unit: UnitOfWork,
+    slot: FamilySlot,
+    targets: Sequence[MemoryRecord],
+    *,
+    sources: Sequence[str],
+    reason: str,
+    now: datetime,
+) -> RevocationReceipt:
+    at = max(now, slot.updated_at) if slot.updated_at is not None else now
+    revision, generation = slot.revision + 1, slot.generation + 1
+    cause = stable_id("rvk", slot.tenant, slot.subject, slot.family, str(generation))
+    for record in targets:
+        unit.close_record(slot.tenant, record.memory_id, status="revoked", at=at, closed_by=cause)
+        closed = replace(record, status="revoked", superseded_at=at, closed_by=cause)
+        unit.add_history(
+            HistoryEntry(
+                seq=0,
+                tenant=slot.tenant,
+                subject=slot.subject,
+                family=slot.family,
+                revision=revision,
+                generation=generation,
+                action="revoked",
+                memory_id=record.memory_id,
+                status="revoked",
+                at=at,
+                cause=f"{cause}: {reason}",
+            )
+        )
+        unit.add_outbox(
+            replace(closed, revision=revision, generation=generation), op="delete", at=at
+        )
+    for event_id in sources:
+        unit.add_revoked_source(
+            slot.tenant, slot.subject, slot.family, event_id=event_id, generation=generation
+        )
+    unit.put_family(replace(slot, revision=revision, generation=generation, updated_at=at))
+    return RevocationReceipt(
+        tenant=slot.tenant,
+        subject=slot.subject,
+        family=slot.family,
+        revision=revision,
+        generation=generation,
+        revoked=tuple(r.memory_id for r in targets),
+        acknowledged_at=at,
+        reason=reason,
+    )
