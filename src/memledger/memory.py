@@ -185,7 +185,8 @@ class Memory:
             return commit_event(unit, batch, schema=self.schema, policy=self.policy, now=now)
 
     def revoke(self, memory_id: str, *, tenant: str, reason: str = "revoked") -> RevocationReceipt:
-        """Revoke one memory (and remnants of the same claim); bumps the family generation."""
+        """Revoke a memory: every claim its source event made in its family, remnants
+        included. Bumps the family generation; acknowledged with a receipt."""
         _tenant(tenant)
         with self.store.write() as unit:
             return revoke_memory(unit, tenant, memory_id, reason=reason, now=self.clock.now())
@@ -236,8 +237,14 @@ class Memory:
         with self.store.read() as unit:
             check_floor(unit.get_family(tenant, subject, family), min_revision, source=self.url)
             records = unit.family_records(tenant, subject, family, open_only=record_time is None)
+            revoked = unit.revoked_sources(tenant, subject, family)
         return select(
-            records, as_of=record_time, valid_at=at, scope=scope, include_revoked=include_revoked
+            records,
+            as_of=record_time,
+            valid_at=at,
+            scope=scope,
+            revoked_sources=revoked,
+            include_revoked=include_revoked,
         )
 
     def timeline(
@@ -257,7 +264,10 @@ class Memory:
         with self.store.read() as unit:
             check_floor(unit.get_family(tenant, subject, family), min_revision, source=self.url)
             records = unit.family_records(tenant, subject, family, open_only=record_time is None)
-        return select(records, as_of=record_time, valid_at=None, scope=scope)
+            revoked = unit.revoked_sources(tenant, subject, family)
+        return select(
+            records, as_of=record_time, valid_at=None, scope=scope, revoked_sources=revoked
+        )
 
     def history(self, subject: str, family: str, *, tenant: str) -> tuple[MemoryRecord, ...]:
         """Every record the family ever held, closed ones included, in record-time order."""

@@ -7,7 +7,7 @@ views) is written once above them, in ``memledger.write`` and ``memledger.read``
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -98,6 +98,7 @@ class UnitOfWork(Protocol):
         self, tenant: str, subject: str, family: str, *, event_id: str, generation: int
     ) -> None: ...
     def is_revoked_source(self, tenant: str, subject: str, family: str, event_id: str) -> bool: ...
+    def revoked_sources(self, tenant: str, subject: str, family: str) -> frozenset[str]: ...
 
     # review queue and jobs
     def add_review(self, item: ReviewItem) -> None: ...
@@ -121,11 +122,3 @@ class Store(Protocol):
 def generations_of(slots: Sequence[FamilySlot]) -> Mapping[str, int]:
     """A job's snapshot: the generation of every family of a subject it started under."""
     return {slot.family: slot.generation for slot in slots}
-
-
-def iter_families(records: Sequence[MemoryRecord]) -> Iterator[str]:
-    seen: set[str] = set()
-    for record in records:
-        if record.family not in seen:
-            seen.add(record.family)
-            yield record.family

@@ -28,7 +28,7 @@ class Interval:
     end: datetime | None = None
 
     def __post_init__(self) -> None:
-        if self.start.tzinfo is None or (self.end is not None and self.end.tzinfo is None):
+        if not _aware(self.start) or (self.end is not None and not _aware(self.end)):
             raise InvalidIntervalError("interval bounds must be timezone-aware")
         if self.end is not None and self.end <= self.start:
             raise InvalidIntervalError(
@@ -59,6 +59,11 @@ class Interval:
         if other.end is not None and (self.end is None or other.end < self.end):
             pieces.append(Interval(other.end, self.end))
         return tuple(pieces)
+
+
+def _aware(moment: datetime) -> bool:
+    """Aware as Python defines it: a tzinfo that gives an offset (else comparisons fail)."""
+    return moment.tzinfo is not None and moment.utcoffset() is not None
 
 
 def _before(start: datetime, end: datetime | None) -> bool:

@@ -82,6 +82,11 @@ def require_id(value: object, what: str, error: type[Exception]) -> str:
     return value
 
 
+def canonical_json(value: object) -> str:
+    """Compact, key-sorted JSON: equal values give equal text."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def _check_json(value: object, what: str, error: type[Exception]) -> None:
     try:
         json.dumps(value, allow_nan=False, sort_keys=True)
@@ -199,8 +204,7 @@ class SourceEvent:
             "stream": self.stream,
             "metadata": self.metadata,
         }
-        raw = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        return hashlib.sha256(raw.encode()).hexdigest()
+        return hashlib.sha256(canonical_json(body).encode()).hexdigest()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

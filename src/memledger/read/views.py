@@ -3,7 +3,8 @@
 Bitemporal selection is one pure function, :func:`select`: a record is in the
 view if memledger held it at record time ``as_of`` and it is meant to be true
 at valid time ``valid_at``. Observations and historical records are never part
-of a value view; revoked records only when an audit asks for them.
+of a value view; revoked records (and every record cut from a revoked source)
+only when an audit asks for them.
 """
 
 from __future__ import annotations
@@ -22,10 +23,15 @@ def select(
     as_of: datetime | None,
     valid_at: datetime | None,
     scope: str | None = None,
+    revoked_sources: frozenset[str] = frozenset(),
     include_revoked: bool = False,
 ) -> tuple[MemoryRecord, ...]:
     """The authorised records held at record time ``as_of`` (``None``: held now) and,
-    if ``valid_at`` is given, meant to be true then."""
+    if ``valid_at`` is given, meant to be true then.
+
+    A record from a revoked source is left out even where memledger held it
+    before the revocation, unless an audit passes ``include_revoked=True``.
+    """
     chosen = [
         r
         for r in records
@@ -33,7 +39,9 @@ def select(
         and (r.superseded_at is None if as_of is None else r.open_at(as_of))
         and (valid_at is None or r.valid(valid_at))
         and (scope is None or r.scope == scope)
-        and (include_revoked or r.status != "revoked")
+        and (
+            include_revoked or (r.status != "revoked" and r.source_event_id not in revoked_sources)
+        )
     ]
     return tuple(sorted(chosen, key=lambda r: (r.scope, r.valid_from, r.memory_id)))
 

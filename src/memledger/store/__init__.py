@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -10,8 +11,11 @@ from memledger.ports import Store
 
 DEFAULT_URL = "sqlite:///memledger.db"
 
+Failpoint = Callable[[str], None]
+"""Called with a step name before every write statement; tests raise from it to inject crashes."""
 
-def open_store(url: str | Path | None = None) -> Store:
+
+def open_store(url: str | Path | None = None, *, failpoint: Failpoint | None = None) -> Store:
     """Open the store a URL names: ``sqlite:///relative.db``, ``sqlite:////abs/path.db``,
     a plain file path, or ``None`` for ``./memledger.db``."""
     from memledger.store.sqlite import SQLiteStore
@@ -19,7 +23,7 @@ def open_store(url: str | Path | None = None) -> Store:
     if url is None:
         url = DEFAULT_URL
     if isinstance(url, Path):
-        return SQLiteStore(url)
+        return SQLiteStore(url, failpoint=failpoint)
     parts = urlsplit(url)
     if parts.scheme == "sqlite":
         if parts.netloc:
@@ -29,7 +33,7 @@ def open_store(url: str | Path | None = None) -> Store:
         path = parts.path[1:] if parts.path.startswith("/") else parts.path
         if not path:
             raise InvalidInputError(f"store URL {url!r} names no file")
-        return SQLiteStore(Path(path))
+        return SQLiteStore(Path(path), failpoint=failpoint)
     if parts.scheme in ("", "file") and "://" not in url:
-        return SQLiteStore(Path(url))
+        return SQLiteStore(Path(url), failpoint=failpoint)
     raise InvalidInputError(f"unsupported store URL {url!r}; expected sqlite:///path.db")

@@ -17,13 +17,12 @@ from memledger.domain.records import (
     FamilyRevision,
     JsonValue,
     Receipt,
+    canonical_json,
     format_time,
     parse_time,
 )
 
-
-def dumps(value: object) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+dumps = canonical_json
 
 
 def loads_json(text: str) -> JsonValue:

@@ -15,7 +15,7 @@ import os
 import re
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from importlib import resources
@@ -37,10 +37,7 @@ from memledger.domain.records import (
 )
 from memledger.errors import MigrationError, StoreError, StoreLockedError
 from memledger.ports import FamilySlot, OutboxOp, StoredEvent
-from memledger.store import codec
-
-Failpoint = Callable[[str], None]
-"""Called with a step name before every write statement; tests raise from it to inject crashes."""
+from memledger.store import Failpoint, codec
 
 BUSY_TIMEOUT_MS = 30_000
 
@@ -597,6 +594,13 @@ class SQLiteUnit:
             (tenant, subject, family, event_id),
         )
         return row is not None
+
+    def revoked_sources(self, tenant: str, subject: str, family: str) -> frozenset[str]:
+        rows = self.conn.execute(
+            "SELECT event_id FROM revoked_sources WHERE tenant = ? AND subject = ? AND family = ?",
+            (tenant, subject, family),
+        )
+        return frozenset(row[0] for row in rows)
 
     # -- review queue and jobs --------------------------------------------------------
 

@@ -44,11 +44,11 @@ from memledger.domain.records import (
     Receipt,
     ReviewItem,
     SourceEvent,
+    canonical_json,
     format_time,
 )
 from memledger.errors import EventConflictError, InvalidClaimError, InvalidIntervalError
 from memledger.ports import FamilySlot, UnitOfWork
-from memledger.store.codec import dumps as canonical_json
 
 
 def stable_id(prefix: str, *parts: str) -> str:

@@ -23,8 +23,9 @@ from memledger.write.commit import stable_id
 def revoke_memory(
     unit: UnitOfWork, tenant: str, memory_id: str, *, reason: str, now: datetime
 ) -> RevocationReceipt:
-    """Revoke one memory: the record, and every open record cut from the same claim
-    (same source event and scope), so a remnant cannot outlive its claim."""
+    """Revoke a memory. The unit of revocation is what one source event said in one
+    family: the record, its remnants, and the event's other claims in the family,
+    so that no part of the claim outlives the revocation."""
     record = unit.get_record(tenant, memory_id)
     if record is None:
         raise MemoryNotFoundError(f"no memory {memory_id!r} for tenant {tenant!r}")
@@ -32,7 +33,7 @@ def revoke_memory(
     targets = [
         r
         for r in unit.family_records(tenant, record.subject, record.family, open_only=True)
-        if r.source_event_id == record.source_event_id and r.scope == record.scope
+        if r.source_event_id == record.source_event_id
     ]
     return _revoke(unit, slot, targets, sources=[record.source_event_id], reason=reason, now=now)
 
@@ -40,10 +41,12 @@ def revoke_memory(
 def revoke_family(
     unit: UnitOfWork, tenant: str, subject: str, family: str, *, reason: str, now: datetime
 ) -> RevocationReceipt:
-    """Revoke every open record of a family, observations and historical ones included."""
+    """Revoke everything a family ever held: open records are closed as revoked, and
+    every source that wrote into it is revoked, so no audit view shows it either."""
     slot = unit.lock_family(tenant, subject, family)
-    targets = list(unit.family_records(tenant, subject, family, open_only=True))
-    sources = sorted({r.source_event_id for r in targets})
+    everything = unit.family_records(tenant, subject, family, open_only=False)
+    targets = [r for r in everything if r.superseded_at is None]
+    sources = sorted({r.source_event_id for r in everything})
     return _revoke(unit, slot, targets, sources=sources, reason=reason, now=now)
 
 

@@ -1,0 +1,145 @@
+"""Domain records: validation, identity of events, and exact round trips through the codec."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memledger import Actor, Claim, Grant, InvalidEventError, Receipt, SourceEvent
+from memledger.domain.records import ClaimResult, FamilyRevision, format_time, parse_time
+from memledger.store import codec
+
+aware = st.datetimes(
+    min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30), timezones=st.just(UTC)
+)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@given(aware, aware)
+def test_time_text_sorts_like_time_and_round_trips(a: datetime, b: datetime) -> None:
+    assert parse_time(format_time(a)) == a
+    assert (format_time(a) < format_time(b)) == (a < b)
+
+
+def test_times_are_normalised_to_utc() -> None:
+    plus_two = timezone(timedelta(hours=2))
+    source = SourceEvent(
+        tenant="t",
+        event_id="e",
+        subject="s",
+        actor=Actor(id="a"),
+        channel="chat",
+        occurred_at=datetime(2026, 10, 2, 11, tzinfo=plus_two),
+        text="hi",
+    )
+    assert source.occurred_at == datetime(2026, 10, 2, 9, tzinfo=UTC)
+    assert source.occurred_at.tzinfo is UTC
+
+
+def test_content_hash_names_every_field() -> None:
+    base = SourceEvent(
+        tenant="t",
+        event_id="e",
+        subject="s",
+        actor=Actor(id="a"),
+        channel="chat",
+        occurred_at=datetime(2026, 10, 2, tzinfo=UTC),
+        text="hi",
+    )
+    same = SourceEvent(
+        tenant="t",
+        event_id="e",
+        subject="s",
+        actor=Actor(id="a"),
+        channel="chat",
+        occurred_at=datetime(2026, 10, 2, 2, tzinfo=timezone(timedelta(hours=2))),
+        text="hi",
+    )
+    assert base.content_hash() == same.content_hash()
+    variants = {
+        "text": {"text": "ho"},
+        "subject": {"subject": "s2"},
+        "channel": {"channel": "tool"},
+        "sequence": {"sequence": 1},
+        "stream": {"stream": "x"},
+        "metadata": {"metadata": {"k": 1}},
+        "actor": {"actor": Actor(id="a", authenticated=True)},
+        "grants": {"actor": Actor(id="a", grants=frozenset({Grant(family="f")}))},
+        "time": {"occurred_at": datetime(2026, 10, 3, tzinfo=UTC)},
+    }
+    fields = {
+        "tenant": "t",
+        "event_id": "e",
+        "subject": "s",
+        "actor": Actor(id="a"),
+        "channel": "chat",
+        "occurred_at": datetime(2026, 10, 2, tzinfo=UTC),
+        "text": "hi",
+    }
+    for name, change in variants.items():
+        other = SourceEvent(**{**fields, **change})  # type: ignore[arg-type]
+        assert other.content_hash() != base.content_hash(), name
+
+
+def test_grants() -> None:
+    assert Grant.parse("home_city") == Grant(family="home_city", scope="*")
+    assert Grant.parse("plan:team:berlin") == Grant(family="plan", scope="team:berlin")
+    actor = Actor(id="a", authenticated=True, grants=frozenset({Grant.parse("plan:team")}))
+    assert actor.may_set("plan", "team") and not actor.may_set("plan", "global")
+    assert not Actor(id="a", grants=frozenset({Grant(family="*")})).may_set("plan", "team")
+    with pytest.raises(InvalidEventError):
+        Grant.parse(":scope")
+
+
+@given(
+    value=json_values,
+    start=st.one_of(st.none(), aware),
+    confidence=st.floats(0, 1),
+    grounding=st.one_of(st.none(), st.text(min_size=1).filter(str.strip)),
+)
+def test_claims_round_trip_exactly(
+    value: object, start: datetime | None, confidence: float, grounding: str | None
+) -> None:
+    claim = Claim(
+        family="plan",
+        kind="fact",
+        statement="s",
+        value=value,
+        valid_from=start,  # type: ignore[arg-type]
+        confidence=confidence,
+        grounding=grounding,
+    )
+    assert codec.claims_from_json(codec.claims_to_json((claim, claim))) == (claim, claim)
+
+
+def test_receipts_round_trip_exactly() -> None:
+    receipt = Receipt(
+        tenant="t",
+        event_id="e",
+        outcome="committed",
+        revisions=(FamilyRevision(subject="s", family="plan", revision=3, generation=1),),
+        results=(
+            ClaimResult(family="plan", scope="global", disposition="current", memory_id="m"),
+            ClaimResult(
+                family="plan",
+                scope="global",
+                disposition="rejected",
+                memory_id=None,
+                reason="stale_generation",
+            ),
+        ),
+        job_id="job-1",
+    )
+    assert codec.receipt_from_json(codec.receipt_to_json(receipt)) == receipt
+    assert receipt.revision("plan") == 3
+    with pytest.raises(KeyError):
+        receipt.revision("home_city")

@@ -1,0 +1,114 @@
+"""The SQLite store itself: URLs, migrations from blank and as an upgrade, error translation."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from memledger import Memory, MigrationError, StoreError
+from memledger.errors import InvalidInputError
+from memledger.store import open_store
+from memledger.store import sqlite as sqlite_store
+from memledger.testing.scenarios import FAMILY, SUBJECT, TENANT, day, event, pref
+
+
+def test_urls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    default = Memory.open()
+    assert default.url == "sqlite:///memledger.db" and (tmp_path / "memledger.db").exists()
+    default.close()
+    absolute = open_store(f"sqlite:///{tmp_path / 'abs.db'}")
+    assert Path(absolute.url.removeprefix("sqlite:///")) == tmp_path / "abs.db"
+    absolute.close()
+    relative = open_store("sqlite:///rel.db")
+    assert (tmp_path / "rel.db").exists()
+    relative.close()
+    for bad in ("postgres://x/y", "sqlite://host/x.db", "sqlite:///"):
+        with pytest.raises(InvalidInputError):
+            open_store(bad)
+    with pytest.raises(StoreError, match="does not exist"):
+        open_store(tmp_path / "no" / "such" / "dir.db")
+
+
+def test_blank_database_gets_every_migration(tmp_path: Path) -> None:
+    store = sqlite_store.SQLiteStore(tmp_path / "m.db")
+    known = sqlite_store.load_migrations()
+    assert store.schema_version() == len(known) >= 1
+    store.close()
+    again = sqlite_store.SQLiteStore(tmp_path / "m.db")  # reopening applies nothing twice
+    assert again.schema_version() == len(known)
+    again.close()
+    conn = sqlite3.connect(tmp_path / "m.db")
+    rows = conn.execute("SELECT version, name FROM schema_migrations ORDER BY version").fetchall()
+    assert rows == [(v, n) for v, n, _ in known]
+    assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    conn.close()
+
+
+def test_upgrade_keeps_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "old.db"
+    old = Memory.open(path)
+    old.ingest(event("evt-1", "Fridays", occurred_at=day(10, 2)), [pref("friday")])
+    old.close()
+    extra = (
+        len(sqlite_store.load_migrations()) + 1,
+        "add_note",
+        "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL);",
+    )
+    original = sqlite_store.load_migrations
+    monkeypatch.setattr(sqlite_store, "load_migrations", lambda: [*original(), extra])
+    upgraded = Memory.open(path)
+    assert isinstance(upgraded.store, sqlite_store.SQLiteStore)
+    assert upgraded.store.schema_version() == extra[0]
+    (record,) = upgraded.current(SUBJECT, FAMILY, tenant=TENANT, valid_at=day(10, 3))
+    assert record.value == "friday"
+    upgraded.close()
+
+
+def test_newer_or_tampered_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    sqlite_store.SQLiteStore(path).close()
+    conn = sqlite3.connect(path)
+    conn.execute("INSERT INTO schema_migrations VALUES (99, 'future', 'x', 'now')")
+    conn.commit()
+    with pytest.raises(MigrationError, match="version 99"):
+        sqlite_store.SQLiteStore(path)
+    conn.execute("DELETE FROM schema_migrations WHERE version = 99")
+    conn.execute("UPDATE schema_migrations SET checksum = 'edited' WHERE version = 1")
+    conn.commit()
+    conn.close()
+    with pytest.raises(MigrationError, match="append-only"):
+        sqlite_store.SQLiteStore(path)
+
+
+def test_driver_errors_are_translated(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    memory = Memory.open(path)
+    conn = sqlite3.connect(path)
+    conn.execute("DROP TABLE history")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreError, match="SQLite write failed"):
+        memory.ingest(event("evt-1", "Fridays", occurred_at=day(10, 2)), [pref("friday")])
+    memory.close()
+    with pytest.raises(StoreError, match="closed"):
+        memory.current(SUBJECT, FAMILY, tenant=TENANT)
+
+
+def test_a_held_write_lock_times_out_cleanly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "m.db"
+    monkeypatch.setattr(sqlite_store, "BUSY_TIMEOUT_MS", 200)
+    memory = Memory.open(path)
+    blocker = sqlite3.connect(path, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    with pytest.raises(StoreError, match="lock"):
+        memory.ingest(event("evt-1", "Fridays", occurred_at=day(10, 2)), [pref("friday")])
+    blocker.execute("ROLLBACK")
+    blocker.close()
+    memory.ingest(event("evt-1", "Fridays", occurred_at=day(10, 2)), [pref("friday")])
+    assert len(memory.history(SUBJECT, FAMILY, tenant=TENANT)) == 1
+    memory.close()
