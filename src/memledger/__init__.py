@@ -38,6 +38,7 @@ from memledger.errors import (
     RevisionNotMetError,
     StoreError,
     StoreLockedError,
+    StoreNotFoundError,
     UnknownFamilyError,
     UnknownKindError,
 )
@@ -81,6 +82,7 @@ __all__ = [
     "SourceEvent",
     "StoreError",
     "StoreLockedError",
+    "StoreNotFoundError",
     "UnknownFamilyError",
     "UnknownKindError",
     "WritePolicy",

@@ -17,7 +17,8 @@ who do not know memledger's classes::
     ├── NotFoundError (LookupError)
     │   ├── MemoryNotFoundError
     │   ├── EventNotFoundError
-    │   └── ReviewNotFoundError
+    │   ├── ReviewNotFoundError
+    │   └── StoreNotFoundError                  no store at that URL, and not asked to create one
     ├── RevisionNotMetError                     a read cannot meet its revision floor
     └── StoreError (RuntimeError)               the backend failed, not the caller
         ├── StoreLockedError                    gave up waiting for a write lock
@@ -46,6 +47,7 @@ __all__ = [
     "RevisionNotMetError",
     "StoreError",
     "StoreLockedError",
+    "StoreNotFoundError",
     "UnknownFamilyError",
     "UnknownKindError",
 ]
@@ -105,6 +107,10 @@ class EventNotFoundError(NotFoundError):
 
 class ReviewNotFoundError(NotFoundError):
     """No review item with that id exists for this tenant."""
+
+
+class StoreNotFoundError(NotFoundError):
+    """No store exists at the URL, and the caller asked not to create one."""
 
 
 class RevisionNotMetError(MemledgerError):

@@ -28,7 +28,6 @@ from memledger.domain.records import (
     require_id,
 )
 from memledger.errors import (
-    EventConflictError,
     EventNotFoundError,
     InvalidEventError,
     InvalidQueryError,
@@ -38,7 +37,7 @@ from memledger.errors import (
 from memledger.ports import Clock, FamilySlot, Store, SystemClock, UnitOfWork, generations_of
 from memledger.read.views import check_floor, select
 from memledger.store import open_store
-from memledger.write.commit import Batch, commit_event, stable_id
+from memledger.write.commit import Batch, append_to_ledger, commit_event, job_id_for
 from memledger.write.revoke import revoke_family, revoke_memory
 
 
@@ -66,9 +65,14 @@ class Memory:
         clock: Clock | None = None,
         schema: Schema | None = None,
         policy: WritePolicy | None = None,
+        create: bool = True,
     ) -> Memory:
-        """Open a store by URL: ``None`` is ``./memledger.db``; ``"sqlite:///path.db"``."""
-        return cls(open_store(url), clock=clock, schema=schema, policy=policy)
+        """Open a store by URL: ``None`` is ``./memledger.db``; ``"sqlite:///path.db"``.
+
+        A missing store is created unless ``create=False``, which raises
+        :class:`StoreNotFoundError` instead (for read-only tools).
+        """
+        return cls(open_store(url, create=create), clock=clock, schema=schema, policy=policy)
 
     @property
     def url(self) -> str:
@@ -115,15 +119,7 @@ class Memory:
             return commit_event(unit, batch, schema=self.schema, policy=self.policy, now=now)
 
     def _enqueue(self, unit: UnitOfWork, event: SourceEvent, now: datetime) -> Receipt:
-        content_hash = event.content_hash()
-        stored = unit.get_event(event.tenant, event.event_id)
-        if stored is None:
-            unit.append_event(event, content_hash=content_hash, at=now)
-        elif stored.content_hash != content_hash:
-            raise EventConflictError(
-                f"event {event.event_id!r} of tenant {event.tenant!r} is already in the ledger "
-                "with different content; the ledger is append-only, use a new event id"
-            )
+        append_to_ledger(unit, event, now=now, validate=lambda: None)
         prior = unit.get_outcome(event.tenant, event.event_id)
         if prior is not None:
             return Receipt(
@@ -139,7 +135,7 @@ class Memory:
             )
         job = Job(
             tenant=event.tenant,
-            job_id=stable_id("job", event.tenant, event.event_id),
+            job_id=job_id_for(event),
             event_id=event.event_id,
             generations=generations_of(unit.families(event.tenant, event.subject)),
             created_at=now,
@@ -195,7 +191,7 @@ class Memory:
         self, subject: str, family: str, *, tenant: str, reason: str = "revoked"
     ) -> RevocationReceipt:
         """Revoke every open record of a family; bumps its generation."""
-        _tenant(tenant)
+        _tenant(tenant, subject)
         self.schema.family(family)
         with self.store.write() as unit:
             return revoke_family(unit, tenant, subject, family, reason=reason, now=self.clock.now())
@@ -230,7 +226,7 @@ class Memory:
         a store that has not reached it raises :class:`RevisionNotMetError`.
         Revoked records appear only with ``include_revoked=True`` (audits).
         """
-        _tenant(tenant)
+        _tenant(tenant, subject)
         self.schema.family(family)
         at = _moment(valid_at, "valid_at") or self.clock.now()
         record_time = _moment(as_of, "as_of")
@@ -258,7 +254,7 @@ class Memory:
         min_revision: int | None = None,
     ) -> tuple[MemoryRecord, ...]:
         """Every valid-time window of a family held at ``as_of`` (default: now), in order."""
-        _tenant(tenant)
+        _tenant(tenant, subject)
         self.schema.family(family)
         record_time = _moment(as_of, "as_of")
         with self.store.read() as unit:
@@ -271,21 +267,21 @@ class Memory:
 
     def history(self, subject: str, family: str, *, tenant: str) -> tuple[MemoryRecord, ...]:
         """Every record the family ever held, closed ones included, in record-time order."""
-        _tenant(tenant)
+        _tenant(tenant, subject)
         self.schema.family(family)
         with self.store.read() as unit:
             return tuple(unit.family_records(tenant, subject, family, open_only=False))
 
     def changes(self, subject: str, family: str, *, tenant: str) -> tuple[HistoryEntry, ...]:
         """The family's append-only change log: every record written, closed or revoked."""
-        _tenant(tenant)
+        _tenant(tenant, subject)
         self.schema.family(family)
         with self.store.read() as unit:
             return tuple(unit.history(tenant, subject, family))
 
     def families(self, subject: str, *, tenant: str) -> tuple[FamilySlot, ...]:
         """The family slots of a subject, with their revisions and generations."""
-        _tenant(tenant)
+        _tenant(tenant, subject)
         with self.store.read() as unit:
             return tuple(unit.families(tenant, subject))
 
@@ -311,8 +307,10 @@ class Memory:
             return tuple(unit.jobs(tenant, queued_only=queued_only))
 
 
-def _tenant(tenant: object) -> None:
+def _tenant(tenant: object, subject: object = None) -> None:
     require_id(tenant, "tenant", InvalidQueryError)
+    if subject is not None:
+        require_id(subject, "subject", InvalidQueryError)
 
 
 def _moment(value: datetime | None, what: str) -> datetime | None:

@@ -15,15 +15,18 @@ Failpoint = Callable[[str], None]
 """Called with a step name before every write statement; tests raise from it to inject crashes."""
 
 
-def open_store(url: str | Path | None = None, *, failpoint: Failpoint | None = None) -> Store:
+def open_store(
+    url: str | Path | None = None, *, failpoint: Failpoint | None = None, create: bool = True
+) -> Store:
     """Open the store a URL names: ``sqlite:///relative.db``, ``sqlite:////abs/path.db``,
-    a plain file path, or ``None`` for ``./memledger.db``."""
+    a plain file path, or ``None`` for ``./memledger.db``. With ``create=False`` a
+    missing store raises :class:`StoreNotFoundError` instead of being created."""
     from memledger.store.sqlite import SQLiteStore
 
     if url is None:
         url = DEFAULT_URL
     if isinstance(url, Path):
-        return SQLiteStore(url, failpoint=failpoint)
+        return SQLiteStore(url, failpoint=failpoint, create=create)
     parts = urlsplit(url)
     if parts.scheme == "sqlite":
         if parts.netloc:
@@ -33,7 +36,7 @@ def open_store(url: str | Path | None = None, *, failpoint: Failpoint | None = N
         path = parts.path[1:] if parts.path.startswith("/") else parts.path
         if not path:
             raise InvalidInputError(f"store URL {url!r} names no file")
-        return SQLiteStore(Path(path), failpoint=failpoint)
+        return SQLiteStore(Path(path), failpoint=failpoint, create=create)
     if parts.scheme in ("", "file") and "://" not in url:
-        return SQLiteStore(Path(url), failpoint=failpoint)
+        return SQLiteStore(Path(url), failpoint=failpoint, create=create)
     raise InvalidInputError(f"unsupported store URL {url!r}; expected sqlite:///path.db")

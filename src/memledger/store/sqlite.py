@@ -35,7 +35,7 @@ from memledger.domain.records import (
     format_time,
     parse_time,
 )
-from memledger.errors import MigrationError, StoreError, StoreLockedError
+from memledger.errors import MigrationError, StoreError, StoreLockedError, StoreNotFoundError
 from memledger.ports import FamilySlot, OutboxOp, StoredEvent
 from memledger.store import Failpoint, codec
 
@@ -77,7 +77,9 @@ class SQLiteStore:
     """A canonical store in one SQLite file. Safe to share between threads;
     each thread (and each process) gets its own connection."""
 
-    def __init__(self, path: Path | str, *, failpoint: Failpoint | None = None) -> None:
+    def __init__(
+        self, path: Path | str, *, failpoint: Failpoint | None = None, create: bool = True
+    ) -> None:
         self.path = Path(path)
         self.url = f"sqlite:///{self.path}"
         self._failpoint = failpoint
@@ -85,8 +87,10 @@ class SQLiteStore:
         self._all: list[sqlite3.Connection] = []
         self._guard = threading.Lock()
         self._closed = False
-        if self.path.parent and not self.path.parent.exists():
+        if not self.path.parent.exists():
             raise StoreError(f"cannot open {str(self.path)!r}: folder does not exist")
+        if not create and not self.path.exists():
+            raise StoreNotFoundError(f"no memledger store at {str(self.path)!r}")
         with _translated(f"open {str(self.path)!r}"):
             self._migrate(self._connection())
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -126,6 +126,39 @@ def validate(batch: Batch, schema: Schema) -> None:
             )
 
 
+def append_to_ledger(
+    unit: UnitOfWork, event: SourceEvent, *, now: datetime, validate: Callable[[], None]
+) -> None:
+    """Append ``event`` unless the ledger already has it.
+
+    The same id with other content is refused before ``validate`` runs, so a
+    reused id is reported as such whatever else is wrong with the request.
+    """
+    content_hash = event.content_hash()
+    stored = unit.get_event(event.tenant, event.event_id)
+    if stored is not None and stored.content_hash != content_hash:
+        raise EventConflictError(
+            f"event {event.event_id!r} of tenant {event.tenant!r} is already in the ledger "
+            "with different content; the ledger is append-only, use a new event id"
+        )
+    validate()
+    if stored is None:
+        unit.append_event(event, content_hash=content_hash, at=now)
+
+
+def job_id_for(event: SourceEvent) -> str:
+    """The one extraction job an event can have."""
+    return stable_id("job", event.tenant, event.event_id)
+
+
+def finish_job(unit: UnitOfWork, event: SourceEvent, *, now: datetime) -> None:
+    """Mark the event's extraction job done, if one is still queued: once an event is
+    decided, by whichever path, no job for it stays open."""
+    job = unit.get_job(event.tenant, job_id_for(event))
+    if job is not None and job.status == "queued":
+        unit.finish_job(event.tenant, job.job_id, at=now)
+
+
 def contradiction(batch: Batch) -> str | None:
     """Why the batch cannot be committed as it stands, or ``None``."""
     if not batch.complete:
@@ -156,22 +189,19 @@ class _Plan:
 def commit_event(
     unit: UnitOfWork, batch: Batch, *, schema: Schema, policy: WritePolicy, now: datetime
 ) -> Receipt:
-    """Commit ``batch`` atomically inside ``unit``. See the module docstring."""
-    validate(batch, schema)
-    batch = replace(batch, claims=distinct_claims(batch.claims))
+    """Commit ``batch`` atomically inside ``unit``. See the module docstring.
+
+    An event already decided returns its stored receipt with ``duplicate=True``,
+    whatever claims come with the replay: the event, not the claim batch, is the
+    unit of idempotency (a retried extractor may propose other claims).
+    """
     event = batch.event
-    content_hash = event.content_hash()
-    stored = unit.get_event(event.tenant, event.event_id)
-    if stored is None:
-        unit.append_event(event, content_hash=content_hash, at=now)
-    elif stored.content_hash != content_hash:
-        raise EventConflictError(
-            f"event {event.event_id!r} of tenant {event.tenant!r} is already in the ledger "
-            "with different content; the ledger is append-only, use a new event id"
-        )
+    append_to_ledger(unit, event, now=now, validate=lambda: validate(batch, schema))
     prior = unit.get_outcome(event.tenant, event.event_id)
     if prior is not None and prior.outcome != "queued":
+        finish_job(unit, event, now=now)
         return replace(prior, duplicate=True)
+    batch = replace(batch, claims=distinct_claims(batch.claims))
 
     problem = contradiction(batch)
     if problem is not None:
@@ -219,8 +249,7 @@ def commit_event(
         job_id=batch.job_id,
     )
     unit.put_outcome(receipt, at=now)
-    if batch.job_id is not None:
-        unit.finish_job(event.tenant, batch.job_id, at=now)
+    finish_job(unit, event, now=now)
     return receipt
 
 
@@ -257,8 +286,7 @@ def _to_review(unit: UnitOfWork, batch: Batch, reason: str, now: datetime) -> Re
         job_id=batch.job_id,
     )
     unit.put_outcome(receipt, at=now)
-    if batch.job_id is not None:
-        unit.finish_job(event.tenant, batch.job_id, at=now)
+    finish_job(unit, event, now=now)
     return receipt
 
 

@@ -25,7 +25,8 @@ def revoke_memory(
 ) -> RevocationReceipt:
     """Revoke a memory. The unit of revocation is what one source event said in one
     family: the record, its remnants, and the event's other claims in the family,
-    so that no part of the claim outlives the revocation."""
+    so that no part of the claim outlives the revocation. Revoking it again is
+    acknowledged without another change; revoking a family always bumps it."""
     record = unit.get_record(tenant, memory_id)
     if record is None:
         raise MemoryNotFoundError(f"no memory {memory_id!r} for tenant {tenant!r}")
@@ -35,6 +36,18 @@ def revoke_memory(
         for r in unit.family_records(tenant, record.subject, record.family, open_only=True)
         if r.source_event_id == record.source_event_id
     ]
+    already = unit.is_revoked_source(tenant, record.subject, record.family, record.source_event_id)
+    if already and not targets:  # a retried revocation: acknowledge it again, change nothing
+        return RevocationReceipt(
+            tenant=tenant,
+            subject=record.subject,
+            family=record.family,
+            revision=slot.revision,
+            generation=slot.generation,
+            revoked=(),
+            acknowledged_at=slot.updated_at or now,
+            reason=reason,
+        )
     return _revoke(unit, slot, targets, sources=[record.source_event_id], reason=reason, now=now)
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from memledger.domain.records import Actor, Claim, SourceEvent
 from memledger.errors import (
+    EventConflictError,
     InvalidClaimError,
     InvalidEventError,
     InvalidIntervalError,
@@ -106,7 +107,18 @@ class InputChecks:
         with pytest.raises(InvalidEventError, match=message):
             build()
 
+    def test_a_reused_id_is_reported_before_other_mistakes(self, memory: Memory) -> None:
+        memory.ingest(GOOD, [pref("friday")])
+        other = event("evt-1", "Mondays please", occurred_at=day(10, 2), sequence=1)
+        with pytest.raises(EventConflictError):
+            memory.ingest(other, [pref("monday", grounding="not in the text")])
+
     def test_bad_reads_are_refused(self, memory: Memory) -> None:
+        with pytest.raises(InvalidQueryError, match="subject"):
+            memory.current("user 42!", FAMILY, tenant=TENANT)
+        with pytest.raises(InvalidQueryError, match="subject"):
+            memory.revoke_family("", FAMILY, tenant=TENANT)
+        assert memory.families("user-42", tenant=TENANT) == ()
         with pytest.raises(InvalidQueryError, match="tenant"):
             memory.current(SUBJECT, FAMILY, tenant="")
         with pytest.raises(UnknownFamilyError):

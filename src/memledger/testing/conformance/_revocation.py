@@ -140,6 +140,32 @@ class RevocationChecks:
         )
         assert [r.value for r in audit] == ["friday"]
 
+    def test_a_retried_revocation_changes_nothing(self, memory: Memory) -> None:
+        first = memory.ingest(OLD, [pref("friday")])
+        (kept,) = [r.memory_id for r in first.results if r.memory_id is not None]
+        ack = memory.revoke(kept, tenant=TENANT)
+        state = snapshot(memory)
+        again = memory.revoke(kept, tenant=TENANT)
+        assert again.revoked == () and (again.revision, again.generation) == (
+            ack.revision,
+            ack.generation,
+        )
+        assert snapshot(memory) == state
+
+    def test_a_decided_event_leaves_no_job_open(self, memory: Memory) -> None:
+        queued = memory.ingest(OLD)
+        assert queued.outcome == "queued" and len(memory.jobs(tenant=TENANT)) == 1
+        assert memory.ingest(OLD).duplicate  # queueing again queues nothing more
+        assert len(memory.jobs(tenant=TENANT, queued_only=False)) == 1
+        committed = memory.ingest(OLD, [pref("friday")])  # a caller decides it directly
+        assert committed.outcome == "committed" and not committed.duplicate
+        assert memory.jobs(tenant=TENANT) == ()
+        assert queued.job_id is not None
+        late = memory.commit_job(queued.job_id, [pref("monday")], tenant=TENANT)
+        assert late.duplicate and late.results == committed.results
+        (value,) = memory.current(SUBJECT, FAMILY, tenant=TENANT, valid_at=day(10, 3))
+        assert value.value == "friday"
+
     def test_revoke_errors_change_nothing(self, memory: Memory) -> None:
         memory.ingest(OLD, [pref("friday")])
         state = snapshot(memory)

@@ -1,0 +1,397 @@
+"""The ``memledger`` command line: parse, call :class:`~memledger.Memory`, render.
+
+Each command opens the store named by ``--db`` (default ``$MEMLEDGER_URL``,
+else ``./memledger.db``), acts for ``--tenant`` (default ``$MEMLEDGER_TENANT``)
+and prints rich tables, or JSON with ``--json``. Failures are one ``error:``
+line on stderr; see :mod:`memledger.cli._run` for the exit codes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Annotated
+
+import typer
+
+from memledger.cli import render
+from memledger.cli._run import Group
+from memledger.cli.options import (
+    AsJson,
+    AsOf,
+    Db,
+    FamilyName,
+    MinRevision,
+    Reason,
+    Scope,
+    Subject,
+    Tenant,
+    ValidAt,
+    read_input,
+    require_tenant,
+    settings_of,
+    store_url,
+)
+from memledger.domain.records import Receipt
+from memledger.errors import InvalidInputError, MemledgerError
+from memledger.memory import Memory
+from memledger.settings import Settings
+from memledger.wire import (
+    ParsedEvent,
+    history_entry_to_dict,
+    job_to_dict,
+    parse_events_json,
+    receipt_to_dict,
+    record_to_dict,
+    review_to_dict,
+    revocation_to_dict,
+)
+
+app = typer.Typer(
+    name="memledger",
+    cls=Group,
+    help="memledger: a long-term memory ledger for AI agents.",
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+@app.callback(invoke_without_command=True)
+def _root(ctx: typer.Context) -> None:
+    """memledger: a long-term memory ledger for AI agents.
+
+    Configuration: MEMLEDGER_URL (store), MEMLEDGER_TENANT (default tenant).
+    """
+    ctx.obj = Settings.from_env(os.environ)
+    if ctx.invoked_subcommand is None:
+        typer.echo(ctx.get_help())
+
+
+@contextmanager
+def _memory(ctx: typer.Context, db: str | None, *, create: bool = False) -> Iterator[Memory]:
+    """The store for one command. Only writers that add events create a missing store:
+    a read of a mistyped path fails instead of answering from an empty file."""
+    memory = Memory.open(store_url(ctx, db), create=create)
+    try:
+        yield memory
+    finally:
+        memory.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI (the ``memledger`` console script); returns the exit code."""
+    result = app(args=argv, prog_name="memledger", standalone_mode=False)
+    return result if isinstance(result, int) else 0
+
+
+# -- writes -----------------------------------------------------------------------------
+
+
+@app.command()
+def ingest(
+    ctx: typer.Context,
+    *,
+    source: Annotated[
+        str,
+        typer.Argument(
+            metavar="FILE",
+            help="A JSON event object, or a list of them, from a file or - for stdin.",
+        ),
+    ],
+    db: Db = None,
+    tenant: Tenant = None,
+    as_json: AsJson = False,
+) -> None:
+    """Append events to the ledger and commit their claims (or queue extraction).
+
+    All events are parsed, and their families and kinds checked, before the
+    first is written; each then commits in its own transaction, in order. An
+    event without "tenant" takes --tenant.
+    """
+    text = read_input(source)
+    parsed = parse_events_json(text, tenant=tenant or settings_of(ctx).tenant)
+    as_list = text.lstrip().startswith("[")
+    with _memory(ctx, db, create=True) as memory:
+        _check_schema(memory, parsed, as_list=as_list)
+        done: list[Receipt] = []
+        try:
+            for item in parsed:
+                done.append(memory.ingest(item.event, item.claims, complete=item.complete))
+        except MemledgerError as exc:
+            if not as_list:
+                raise
+            _show_receipts(done, as_list=True, as_json=as_json)
+            kept = (
+                f"the {len(done)} event(s) before it were committed"
+                if done
+                else "nothing was committed"
+            )
+            raise type(exc)(
+                f"event #{len(done) + 1} of {len(parsed)} "
+                f"({parsed[len(done)].event.event_id!r}): {exc}; {kept}"
+            ) from None
+    _show_receipts(done, as_list=as_list, as_json=as_json)
+
+
+def _label(index: int, item: ParsedEvent, *, as_list: bool) -> str:
+    prefix = f"event #{index}" if as_list else "event"
+    return f"{prefix} {item.event.event_id!r}"
+
+
+def _check_schema(memory: Memory, parsed: Sequence[ParsedEvent], *, as_list: bool) -> None:
+    """Reject unknown families and kinds in any event before writing the first."""
+    for index, item in enumerate(parsed, 1):
+        for n, claim in enumerate(item.claims or ()):
+            try:
+                memory.schema.check(claim.family, claim.kind)
+            except InvalidInputError as exc:
+                label = _label(index, item, as_list=as_list)
+                raise type(exc)(f"{label}: claims[{n}]: {exc}") from None
+
+
+def _show_receipts(done: Sequence[Receipt], *, as_list: bool, as_json: bool) -> None:
+    if as_json:
+        if as_list:
+            render.print_json([receipt_to_dict(r) for r in done])
+        elif done:
+            render.print_json(receipt_to_dict(done[0]))
+    else:
+        render.receipts(render.make_console(), done)
+
+
+@app.command()
+def revoke(
+    ctx: typer.Context,
+    *,
+    memory_id: Annotated[str, typer.Argument(metavar="MEMORY_ID")],
+    reason: Reason = "revoked",
+    db: Db = None,
+    tenant: Tenant = None,
+    as_json: AsJson = False,
+) -> None:
+    """Revoke one memory (and the remnants of its claim). Nothing brings it back."""
+    who = require_tenant(ctx, tenant)
+    with _memory(ctx, db) as memory:
+        receipt = memory.revoke(memory_id, tenant=who, reason=reason)
+    if as_json:
+        render.print_json(revocation_to_dict(receipt))
+    else:
+        render.revocation(render.make_console(), receipt)
+
+
+@app.command("revoke-family")
+def revoke_family(
+    ctx: typer.Context,
+    *,
+    subject: Subject,
+    family: FamilyName,
+    reason: Reason = "revoked",
+    db: Db = None,
+    tenant: Tenant = None,
+    as_json: AsJson = False,
+) -> None:
+    """Revoke every open record of a family for a subject."""
+    who = require_tenant(ctx, tenant)
+    with _memory(ctx, db) as memory:
+        receipt = memory.revoke_family(subject, family, tenant=who, reason=reason)
+    if as_json:
+        render.print_json(revocation_to_dict(receipt))
+    else:
+        render.revocation(render.make_console(), receipt)
+
+
+# -- reads ------------------------------------------------------------------------------
+
+
+@app.command()
+def current(
+    ctx: typer.Context,
+    *,
+    subject: Subject,
+    family: FamilyName,
+    scope: Scope = None,
+    valid_at: ValidAt = None,
+    as_of: AsOf = None,
+    min_revision: MinRevision = None,
+    db: Db = None,
+    tenant: Tenant = None,
+    as_json: AsJson = False,
+) -> None:
+    """The authorised current value(s) of a family, one per scope."""
+    who = require_tenant(ctx, tenant)
+    with _memory(ctx, db) as memory:
+        records = memory.current(
+            subject,
+            family,
+            tenant=who,
+            scope=scope,
+            valid_at=valid_at,
+            as_of=as_of,
+            min_revision=min_revision,
+        )
+    if as_json:
+        render.print_json([record_to_dict(r) for r in records])
+    else:
+        render.values(
+            render.make_console(),
+            records,
+            title=f"current {family!r} of {subject!r}",
+            empty=f"no current value of {family!r} for {subject!r}",
+        )
+
+
+@app.command()
+def timeline(
+    ctx: typer.Context,
+    *,
+    subject: Subject,
+    family: FamilyName,
+    scope: Scope = None,
+    as_of: AsOf = None,
+    min_revision: MinRevision = None,
+    db: Db = None,
+    tenant: Tenant = None,
+    as_json: AsJson = False,
+) -> None:
+    """Every valid-time window of a family, as held now (or --as-of)."""
+    who = require_tenant(ctx, tenant)
+    with _memory(ctx, db) as memory:
+        records = memory.timeline(
+            subject, family, tenant=who, scope=scope, as_of=as_of, min_revision=min_revision
+        )
+    if as_json:
+        render.print_json([record_to_dict(r) for r in records])
+    else:
+        render.values(
+            render.make_console(),
+            records,
+            title=f"timeline of {family!r} for {subject!r}",
+            empty=f"no timeline of {family!r} for {subject!r}",
+        )
+
+
+@app.command()
+def history(
+    ctx: typer.Context,
+    *,
+    subject: Subject,
+    family: FamilyName,
+    db: Db = None,
+    tenant: Tenant = None,
+    as_json: AsJson = False,
+) -> None:
+    """Every record the family ever held, closed ones included, with both time axes."""
+    who = require_tenant(ctx, tenant)
+    with _memory(ctx, db) as memory:
+        records = memory.history(subject, family, tenant=who)
+    if as_json:
+        render.print_json([record_to_dict(r) for r in records])
+    else:
+        render.history(
+            render.make_console(),
+            records,
+            title=f"history of {family!r} for {subject!r}",
+            empty=f"no records of {family!r} for {subject!r}",
+        )
+
+
+@app.command()
+def changes(
+    ctx: typer.Context,
+    *,
+    subject: Subject,
+    family: FamilyName,
+    db: Db = None,
+    tenant: Tenant = None,
+    as_json: AsJson = False,
+) -> None:
+    """The family's append-only change log."""
+    who = require_tenant(ctx, tenant)
+    with _memory(ctx, db) as memory:
+        entries = memory.changes(subject, family, tenant=who)
+    if as_json:
+        render.print_json([history_entry_to_dict(e) for e in entries])
+    else:
+        render.changes(
+            render.make_console(),
+            entries,
+            title=f"changes of {family!r} for {subject!r}",
+            empty=f"no changes of {family!r} for {subject!r}",
+        )
+
+
+@app.command()
+def get(
+    ctx: typer.Context,
+    *,
+    memory_id: Annotated[str, typer.Argument(metavar="MEMORY_ID")],
+    db: Db = None,
+    tenant: Tenant = None,
+    as_json: AsJson = False,
+) -> None:
+    """One memory record by id, whatever its status."""
+    who = require_tenant(ctx, tenant)
+    with _memory(ctx, db) as memory:
+        record = memory.get(memory_id, tenant=who)
+    if as_json:
+        render.print_json(record_to_dict(record))
+    else:
+        render.record(render.make_console(), record)
+
+
+@app.command()
+def review(
+    ctx: typer.Context,
+    *,
+    include_resolved: Annotated[
+        bool, typer.Option("--all", help="Include resolved items.")
+    ] = False,
+    db: Db = None,
+    tenant: Tenant = None,
+    as_json: AsJson = False,
+) -> None:
+    """Events whose claims wait for review (they changed nothing)."""
+    who = require_tenant(ctx, tenant)
+    with _memory(ctx, db) as memory:
+        items = memory.reviews(tenant=who, open_only=not include_resolved)
+    if as_json:
+        render.print_json([review_to_dict(i) for i in items])
+    else:
+        render.reviews(render.make_console(), items, empty="no review items")
+
+
+@app.command()
+def jobs(
+    ctx: typer.Context,
+    *,
+    include_done: Annotated[bool, typer.Option("--all", help="Include finished jobs.")] = False,
+    db: Db = None,
+    tenant: Tenant = None,
+    as_json: AsJson = False,
+) -> None:
+    """Queued extraction jobs, oldest first."""
+    who = require_tenant(ctx, tenant)
+    with _memory(ctx, db) as memory:
+        items = memory.jobs(tenant=who, queued_only=not include_done)
+    if as_json:
+        render.print_json([job_to_dict(j) for j in items])
+    else:
+        render.jobs(render.make_console(), items, empty="no queued extraction jobs")
+
+
+# -- demo -------------------------------------------------------------------------------
+
+
+@app.command()
+def demo(ctx: typer.Context, *, db: Db = None) -> None:
+    """Tell seed 000's delivery-preference story against the store (tenant "demo").
+
+    Safe to run again: every event is then a duplicate and nothing changes.
+    """
+    from rich.console import Console
+
+    from memledger.demo import run_demo
+
+    run_demo(store_url(ctx, db), Console(highlight=False))

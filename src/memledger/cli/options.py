@@ -1,0 +1,126 @@
+"""Options shared by the commands, and their parsing.
+
+Defaults for ``--db`` and ``--tenant`` come from :class:`memledger.settings.Settings`,
+which the root callback reads once from the environment when the CLI runs.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from memledger.cli._run import CliError
+from memledger.settings import Settings
+
+
+def parse_moment(text: str) -> datetime:
+    """An ISO 8601 datetime with a time zone; a naive one is a usage error."""
+    try:
+        value = datetime.fromisoformat(text)
+    except ValueError:
+        raise typer.BadParameter(
+            f"{text!r} is not an ISO 8601 datetime (e.g. 2026-10-02T09:00:00Z)"
+        ) from None
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise typer.BadParameter(
+            f"{text!r} has no time zone; add 'Z' or an offset such as '+02:00'"
+        )
+    return value
+
+
+Db = Annotated[
+    str | None,
+    typer.Option(
+        "--db",
+        metavar="URL",
+        help="Store URL (sqlite:///path.db) or file path. "
+        "Default: $MEMLEDGER_URL, else ./memledger.db.",
+        show_default=False,
+    ),
+]
+Tenant = Annotated[
+    str | None,
+    typer.Option(
+        "--tenant",
+        metavar="TENANT",
+        help="Tenant to act for. Default: $MEMLEDGER_TENANT.",
+        show_default=False,
+    ),
+]
+AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
+Subject = Annotated[
+    str, typer.Argument(metavar="SUBJECT", help="What the memory is about, e.g. user-42.")
+]
+FamilyName = Annotated[
+    str, typer.Argument(metavar="FAMILY", help="Claim family, e.g. delivery_preference.")
+]
+Scope = Annotated[str | None, typer.Option("--scope", metavar="SCOPE", help="Only this scope.")]
+ValidAt = Annotated[
+    datetime | None,
+    typer.Option(
+        "--valid-at",
+        metavar="ISO",
+        parser=parse_moment,
+        help="Valid time to read at (timezone-aware). Default: now.",
+        show_default=False,
+    ),
+]
+AsOf = Annotated[
+    datetime | None,
+    typer.Option(
+        "--as-of",
+        metavar="ISO",
+        parser=parse_moment,
+        help="Record time: what memledger held then (timezone-aware). Default: now.",
+        show_default=False,
+    ),
+]
+MinRevision = Annotated[
+    int | None,
+    typer.Option(
+        "--min-revision",
+        metavar="N",
+        min=0,
+        help="Refuse to answer below this family revision (a receipt's token).",
+    ),
+]
+Reason = Annotated[str, typer.Option("--reason", help="Why; kept in the history.")]
+
+
+def settings_of(ctx: typer.Context) -> Settings:
+    obj = ctx.find_root().obj
+    if isinstance(obj, Settings):
+        return obj
+    return Settings()
+
+
+def require_tenant(ctx: typer.Context, tenant: str | None) -> str:
+    """The ``--tenant`` option, else ``MEMLEDGER_TENANT``, else a usage error."""
+    chosen = tenant or settings_of(ctx).tenant
+    if not chosen:
+        raise CliError("no tenant given: pass --tenant TENANT or set MEMLEDGER_TENANT")
+    return chosen
+
+
+def store_url(ctx: typer.Context, db: str | None) -> str | None:
+    return db or settings_of(ctx).url
+
+
+def read_input(source: str) -> str:
+    """The text of a file, or of stdin for ``-`` (a UTF-8 byte-order mark is dropped)."""
+    if source == "-":
+        return typer.get_text_stream("stdin").read().removeprefix("\ufeff")
+    path = Path(source)
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise CliError(f"cannot read {source!r}: no such file") from None
+    except IsADirectoryError:
+        raise CliError(f"cannot read {source!r}: it is a directory") from None
+    except UnicodeDecodeError:
+        raise CliError(f"cannot read {source!r}: not UTF-8 text") from None
+    except OSError as exc:
+        raise CliError(f"cannot read {source!r}: {exc.strerror or exc}") from None

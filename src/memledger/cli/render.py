@@ -1,0 +1,257 @@
+"""Human output of the CLI: rich tables. Machine output (``--json``) is :mod:`memledger.wire`.
+
+Every cell is plain :class:`rich.text.Text`, so memory text that looks like rich
+markup (``[bold]``) or emoji codes is printed as it is.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from datetime import datetime
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from memledger.domain.records import (
+    HistoryEntry,
+    Job,
+    JsonValue,
+    MemoryRecord,
+    Receipt,
+    ReviewItem,
+    RevocationReceipt,
+)
+from memledger.wire import isoformat, record_to_dict
+
+PIPE_WIDTH = 200
+"""Width of tables written to a pipe or file, where no terminal wraps them."""
+
+
+def make_console() -> Console:
+    """A console on stdout that never interprets markup, emoji or highlighting in data."""
+    terminal = sys.stdout.isatty()
+    return Console(
+        markup=False,
+        emoji=False,
+        highlight=False,
+        width=None if terminal else PIPE_WIDTH,
+    )
+
+
+def print_json(value: JsonValue) -> None:
+    typer.echo(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+def _text(value: JsonValue | datetime) -> Text:
+    if isinstance(value, datetime):
+        return Text(isoformat(value))
+    if isinstance(value, str):
+        return Text(value)
+    return Text(json.dumps(value, ensure_ascii=False))
+
+
+def _value(value: JsonValue) -> Text:
+    """A claim value as JSON, so ``"1"`` and ``1`` stay apart."""
+    return Text(json.dumps(value, ensure_ascii=False))
+
+
+def _until(value: datetime | None) -> Text:
+    return Text("open") if value is None else _text(value)
+
+
+def _table(*columns: str) -> Table:
+    table = Table()
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    return table
+
+
+# -- writes -----------------------------------------------------------------------------
+
+
+def receipts(console: Console, items: Sequence[Receipt]) -> None:
+    for receipt in items:
+        _receipt(console, receipt)
+
+
+def _receipt(console: Console, receipt: Receipt) -> None:
+    head = f"event {receipt.event_id!r} (tenant {receipt.tenant!r}): {receipt.outcome}"
+    if receipt.duplicate:
+        head += " (duplicate: already processed, stored receipt)"
+    console.print(Text(head))
+    if receipt.outcome == "queued":
+        console.print(Text(f"  extraction job {receipt.job_id!r} queued"))
+        return
+    if receipt.outcome == "review":
+        console.print(Text(f"  review {receipt.review_id!r}: {receipt.reason}"))
+        return
+    if not receipt.results:
+        console.print(Text("  no claims"))
+        return
+    revisions = {token.family: token for token in receipt.revisions}
+    table = _table("family", "scope", "disposition", "memory id", "revision", "reason")
+    for result in receipt.results:
+        token = revisions.get(result.family)
+        table.add_row(
+            _text(result.family),
+            _text(result.scope),
+            _text(result.disposition),
+            _text(result.memory_id or "-"),
+            _text("-" if token is None else str(token.revision)),
+            _text(result.reason or "-"),
+        )
+    console.print(table)
+
+
+def revocation(console: Console, receipt: RevocationReceipt) -> None:
+    console.print(
+        Text(
+            f"revoked {len(receipt.revoked)} record(s) of {receipt.family!r} for "
+            f"{receipt.subject!r} (tenant {receipt.tenant!r}): reason {receipt.reason!r}"
+        )
+    )
+    for memory_id in receipt.revoked:
+        console.print(Text(f"  {memory_id}"))
+    console.print(
+        Text(
+            f"family revision {receipt.revision}, generation {receipt.generation}, "
+            f"acknowledged at {isoformat(receipt.acknowledged_at)}"
+        )
+    )
+
+
+# -- reads ------------------------------------------------------------------------------
+
+
+def values(console: Console, records: Sequence[MemoryRecord], *, title: str, empty: str) -> None:
+    """Current values or a timeline: one row per valid-time window."""
+    if not records:
+        console.print(Text(empty))
+        return
+    console.print(Text(title))
+    table = _table(
+        "memory id",
+        "scope",
+        "value",
+        "statement",
+        "valid from",
+        "valid until",
+        "revision",
+        "confidence",
+        "source event",
+    )
+    for r in records:
+        table.add_row(
+            _text(r.memory_id),
+            _text(r.scope),
+            _value(r.value),
+            _text(r.claim),
+            _text(r.valid_from),
+            _until(r.valid_until),
+            _text(r.revision),
+            _text(r.confidence),
+            _text(f"{r.source_event_id} ({r.source_channel}, {r.source_actor_id})"),
+        )
+    console.print(table)
+
+
+def history(console: Console, records: Sequence[MemoryRecord], *, title: str, empty: str) -> None:
+    """Every record, closed ones included, with both time axes."""
+    if not records:
+        console.print(Text(empty))
+        return
+    console.print(Text(title))
+    table = _table(
+        "memory id",
+        "status",
+        "kind",
+        "scope",
+        "value",
+        "valid [from, until)",
+        "recorded [at, until)",
+        "revision",
+        "note",
+    )
+    for r in records:
+        note = r.exclusion or (f"cut from {r.supersedes}" if r.supersedes else "")
+        table.add_row(
+            _text(r.memory_id),
+            _text(r.status),
+            _text(r.kind),
+            _text(r.scope),
+            _value(r.value),
+            Text(f"[{isoformat(r.valid_from)}, {_until(r.valid_until)})"),
+            Text(f"[{isoformat(r.recorded_at)}, {_until(r.superseded_at)})"),
+            _text(r.revision),
+            _text(note or "-"),
+        )
+    console.print(table)
+
+
+def changes(console: Console, entries: Sequence[HistoryEntry], *, title: str, empty: str) -> None:
+    if not entries:
+        console.print(Text(empty))
+        return
+    console.print(Text(title))
+    table = _table("seq", "revision", "generation", "action", "memory id", "status", "at", "cause")
+    for e in entries:
+        table.add_row(
+            _text(e.seq),
+            _text(e.revision),
+            _text(e.generation),
+            _text(e.action),
+            _text(e.memory_id),
+            _text(e.status),
+            _text(e.at),
+            _text(e.cause),
+        )
+    console.print(table)
+
+
+def record(console: Console, item: MemoryRecord) -> None:
+    """One record, field by field."""
+    console.print(Text(f"memory {item.memory_id!r}"))
+    table = _table("field", "value")
+    for key, value in record_to_dict(item).items():
+        table.add_row(Text(key), _text("-" if value is None else value))
+    console.print(table)
+
+
+def reviews(console: Console, items: Sequence[ReviewItem], *, empty: str) -> None:
+    if not items:
+        console.print(Text(empty))
+        return
+    table = _table("review id", "event id", "subject", "claims", "created at", "state", "reason")
+    for item in items:
+        state = "open" if item.resolved_at is None else f"resolved: {item.resolution or '-'}"
+        table.add_row(
+            _text(item.review_id),
+            _text(item.event_id),
+            _text(item.subject),
+            _text(len(item.claims)),
+            _text(item.created_at),
+            _text(state),
+            _text(item.reason),
+        )
+    console.print(table)
+
+
+def jobs(console: Console, items: Sequence[Job], *, empty: str) -> None:
+    if not items:
+        console.print(Text(empty))
+        return
+    table = _table("job id", "event id", "status", "created at", "attempts", "generations")
+    for job in items:
+        table.add_row(
+            _text(job.job_id),
+            _text(job.event_id),
+            _text(job.status),
+            _text(job.created_at),
+            _text(job.attempts),
+            _text(dict(job.generations)),
+        )
+    console.print(table)

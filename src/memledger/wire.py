@@ -1,0 +1,478 @@
+"""The JSON wire format of the edges: source events in, records and receipts out.
+
+Input is parsed by strict pydantic models (unknown fields, naive datetimes and
+type coercions such as ``"1"`` for a number are rejected) and converted to the
+domain dataclasses, whose own validation then runs as well. Whatever is wrong,
+the caller gets one :class:`~memledger.errors.InvalidInputError` whose message
+is a single line naming the fields at fault. An event looks like::
+
+    {"tenant": "acme", "event_id": "evt-1", "subject": "user-42",
+     "actor": {"id": "user-42", "authenticated": true, "grants": ["delivery_preference"]},
+     "channel": "chat", "sequence": 1, "occurred_at": "2026-10-02T09:00:00Z",
+     "text": "Please deliver on Fridays.",
+     "claims": [{"family": "delivery_preference", "kind": "preference",
+                 "statement": "Wants deliveries on Fridays", "value": "friday",
+                 "grounding": "deliver on Fridays"}]}
+
+``"claims"`` absent or ``null`` means "store the event and queue extraction".
+Output helpers turn domain values into JSON objects (datetimes as ISO 8601
+strings in UTC, ``Z``-suffixed).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TypeAlias
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import JsonValue as WireValue
+from pydantic_core import ErrorDetails
+
+from memledger.domain.records import (
+    CHANNELS,
+    KINDS,
+    Actor,
+    Channel,
+    Claim,
+    Grant,
+    HistoryEntry,
+    Job,
+    JsonValue,
+    Kind,
+    MemoryRecord,
+    Receipt,
+    ReviewItem,
+    RevocationReceipt,
+    SourceEvent,
+)
+from memledger.errors import (
+    InvalidClaimError,
+    InvalidEventError,
+    InvalidInputError,
+    InvalidIntervalError,
+    UnknownKindError,
+)
+
+__all__ = [
+    "ActorIn",
+    "ClaimIn",
+    "EventIn",
+    "JsonObject",
+    "ParsedEvent",
+    "claim_to_dict",
+    "history_entry_to_dict",
+    "isoformat",
+    "job_to_dict",
+    "parse_event_json",
+    "parse_events_json",
+    "receipt_to_dict",
+    "record_to_dict",
+    "review_to_dict",
+    "revocation_to_dict",
+]
+
+JsonObject: TypeAlias = dict[str, JsonValue]
+"""A JSON object as the output helpers build it."""
+
+_STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
+_MAX_PROBLEMS = 5
+
+
+# -- input ------------------------------------------------------------------------------
+
+
+class ActorIn(BaseModel):
+    """Who produced the event. ``grants`` are ``"family"`` or ``"family:scope"``."""
+
+    model_config = _STRICT
+
+    id: str
+    authenticated: bool = False
+    grants: tuple[str, ...] = ()
+
+
+class ClaimIn(BaseModel):
+    """A candidate claim the caller proposes for the event."""
+
+    model_config = _STRICT
+
+    family: str
+    kind: Kind
+    statement: str
+    value: WireValue
+    scope: str = "global"
+    subject: str | None = None
+    valid_from: AwareDatetime | None = None
+    valid_until: AwareDatetime | None = None
+    grounding: str | None = None
+    confidence: float = 0.65
+
+    def to_claim(self) -> Claim:
+        return Claim(
+            family=self.family,
+            kind=self.kind,
+            statement=self.statement,
+            value=self.value,
+            scope=self.scope,
+            subject=self.subject,
+            valid_from=self.valid_from,
+            valid_until=self.valid_until,
+            grounding=self.grounding,
+            confidence=self.confidence,
+        )
+
+
+class EventIn(BaseModel):
+    """One source event, optionally with its complete candidate batch."""
+
+    model_config = _STRICT
+
+    tenant: str | None = None
+    event_id: str
+    subject: str
+    actor: ActorIn
+    channel: Channel
+    occurred_at: AwareDatetime
+    text: str
+    sequence: int | None = None
+    stream: str | None = None
+    metadata: dict[str, WireValue] = Field(default_factory=dict)
+    claims: tuple[ClaimIn, ...] | None = None
+    complete: bool = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ParsedEvent:
+    """What ``Memory.ingest`` needs: the event, its claims (``None``: queue extraction)
+    and whether the batch is complete."""
+
+    event: SourceEvent
+    claims: tuple[Claim, ...] | None
+    complete: bool = True
+
+
+def parse_event_json(text: str, *, tenant: str | None = None) -> ParsedEvent:
+    """Parse one JSON event object.
+
+    ``tenant`` is the caller's tenant: it fills an event without ``"tenant"``,
+    and an event naming another tenant is rejected.
+    """
+    data = _load(text)
+    if isinstance(data, list):
+        raise InvalidEventError("expected one JSON event object, got a list")
+    return _parse_one(data, tenant=tenant, label=None)
+
+
+def parse_events_json(text: str, *, tenant: str | None = None) -> tuple[ParsedEvent, ...]:
+    """Parse a JSON event object or a non-empty list of them, all before any is used.
+
+    Errors in a list name the event by position (``event #2``, counting from 1).
+    """
+    data = _load(text)
+    if not isinstance(data, list):
+        return (_parse_one(data, tenant=tenant, label=None),)
+    if not data:
+        raise InvalidEventError("the JSON list holds no events")
+    return tuple(
+        _parse_one(item, tenant=tenant, label=f"event #{n}") for n, item in enumerate(data, 1)
+    )
+
+
+def _reject_constant(name: str) -> object:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _load(text: str) -> object:
+    if not text.strip():
+        raise InvalidEventError("no input: expected a JSON event object or a list of them")
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise InvalidEventError(
+            f"malformed JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        ) from None
+    except (ValueError, RecursionError) as exc:
+        raise InvalidEventError(f"malformed JSON: {exc}") from None
+
+
+def _parse_one(data: object, *, tenant: str | None, label: str | None) -> ParsedEvent:
+    name = label or "event"
+    if isinstance(data, dict) and isinstance(data.get("event_id"), str):
+        name = f"{name} {data['event_id']!r}"
+    if not isinstance(data, dict):
+        raise InvalidEventError(f"{name}: expected a JSON object, got {_json_type(data)}")
+    if name == "event":
+        name = "invalid event"
+    try:
+        model = EventIn.model_validate_json(json.dumps(data))
+    except ValidationError as exc:
+        raise _translate(exc, name) from None
+    try:
+        return _convert(model, tenant)
+    except InvalidInputError as exc:
+        raise type(exc)(f"{name}: {exc}") from None
+
+
+def _convert(model: EventIn, tenant: str | None) -> ParsedEvent:
+    event = SourceEvent(
+        tenant=_resolve_tenant(model.tenant, tenant, model.event_id),
+        event_id=model.event_id,
+        subject=model.subject,
+        actor=Actor(
+            id=model.actor.id,
+            authenticated=model.actor.authenticated,
+            grants=frozenset(Grant.parse(g) for g in model.actor.grants),
+        ),
+        channel=model.channel,
+        occurred_at=model.occurred_at,
+        text=model.text,
+        sequence=model.sequence,
+        stream=model.stream,
+        metadata=model.metadata,
+    )
+    if model.claims is None:
+        return ParsedEvent(event=event, claims=None, complete=model.complete)
+    claims: list[Claim] = []
+    for index, claim in enumerate(model.claims):
+        try:
+            claims.append(claim.to_claim())
+        except InvalidInputError as exc:
+            raise type(exc)(f"claims[{index}]: {exc}") from None
+    return ParsedEvent(event=event, claims=tuple(claims), complete=model.complete)
+
+
+def _resolve_tenant(given: str | None, caller: str | None, event_id: str) -> str:
+    if given is None:
+        if caller is None:
+            raise InvalidEventError(
+                'names no "tenant"; add it to the event or give a default tenant '
+                "(CLI: --tenant or MEMLEDGER_TENANT)"
+            )
+        return caller
+    if caller is not None and given != caller:
+        raise InvalidEventError(f"names tenant {given!r} but the caller acts for tenant {caller!r}")
+    return given
+
+
+# -- translating pydantic errors --------------------------------------------------------
+
+
+def _translate(exc: ValidationError, name: str) -> InvalidInputError:
+    errors = exc.errors(include_url=False)
+    problems = [_problem(e) for e in errors[:_MAX_PROBLEMS]]
+    if len(errors) > _MAX_PROBLEMS:
+        problems.append(f"and {len(errors) - _MAX_PROBLEMS} more")
+    return _error_class(errors)(f"{name}: {'; '.join(problems)}")
+
+
+def _error_class(errors: Sequence[ErrorDetails]) -> type[InvalidInputError]:
+    if not all(len(e["loc"]) >= 2 and e["loc"][0] == "claims" for e in errors):
+        return InvalidEventError
+    if all(e["type"] == "literal_error" and e["loc"][-1] == "kind" for e in errors):
+        return UnknownKindError
+    if all(e["type"] == "timezone_aware" for e in errors):
+        return InvalidIntervalError
+    return InvalidClaimError
+
+
+def _where(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+    return out or "the event"
+
+
+def _problem(error: ErrorDetails) -> str:
+    where, kind, value = _where(error["loc"]), error["type"], error.get("input")
+    if kind == "missing":
+        return f"{where} is required"
+    if kind == "extra_forbidden":
+        return f"{where} is not a known field"
+    if kind == "timezone_aware":
+        return f"{where} {value!r} has no time zone; add 'Z' or an offset such as '+02:00'"
+    if kind == "literal_error" and error["loc"][-1] == "kind":
+        return f"{where}: unknown kind {value!r}; expected one of {sorted(KINDS)}"
+    if kind == "literal_error" and error["loc"][-1] == "channel":
+        return f"{where}: unknown channel {value!r}; expected one of {sorted(CHANNELS)}"
+    message = error["msg"][:1].lower() + error["msg"][1:]
+    if isinstance(value, dict | list):
+        return f"{where}: {message}, got a JSON {_json_type(value)}"
+    shown = repr(value)
+    if len(shown) > 60:
+        shown = shown[:57] + "..."
+    return f"{where}: {message}, got {shown}"
+
+
+def _json_type(value: object) -> str:
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, str):
+        return "string"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    return "number"
+
+
+# -- output -----------------------------------------------------------------------------
+
+
+def isoformat(value: datetime) -> str:
+    """ISO 8601 in UTC with a ``Z``: ``2026-10-02T09:00:00Z``."""
+    return value.astimezone(UTC).isoformat().removesuffix("+00:00") + "Z"
+
+
+def _iso(value: datetime | None) -> str | None:
+    return None if value is None else isoformat(value)
+
+
+def record_to_dict(record: MemoryRecord) -> JsonObject:
+    """Every field of a memory record, plus ``authorised``."""
+    return {
+        "tenant": record.tenant,
+        "memory_id": record.memory_id,
+        "subject": record.subject,
+        "family": record.family,
+        "kind": record.kind,
+        "proposed_kind": record.proposed_kind,
+        "claim": record.claim,
+        "value": record.value,
+        "scope": record.scope,
+        "status": record.status,
+        "authorised": record.authorised,
+        "source_event_id": record.source_event_id,
+        "source_actor_id": record.source_actor_id,
+        "source_channel": record.source_channel,
+        "source_identity_authenticated": record.source_identity_authenticated,
+        "scope_authorized": record.scope_authorized,
+        "claim_faithful_to_source": record.claim_faithful_to_source,
+        "operational_setting_confirmed": record.operational_setting_confirmed,
+        "recorded_at": isoformat(record.recorded_at),
+        "superseded_at": _iso(record.superseded_at),
+        "closed_by": record.closed_by,
+        "valid_from": isoformat(record.valid_from),
+        "valid_until": _iso(record.valid_until),
+        "revision": record.revision,
+        "generation": record.generation,
+        "confidence": record.confidence,
+        "grounding": record.grounding,
+        "extractor": {
+            "kind": record.extractor.kind,
+            "name": record.extractor.name,
+            "version": record.extractor.version,
+            "model": record.extractor.model,
+            "prompt_version": record.extractor.prompt_version,
+        },
+        "supersedes": record.supersedes,
+        "exclusion": record.exclusion,
+    }
+
+
+def receipt_to_dict(receipt: Receipt) -> JsonObject:
+    """An event's receipt: outcome, revision tokens and what became of each claim."""
+    return {
+        "tenant": receipt.tenant,
+        "event_id": receipt.event_id,
+        "outcome": receipt.outcome,
+        "duplicate": receipt.duplicate,
+        "revisions": [
+            {
+                "subject": token.subject,
+                "family": token.family,
+                "revision": token.revision,
+                "generation": token.generation,
+            }
+            for token in receipt.revisions
+        ],
+        "results": [
+            {
+                "family": result.family,
+                "scope": result.scope,
+                "disposition": result.disposition,
+                "memory_id": result.memory_id,
+                "reason": result.reason,
+            }
+            for result in receipt.results
+        ],
+        "review_id": receipt.review_id,
+        "job_id": receipt.job_id,
+        "reason": receipt.reason,
+    }
+
+
+def revocation_to_dict(receipt: RevocationReceipt) -> JsonObject:
+    return {
+        "tenant": receipt.tenant,
+        "subject": receipt.subject,
+        "family": receipt.family,
+        "revision": receipt.revision,
+        "generation": receipt.generation,
+        "revoked": list(receipt.revoked),
+        "acknowledged_at": isoformat(receipt.acknowledged_at),
+        "reason": receipt.reason,
+    }
+
+
+def claim_to_dict(claim: Claim) -> JsonObject:
+    """A claim in the input shape, so it can be sent back as it is."""
+    return {
+        "family": claim.family,
+        "kind": claim.kind,
+        "statement": claim.statement,
+        "value": claim.value,
+        "scope": claim.scope,
+        "subject": claim.subject,
+        "valid_from": _iso(claim.valid_from),
+        "valid_until": _iso(claim.valid_until),
+        "grounding": claim.grounding,
+        "confidence": claim.confidence,
+    }
+
+
+def review_to_dict(item: ReviewItem) -> JsonObject:
+    return {
+        "tenant": item.tenant,
+        "review_id": item.review_id,
+        "event_id": item.event_id,
+        "subject": item.subject,
+        "reason": item.reason,
+        "claims": [claim_to_dict(c) for c in item.claims],
+        "created_at": isoformat(item.created_at),
+        "resolved_at": _iso(item.resolved_at),
+        "resolution": item.resolution,
+    }
+
+
+def history_entry_to_dict(entry: HistoryEntry) -> JsonObject:
+    return {
+        "seq": entry.seq,
+        "tenant": entry.tenant,
+        "subject": entry.subject,
+        "family": entry.family,
+        "revision": entry.revision,
+        "generation": entry.generation,
+        "action": entry.action,
+        "memory_id": entry.memory_id,
+        "status": entry.status,
+        "at": isoformat(entry.at),
+        "cause": entry.cause,
+    }
+
+
+def job_to_dict(job: Job) -> JsonObject:
+    return {
+        "tenant": job.tenant,
+        "job_id": job.job_id,
+        "event_id": job.event_id,
+        "status": job.status,
+        "generations": dict(job.generations),
+        "created_at": isoformat(job.created_at),
+        "attempts": job.attempts,
+        "last_error": job.last_error,
+    }

@@ -1,0 +1,832 @@
+"""The ``memledger`` command line, run for real against SQLite files in ``tmp_path``.
+
+Most tests drive the typer app in-process with ``CliRunner``; the last ones run
+the installed console script and ``python -m memledger.cli`` as subprocesses.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import sysconfig
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from memledger.cli import app
+from memledger.errors import InvalidInputError
+from memledger.memory import Memory
+from memledger.settings import Settings
+
+runner = CliRunner()
+
+HERMETIC = {"MEMLEDGER_URL": None, "MEMLEDGER_TENANT": None, "MEMLEDGER_DEBUG": None}
+
+TEXT = "Please deliver daily for the rest of October, then Fridays. I live in Lyon."
+
+
+def run(
+    args: Sequence[str], *, stdin: str | None = None, env: dict[str, str] | None = None
+) -> Result:
+    return runner.invoke(app, list(args), input=stdin, env={**HERMETIC, **(env or {})})
+
+
+def claim(value: Any = "daily", **fields: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "family": "delivery_preference",
+        "kind": "preference",
+        "statement": f"Wants {value} delivery",
+        "value": value,
+        "grounding": "deliver daily",
+    }
+    body.update(fields)
+    return body
+
+
+def event(event_id: str = "evt-1", **fields: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "tenant": "acme",
+        "event_id": event_id,
+        "subject": "user-42",
+        "actor": {
+            "id": "user-42",
+            "authenticated": True,
+            "grants": ["delivery_preference", "home_city:global"],
+        },
+        "channel": "chat",
+        "sequence": 1,
+        "occurred_at": "2026-10-02T09:00:00Z",
+        "text": TEXT,
+        "metadata": {"turn": 3},
+        "claims": [claim()],
+    }
+    body.update(fields)
+    return body
+
+
+def write(path: Path, payload: object) -> Path:
+    path.write_text(json.dumps(payload), encoding="utf-8")
+    return path
+
+
+def ok_json(args: Sequence[str], **kwargs: Any) -> Any:
+    result = run([*args, "--json"], **kwargs)
+    assert result.exit_code == 0, result.output
+    assert result.stderr == ""
+    return json.loads(result.stdout)
+
+
+def snapshot(db: Path) -> list[str]:
+    conn = sqlite3.connect(db)
+    try:
+        return list(conn.iterdump())
+    finally:
+        conn.close()
+
+
+def assert_one_error(result: Result, *fragments: str, code: int = 2) -> str:
+    assert result.exit_code == code, result.output
+    assert isinstance(result.exception, SystemExit), result.exception
+    assert "Traceback" not in result.output
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, lines
+    (line,) = lines
+    assert line.startswith("error: ")
+    for fragment in fragments:
+        assert fragment in line, line
+    return line
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "mem.db"
+
+
+@pytest.fixture
+def seeded(db: Path, tmp_path: Path) -> Path:
+    """A database holding one committed event (``evt-1``: delivery "daily")."""
+    receipt = ok_json(["ingest", str(write(tmp_path / "seed.json", event())), "--db", str(db)])
+    assert receipt["outcome"] == "committed"
+    return db
+
+
+def memory_id_of(receipt: dict[str, Any], family: str = "delivery_preference") -> str:
+    (result,) = [r for r in receipt["results"] if r["family"] == family]
+    assert isinstance(result["memory_id"], str)
+    return result["memory_id"]
+
+
+# -- ingest -----------------------------------------------------------------------------
+
+
+def test_ingest_file_prints_receipt_table(db: Path, tmp_path: Path) -> None:
+    source = write(tmp_path / "e.json", event(claims=[claim(), claim("Lyon", **LYON)]))
+    result = run(["ingest", str(source), "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    assert "event 'evt-1' (tenant 'acme'): committed" in result.stdout
+    rows = [line for line in result.stdout.splitlines() if "current" in line]
+    assert len(rows) == 2
+    assert any("delivery_preference" in r and "mem-" in r for r in rows)
+    assert any("home_city" in r for r in rows)
+
+
+LYON = {
+    "family": "home_city",
+    "kind": "fact",
+    "statement": "Lives in Lyon",
+    "grounding": "I live in Lyon",
+}
+
+
+def test_ingest_json_receipt_and_idempotent_replay(db: Path, tmp_path: Path) -> None:
+    source = write(tmp_path / "e.json", event())
+    first = ok_json(["ingest", str(source), "--db", str(db)])
+    assert first["outcome"] == "committed"
+    assert first["duplicate"] is False
+    assert first["revisions"] == [
+        {"subject": "user-42", "family": "delivery_preference", "revision": 1, "generation": 0}
+    ]
+    (result,) = first["results"]
+    assert result["disposition"] == "current"
+    assert result["memory_id"].startswith("mem-")
+
+    again = ok_json(["ingest", str(source), "--db", str(db)])
+    assert again["duplicate"] is True
+    assert again["results"] == first["results"]
+    assert (
+        len(
+            ok_json(
+                ["history", "user-42", "delivery_preference", "--db", str(db), "--tenant", "acme"]
+            )
+        )
+        == 1
+    )
+
+
+def test_ingest_from_stdin(db: Path) -> None:
+    receipt = ok_json(["ingest", "-", "--db", str(db)], stdin=json.dumps(event()))
+    assert receipt["outcome"] == "committed"
+    records = ok_json(
+        ["current", "user-42", "delivery_preference", "--db", str(db), "--tenant", "acme"]
+    )
+    assert [r["value"] for r in records] == ["daily"]
+    assert records[0]["memory_id"] == memory_id_of(receipt)
+
+
+def test_ingest_list_in_order_each_its_own_receipt(db: Path, tmp_path: Path) -> None:
+    events = [
+        event("evt-1"),
+        event(
+            "evt-2",
+            sequence=2,
+            occurred_at="2026-10-03T09:00:00Z",
+            claims=[claim("friday", grounding="then Fridays")],
+        ),
+        event("evt-3", sequence=3, occurred_at="2026-10-04T09:00:00Z", claims=None),
+    ]
+    receipts = ok_json(["ingest", str(write(tmp_path / "list.json", events)), "--db", str(db)])
+    assert [(r["event_id"], r["outcome"]) for r in receipts] == [
+        ("evt-1", "committed"),
+        ("evt-2", "committed"),
+        ("evt-3", "queued"),
+    ]
+    assert receipts[1]["revisions"][0]["revision"] == 2
+    current = ok_json(
+        ["current", "user-42", "delivery_preference", "--db", str(db), "--tenant", "acme"]
+    )
+    assert [r["value"] for r in current] == ["friday"]
+    jobs = ok_json(["jobs", "--db", str(db), "--tenant", "acme"])
+    assert [(j["event_id"], j["job_id"]) for j in jobs] == [("evt-3", receipts[2]["job_id"])]
+
+
+def test_ingest_takes_tenant_from_option_when_event_has_none(db: Path, tmp_path: Path) -> None:
+    body = event()
+    del body["tenant"]
+    receipt = ok_json(
+        ["ingest", str(write(tmp_path / "e.json", body)), "--db", str(db), "--tenant", "beta"]
+    )
+    assert receipt["tenant"] == "beta"
+    assert (
+        ok_json(["current", "user-42", "delivery_preference", "--db", str(db), "--tenant", "acme"])
+        == []
+    )
+    beta = ok_json(
+        ["current", "user-42", "delivery_preference", "--db", str(db), "--tenant", "beta"]
+    )
+    assert [r["tenant"] for r in beta] == ["beta"]
+
+
+# -- reads ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def two_windows(db: Path, tmp_path: Path) -> dict[str, str]:
+    """``daily`` until Nov 1, then (a later event) ``friday`` from Nov 1."""
+    events = [
+        event("evt-1", claims=[claim(valid_until="2026-11-01T00:00:00Z")]),
+        event(
+            "evt-2",
+            sequence=2,
+            occurred_at="2026-10-03T09:00:00Z",
+            claims=[claim("friday", grounding="then Fridays", valid_from="2026-11-01T00:00:00Z")],
+        ),
+    ]
+    receipts = ok_json(["ingest", str(write(tmp_path / "w.json", events)), "--db", str(db)])
+    return {"daily": memory_id_of(receipts[0]), "friday": memory_id_of(receipts[1])}
+
+
+def test_current_at_valid_times_json_and_table(db: Path, two_windows: dict[str, str]) -> None:
+    base = ["current", "user-42", "delivery_preference", "--db", str(db), "--tenant", "acme"]
+    october = ok_json([*base, "--valid-at", "2026-10-15T12:00:00+02:00"])
+    assert [(r["memory_id"], r["value"], r["valid_until"]) for r in october] == [
+        (two_windows["daily"], "daily", "2026-11-01T00:00:00Z")
+    ]
+    assert october[0]["valid_from"] == "2026-10-02T09:00:00Z"
+    assert october[0]["source_event_id"] == "evt-1"
+    november = ok_json([*base, "--valid-at", "2026-11-15T00:00:00Z"])
+    assert [(r["memory_id"], r["value"]) for r in november] == [(two_windows["friday"], "friday")]
+    assert ok_json([*base, "--valid-at", "2026-09-01T00:00:00Z"]) == []
+
+    table = run([*base, "--valid-at", "2026-11-15T00:00:00Z"])
+    assert table.exit_code == 0, table.output
+    assert two_windows["friday"] in table.stdout
+    assert '"friday"' in table.stdout
+    assert "2026-11-01T00:00:00Z" in table.stdout
+    assert two_windows["daily"] not in table.stdout
+
+    empty = run([*base, "--valid-at", "2026-09-01T00:00:00Z"])
+    assert empty.exit_code == 0
+    assert "no current value of 'delivery_preference' for 'user-42'" in empty.stdout
+
+
+def test_current_as_of_and_min_revision(db: Path, two_windows: dict[str, str]) -> None:
+    base = ["current", "user-42", "delivery_preference", "--db", str(db), "--tenant", "acme"]
+    assert (
+        ok_json([*base, "--valid-at", "2026-10-15T00:00:00Z", "--as-of", "2000-01-01T00:00:00Z"])
+        == []
+    )
+    met = ok_json([*base, "--valid-at", "2026-10-15T00:00:00Z", "--min-revision", "2"])
+    assert [r["value"] for r in met] == ["daily"]
+    before = snapshot(db)
+    line = assert_one_error(run([*base, "--min-revision", "3"]), "min_revision 3")
+    assert "revision 2" in line
+    assert snapshot(db) == before
+
+
+def test_timeline_lists_windows_in_order(db: Path, two_windows: dict[str, str]) -> None:
+    args = ["timeline", "user-42", "delivery_preference", "--db", str(db), "--tenant", "acme"]
+    windows = ok_json(args)
+    assert [(w["value"], w["valid_from"], w["valid_until"]) for w in windows] == [
+        ("daily", "2026-10-02T09:00:00Z", "2026-11-01T00:00:00Z"),
+        ("friday", "2026-11-01T00:00:00Z", None),
+    ]
+    table = run(args)
+    assert table.exit_code == 0
+    assert table.stdout.index(two_windows["daily"]) < table.stdout.index(two_windows["friday"])
+    assert "open" in table.stdout
+    assert ok_json([*args, "--scope", "weekend"]) == []
+
+
+def test_history_and_changes_show_the_superseded_window(db: Path, tmp_path: Path) -> None:
+    events = [
+        event("evt-1"),
+        event(
+            "evt-2",
+            sequence=2,
+            occurred_at="2026-10-03T09:00:00Z",
+            claims=[claim("friday", grounding="then Fridays", valid_from="2026-10-10T00:00:00Z")],
+        ),
+    ]
+    receipts = ok_json(["ingest", str(write(tmp_path / "u.json", events)), "--db", str(db)])
+    original = memory_id_of(receipts[0])
+    scope = ["user-42", "delivery_preference", "--db", str(db), "--tenant", "acme"]
+
+    records = {r["memory_id"]: r for r in ok_json(["history", *scope])}
+    assert len(records) == 3
+    assert records[original]["status"] == "superseded"
+    assert records[original]["superseded_at"] is not None
+    assert records[original]["closed_by"] == "evt-2"
+    (remnant,) = [r for r in records.values() if r["supersedes"] == original]
+    assert (remnant["status"], remnant["value"]) == ("active", "daily")
+    assert (remnant["valid_from"], remnant["valid_until"]) == (
+        "2026-10-02T09:00:00Z",
+        "2026-10-10T00:00:00Z",
+    )
+
+    table = run(["history", *scope])
+    assert table.exit_code == 0
+    (line,) = [ln for ln in table.stdout.splitlines() if original in ln and "superseded" in ln]
+    assert "[2026-10-02T09:00:00Z, open)" in line
+
+    entries = ok_json(["changes", *scope])
+    assert [e["seq"] for e in entries] == sorted(e["seq"] for e in entries)
+    assert ("closed", original, "evt-2") in {
+        (e["action"], e["memory_id"], e["cause"]) for e in entries
+    }
+    assert {e["revision"] for e in entries} == {1, 2}
+    changes = run(["changes", *scope])
+    assert changes.exit_code == 0
+    assert "closed" in changes.stdout and original in changes.stdout
+
+
+def test_get_shows_one_record(seeded: Path) -> None:
+    (record,) = ok_json(
+        ["history", "user-42", "delivery_preference", "--db", str(seeded), "--tenant", "acme"]
+    )
+    got = ok_json(["get", record["memory_id"], "--db", str(seeded), "--tenant", "acme"])
+    assert got == record
+    assert got["claim"] == "Wants daily delivery"
+    assert got["grounding"] == "deliver daily"
+    assert got["extractor"]["kind"] == "caller"
+    assert got["source_identity_authenticated"] is True
+    table = run(["get", record["memory_id"], "--db", str(seeded), "--tenant", "acme"])
+    assert table.exit_code == 0
+    assert f"memory '{record['memory_id']}'" in table.stdout
+    (status_line,) = [ln for ln in table.stdout.splitlines() if " status " in ln]
+    assert "active" in status_line
+    assert_one_error(
+        run(["get", "mem-nope", "--db", str(seeded), "--tenant", "acme"]), "no memory 'mem-nope'"
+    )
+    # Another tenant does not see it.
+    assert_one_error(
+        run(["get", record["memory_id"], "--db", str(seeded), "--tenant", "beta"]), "'beta'"
+    )
+
+
+def test_markup_in_memory_text_is_printed_as_is(db: Path, tmp_path: Path) -> None:
+    text = "Deliver [bold]daily[/bold] :smile: please"
+    body = event(
+        text=text, claims=[claim(statement="[red]Wants daily[/red]", grounding="[bold]daily")]
+    )
+    ok_json(["ingest", str(write(tmp_path / "m.json", body)), "--db", str(db)])
+    result = run(["current", "user-42", "delivery_preference", "--db", str(db), "--tenant", "acme"])
+    assert result.exit_code == 0
+    assert "[red]Wants daily[/red]" in result.stdout
+
+
+# -- authority, revocation, review -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("actor", "reason"),
+    [
+        (
+            {"id": "user-42", "authenticated": False, "grants": ["delivery_preference"]},
+            "unauthenticated",
+        ),
+        ({"id": "user-42", "authenticated": True, "grants": ["home_city"]}, "no_grant"),
+    ],
+)
+def test_unauthorised_actor_yields_an_observation(
+    db: Path, tmp_path: Path, actor: dict[str, Any], reason: str
+) -> None:
+    body = event(actor=actor)
+    receipt = ok_json(["ingest", str(write(tmp_path / "o.json", body)), "--db", str(db)])
+    (result,) = receipt["results"]
+    assert (result["disposition"], result["reason"]) == ("observation", reason)
+    scope = ["user-42", "delivery_preference", "--db", str(db), "--tenant", "acme"]
+    assert ok_json(["current", *scope]) == []
+    (record,) = ok_json(["history", *scope])
+    assert (record["kind"], record["proposed_kind"], record["scope_authorized"]) == (
+        "observation",
+        "preference",
+        False,
+    )
+    assert record["exclusion"] == reason
+    table = run(["ingest", str(tmp_path / "o.json"), "--db", str(db)])
+    assert "observation" in table.stdout and reason in table.stdout
+
+
+def test_authorised_actor_sets_the_current_value(seeded: Path) -> None:
+    (record,) = ok_json(
+        ["current", "user-42", "delivery_preference", "--db", str(seeded), "--tenant", "acme"]
+    )
+    assert (record["kind"], record["scope_authorized"], record["authorised"]) == (
+        "preference",
+        True,
+        True,
+    )
+    assert record["exclusion"] is None
+
+
+def test_revoke_then_current_is_empty(seeded: Path) -> None:
+    scope = ["user-42", "delivery_preference", "--db", str(seeded), "--tenant", "acme"]
+    (record,) = ok_json(["current", *scope])
+    receipt = ok_json(
+        [
+            "revoke",
+            record["memory_id"],
+            "--reason",
+            "user asked",
+            "--db",
+            str(seeded),
+            "--tenant",
+            "acme",
+        ]
+    )
+    assert receipt["revoked"] == [record["memory_id"]]
+    assert (receipt["generation"], receipt["revision"], receipt["reason"]) == (1, 2, "user asked")
+    assert ok_json(["current", *scope]) == []
+    assert (
+        ok_json(["get", record["memory_id"], "--db", str(seeded), "--tenant", "acme"])["status"]
+        == "revoked"
+    )
+    table = run(["current", *scope])
+    assert "no current value" in table.stdout
+    # Replaying the revoked event does not bring the claim back.
+    replay = ok_json(["ingest", "-", "--db", str(seeded)], stdin=json.dumps(event()))
+    assert replay["duplicate"] is True
+    assert ok_json(["current", *scope]) == []
+
+
+def test_revoke_family_table(seeded: Path, tmp_path: Path) -> None:
+    scope = ["user-42", "delivery_preference", "--db", str(seeded), "--tenant", "acme"]
+    (record,) = ok_json(["current", *scope])
+    result = run(["revoke-family", *scope])
+    assert result.exit_code == 0, result.output
+    assert "revoked 1 record(s) of 'delivery_preference' for 'user-42'" in result.stdout
+    assert record["memory_id"] in result.stdout
+    assert "generation 1" in result.stdout
+    assert ok_json(["current", *scope]) == []
+    assert_one_error(
+        run(["revoke", "mem-nope", "--db", str(seeded), "--tenant", "acme"]), "'mem-nope'"
+    )
+
+
+def test_self_contradictory_batch_goes_to_review(db: Path, tmp_path: Path) -> None:
+    body = event(claims=[claim("daily"), claim("friday", grounding="then Fridays")])
+    receipt = ok_json(["ingest", str(write(tmp_path / "r.json", body)), "--db", str(db)])
+    assert receipt["outcome"] == "review"
+    assert receipt["results"] == []
+    assert "contradicts itself" in receipt["reason"]
+    items = ok_json(["review", "--db", str(db), "--tenant", "acme"])
+    assert [(i["review_id"], i["event_id"]) for i in items] == [(receipt["review_id"], "evt-1")]
+    assert [c["value"] for c in items[0]["claims"]] == ["daily", "friday"]
+    assert items[0]["resolved_at"] is None
+    assert ok_json(["review", "--all", "--db", str(db), "--tenant", "acme"]) == items
+    assert (
+        ok_json(["current", "user-42", "delivery_preference", "--db", str(db), "--tenant", "acme"])
+        == []
+    )
+    table = run(["review", "--db", str(db), "--tenant", "acme"])
+    assert table.exit_code == 0
+    (row,) = [ln for ln in table.stdout.splitlines() if receipt["review_id"] in ln]
+    assert "evt-1" in row and "open" in row
+    assert ok_json(["review", "--db", str(db), "--tenant", "beta"]) == []
+
+
+def test_jobs_table_lists_queued_extraction(db: Path) -> None:
+    ok_json(["ingest", "-", "--db", str(db)], stdin=json.dumps(event(claims=None)))
+    table = run(["jobs", "--db", str(db), "--tenant", "acme"])
+    assert table.exit_code == 0
+    (row,) = [ln for ln in table.stdout.splitlines() if "job-" in ln]
+    assert "evt-1" in row and "queued" in row
+    empty = run(["jobs", "--db", str(db), "--tenant", "beta"])
+    assert "no queued extraction jobs" in empty.stdout
+
+
+# -- bad input: one error line, exit 2, nothing written -----------------------------------
+
+
+def _with(**fields: Any) -> str:
+    return json.dumps(event("evt-2", **{"sequence": 2, **fields}))
+
+
+BAD_EVENTS = {
+    "malformed": ('{"tenant": "acme", "event_id": ', ["malformed JSON", "line 1"]),
+    "nan": ('{"confidence": NaN}', ["malformed JSON", "NaN"]),
+    "unknown_family": (
+        _with(claims=[claim(family="shoe_size")]),
+        ["claims[0]", "unknown family 'shoe_size'"],
+    ),
+    "unknown_kind": (
+        _with(claims=[claim(kind="opinion")]),
+        ["claims[0].kind", "unknown kind 'opinion'"],
+    ),
+    "kind_not_in_family": (_with(claims=[claim(kind="fact")]), ["does not hold kind 'fact'"]),
+    "inverted_interval": (
+        _with(
+            claims=[claim(valid_from="2026-11-01T00:00:00Z", valid_until="2026-10-01T00:00:00Z")]
+        ),
+        ["claims[0]", "valid_until", "not after valid_from"],
+    ),
+    "ends_before_occurred_at": (
+        _with(claims=[claim(valid_until="2026-09-01T00:00:00Z")]),
+        ["not after its start"],
+    ),
+    "naive_occurred_at": (
+        _with(occurred_at="2026-10-03T09:00:00"),
+        ["occurred_at", "no time zone"],
+    ),
+    "naive_valid_until": (
+        _with(claims=[claim(valid_until="2026-11-01T00:00:00")]),
+        ["claims[0].valid_until", "no time zone"],
+    ),
+    "unknown_field": (_with(colour="blue"), ["colour is not a known field"]),
+    "string_for_int": (_with(sequence="2"), ["sequence", "valid integer"]),
+    "ungrounded": (_with(claims=[claim(grounding="weekly")]), ["grounding 'weekly'"]),
+    "reused_event_id": (
+        json.dumps(event("evt-1", text=TEXT + " Edited.")),
+        ["'evt-1'", "different content"],
+    ),
+    "reused_event_id_without_claims": (
+        json.dumps(event("evt-1", sequence=7, claims=None)),
+        ["'evt-1'", "different content"],
+    ),
+    "missing_tenant": (
+        json.dumps({k: v for k, v in event("evt-2").items() if k != "tenant"}),
+        ['no "tenant"', "--tenant"],
+    ),
+    "list_with_bad_second": (
+        json.dumps(
+            [event("evt-2", sequence=2), event("evt-3", sequence=3, claims=[claim(kind="x")])]
+        ),
+        ["event #2 'evt-3'", "unknown kind 'x'"],
+    ),
+    "list_with_unknown_family_second": (
+        json.dumps(
+            [event("evt-2", sequence=2), event("evt-3", sequence=3, claims=[claim(family="nope")])]
+        ),
+        ["event #2 'evt-3'", "unknown family 'nope'"],
+    ),
+    "empty_list": ("[]", ["no events"]),
+    "not_an_object": ("[1]", ["event #1", "expected a JSON object"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_EVENTS))
+def test_bad_event_is_one_error_line_and_changes_nothing(seeded: Path, name: str) -> None:
+    text, fragments = BAD_EVENTS[name]
+    before = snapshot(seeded)
+    assert_one_error(run(["ingest", "-", "--db", str(seeded)], stdin=text), *fragments)
+    assert_one_error(run(["ingest", "-", "--db", str(seeded), "--json"], stdin=text), *fragments)
+    assert snapshot(seeded) == before
+
+
+def test_bad_event_from_file_is_one_error_line(seeded: Path, tmp_path: Path) -> None:
+    source = tmp_path / "bad.json"
+    source.write_text("{not json", encoding="utf-8")
+    before = snapshot(seeded)
+    assert_one_error(run(["ingest", str(source), "--db", str(seeded)]), "malformed JSON")
+    assert_one_error(
+        run(["ingest", str(tmp_path / "missing.json"), "--db", str(seeded)]), "no such file"
+    )
+    assert_one_error(run(["ingest", str(tmp_path), "--db", str(seeded)]), "directory")
+    assert snapshot(seeded) == before
+
+
+def test_event_for_another_tenant_than_the_caller_is_refused(seeded: Path) -> None:
+    before = snapshot(seeded)
+    line = assert_one_error(
+        run(["ingest", "-", "--db", str(seeded), "--tenant", "beta"], stdin=_with()),
+        "names tenant 'acme'",
+    )
+    assert "'beta'" in line
+    assert snapshot(seeded) == before
+
+
+@pytest.mark.parametrize(
+    ("args", "fragments"),
+    [
+        (["--valid-at", "2026-10-05T00:00:00"], ["--valid-at", "no time zone"]),
+        (["--as-of", "yesterday"], ["--as-of", "not an ISO 8601 datetime"]),
+        (["--min-revision", "many"], ["--min-revision"]),
+        (["--min-revision", "-1"], ["--min-revision"]),
+        (["--bogus"], ["--bogus"]),
+    ],
+)
+def test_bad_option_values_are_one_error_line(
+    seeded: Path, args: list[str], fragments: list[str]
+) -> None:
+    before = snapshot(seeded)
+    base = ["current", "user-42", "delivery_preference", "--db", str(seeded), "--tenant", "acme"]
+    assert_one_error(run([*base, *args]), *fragments)
+    assert snapshot(seeded) == before
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["current", "user-42", "delivery_preference"],
+        ["timeline", "user-42", "delivery_preference"],
+        ["history", "user-42", "delivery_preference"],
+        ["changes", "user-42", "delivery_preference"],
+        ["get", "mem-x"],
+        ["revoke", "mem-x"],
+        ["revoke-family", "user-42", "delivery_preference"],
+        ["review"],
+        ["jobs"],
+    ],
+)
+def test_missing_tenant_is_one_error_line_and_opens_nothing(
+    tmp_path: Path, args: list[str]
+) -> None:
+    db = tmp_path / "never.db"
+    assert_one_error(
+        run([*args, "--db", str(db)]), "no tenant given", "--tenant", "MEMLEDGER_TENANT"
+    )
+    assert not db.exists()
+
+
+def test_unknown_family_on_read_and_revoke(seeded: Path) -> None:
+    before = snapshot(seeded)
+    for command in ("current", "timeline", "history", "changes", "revoke-family"):
+        assert_one_error(
+            run([command, "user-42", "shoe_size", "--db", str(seeded), "--tenant", "acme"]),
+            "unknown family 'shoe_size'",
+        )
+    assert snapshot(seeded) == before
+
+
+def test_usage_errors_are_one_line(seeded: Path) -> None:
+    assert_one_error(
+        run(["current", "--db", str(seeded), "--tenant", "acme"]), "Missing argument 'SUBJECT'"
+    )
+    assert_one_error(run(["frobnicate"]), "No such command 'frobnicate'")
+
+
+def test_store_failure_exits_1(tmp_path: Path) -> None:
+    db = tmp_path / "no" / "such" / "folder" / "x.db"
+    assert_one_error(
+        run(["jobs", "--db", str(db), "--tenant", "acme"]), "folder does not exist", code=1
+    )
+    assert_one_error(
+        run(["jobs", "--db", "postgres://host/db", "--tenant", "acme"]), "unsupported store URL"
+    )
+
+
+def test_a_list_failing_at_commit_keeps_earlier_events_and_says_so(
+    db: Path, tmp_path: Path
+) -> None:
+    events = [event("evt-1"), event("evt-2", sequence=2, claims=[claim(grounding="weekly")])]
+    result = run(["ingest", str(write(tmp_path / "l.json", events)), "--db", str(db), "--json"])
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("error: event #2 of 2 ('evt-2'): grounding 'weekly'")
+    assert line.endswith("the 1 event(s) before it were committed")
+    assert [r["event_id"] for r in json.loads(result.stdout)] == ["evt-1"]
+    current = ok_json(
+        ["current", "user-42", "delivery_preference", "--db", str(db), "--tenant", "acme"]
+    )
+    assert [r["source_event_id"] for r in current] == ["evt-1"]
+
+
+# -- settings -----------------------------------------------------------------------------
+
+
+def test_settings_from_env() -> None:
+    assert Settings.from_env({}) == Settings(url=None, tenant=None, debug=False)
+    env = {"MEMLEDGER_URL": "sqlite:///x.db", "MEMLEDGER_TENANT": "acme", "MEMLEDGER_DEBUG": "yes"}
+    assert Settings.from_env(env) == Settings(url="sqlite:///x.db", tenant="acme", debug=True)
+    assert Settings.from_env({"MEMLEDGER_URL": "", "MEMLEDGER_TENANT": ""}).url is None
+    with pytest.raises(InvalidInputError, match="MEMLEDGER_DEBUG='maybe'"):
+        Settings.from_env({"MEMLEDGER_DEBUG": "maybe"})
+
+
+def test_cli_defaults_come_from_the_environment(tmp_path: Path) -> None:
+    db = tmp_path / "env.db"
+    env = {"MEMLEDGER_URL": f"sqlite:///{db}", "MEMLEDGER_TENANT": "acme"}
+    body = event()
+    del body["tenant"]
+    receipt = ok_json(["ingest", "-"], stdin=json.dumps(body), env=env)
+    assert receipt["tenant"] == "acme"
+    assert db.exists()
+    assert [
+        r["value"] for r in ok_json(["current", "user-42", "delivery_preference"], env=env)
+    ] == ["daily"]
+    # Options win over the environment.
+    assert ok_json(["current", "user-42", "delivery_preference", "--tenant", "beta"], env=env) == []
+    other = tmp_path / "other.db"
+    # --db wins too; a read of a store that does not exist fails instead of creating it
+    assert_one_error(run(["jobs", "--db", str(other)], env=env), "no memledger store")
+    assert not other.exists()
+    assert_one_error(run(["jobs"], env={**env, "MEMLEDGER_DEBUG": "maybe"}), "MEMLEDGER_DEBUG")
+
+
+def test_demo_tells_the_story_and_is_idempotent(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'demo.db'}"
+    first = run(["demo", "--db", db])
+    assert first.exit_code == 0, first.output
+    assert "valid at Oct 28: ['daily']" in first.output
+    assert "valid at Nov 1: ['friday']" in first.output
+    assert "for Oct 28: ['friday']" in first.output
+    assert "historical (older_sequence)" in first.output
+    assert "observation (no_grant)" in first.output
+    assert "['stale_generation']" in first.output
+    again = run(["demo", "--db", db])
+    assert again.exit_code == 0, again.output
+    assert "revision 1 (duplicate)" in again.output
+    assert "a duplicate: already decided" in again.output
+    assert [
+        r["value"]
+        for r in ok_json(
+            ["timeline", "user-42", "delivery_preference", "--db", db, "--tenant", "demo"]
+        )
+    ] == ["friday", "daily", "friday"]
+
+
+def test_no_command_prints_help() -> None:
+    result = run([])
+    assert result.exit_code == 0
+    for command in (
+        "ingest",
+        "current",
+        "timeline",
+        "history",
+        "changes",
+        "revoke-family",
+        "review",
+        "jobs",
+    ):
+        assert command in result.stdout
+
+
+# -- the installed program -----------------------------------------------------------------
+
+
+def _program() -> list[str]:
+    script = shutil.which("memledger", path=sysconfig.get_path("scripts"))
+    assert script is not None, "the memledger console script is not installed"
+    return [script]
+
+
+@pytest.mark.parametrize("how", ["console_script", "python_m"])
+def test_installed_program_end_to_end(tmp_path: Path, how: str) -> None:
+    program = _program() if how == "console_script" else [sys.executable, "-m", "memledger.cli"]
+    db = tmp_path / "proc.db"
+    env = {k: v for k, v in os.environ.items() if k not in ("MEMLEDGER_URL", "MEMLEDGER_TENANT")}
+    env["MEMLEDGER_TENANT"] = "acme"
+
+    def call(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*program, *args, "--db", str(db)],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+            check=False,
+        )
+
+    ingested = call("ingest", "-", "--json", stdin=json.dumps(event()))
+    assert ingested.returncode == 0, ingested.stderr
+    assert json.loads(ingested.stdout)["outcome"] == "committed"
+
+    table = call("current", "user-42", "delivery_preference")
+    assert table.returncode == 0, table.stderr
+    assert '"daily"' in table.stdout and "evt-1" in table.stdout
+
+    before = snapshot(db)
+    bad = call("ingest", "-", stdin=_with(claims=[claim(kind="opinion")]))
+    assert bad.returncode == 2
+    assert bad.stdout == ""
+    assert bad.stderr.splitlines() == [
+        "error: event 'evt-2': claims[0].kind: unknown kind 'opinion'; expected one of "
+        "['episode', 'fact', 'observation', 'preference', 'procedure', 'working']"
+    ]
+    naive = call("current", "user-42", "delivery_preference", "--as-of", "2026-10-05T00:00")
+    assert naive.returncode == 2
+    assert len(naive.stderr.splitlines()) == 1 and "Traceback" not in naive.stderr
+    assert snapshot(db) == before
+
+
+def test_utf8_bom_is_accepted(db: Path, tmp_path: Path) -> None:
+    source = tmp_path / "bom.json"
+    source.write_bytes(b"\xef\xbb\xbf" + json.dumps(event()).encode())
+    assert ok_json(["ingest", str(source), "--db", str(db)])["outcome"] == "committed"
+
+
+def test_unexpected_exception_is_one_line_unless_debugging(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(Memory, "open", broken)
+    args = ["jobs", "--db", str(tmp_path / "x.db"), "--tenant", "acme"]
+    line = assert_one_error(run(args), "unexpected RuntimeError: boom", code=1)
+    assert "MEMLEDGER_DEBUG" in line
+    debug = run(args, env={"MEMLEDGER_DEBUG": "1"})
+    assert isinstance(debug.exception, RuntimeError)
+    assert debug.exit_code == 1
+
+
+def test_a_list_failing_at_its_first_event_commits_nothing(seeded: Path, tmp_path: Path) -> None:
+    events = [event("evt-2", sequence=2, claims=[claim(grounding="weekly")]), event("evt-3")]
+    before = snapshot(seeded)
+    result = run(["ingest", str(write(tmp_path / "f.json", events)), "--db", str(seeded), "--json"])
+    assert result.exit_code == 2
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("error: event #1 of 2 ('evt-2'): grounding 'weekly'")
+    assert line.endswith("; nothing was committed")
+    assert json.loads(result.stdout) == []
+    assert snapshot(seeded) == before
