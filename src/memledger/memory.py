@@ -226,20 +226,15 @@ class Memory:
         a store that has not reached it raises :class:`RevisionNotMetError`.
         Revoked records appear only with ``include_revoked=True`` (audits).
         """
-        _tenant(tenant, subject)
-        self.schema.family(family)
         at = _moment(valid_at, "valid_at") or self.clock.now()
-        record_time = _moment(as_of, "as_of")
-        with self.store.read() as unit:
-            check_floor(unit.get_family(tenant, subject, family), min_revision, source=self.url)
-            records = unit.family_records(tenant, subject, family, open_only=record_time is None)
-            revoked = unit.revoked_sources(tenant, subject, family)
-        return select(
-            records,
-            as_of=record_time,
-            valid_at=at,
+        return self._view(
+            subject,
+            family,
+            tenant=tenant,
             scope=scope,
-            revoked_sources=revoked,
+            valid_at=at,
+            as_of=as_of,
+            min_revision=min_revision,
             include_revoked=include_revoked,
         )
 
@@ -254,6 +249,29 @@ class Memory:
         min_revision: int | None = None,
     ) -> tuple[MemoryRecord, ...]:
         """Every valid-time window of a family held at ``as_of`` (default: now), in order."""
+        return self._view(
+            subject,
+            family,
+            tenant=tenant,
+            scope=scope,
+            valid_at=None,
+            as_of=as_of,
+            min_revision=min_revision,
+            include_revoked=False,
+        )
+
+    def _view(
+        self,
+        subject: str,
+        family: str,
+        *,
+        tenant: str,
+        scope: str | None,
+        valid_at: datetime | None,
+        as_of: datetime | None,
+        min_revision: int | None,
+        include_revoked: bool,
+    ) -> tuple[MemoryRecord, ...]:
         _tenant(tenant, subject)
         self.schema.family(family)
         record_time = _moment(as_of, "as_of")
@@ -262,7 +280,12 @@ class Memory:
             records = unit.family_records(tenant, subject, family, open_only=record_time is None)
             revoked = unit.revoked_sources(tenant, subject, family)
         return select(
-            records, as_of=record_time, valid_at=None, scope=scope, revoked_sources=revoked
+            records,
+            as_of=record_time,
+            valid_at=valid_at,
+            scope=scope,
+            revoked_sources=revoked,
+            include_revoked=include_revoked,
         )
 
     def history(self, subject: str, family: str, *, tenant: str) -> tuple[MemoryRecord, ...]:
