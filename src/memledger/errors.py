@@ -20,6 +20,7 @@ who do not know memledger's classes::
     │   ├── ReviewNotFoundError
     │   └── StoreNotFoundError                  no store at that URL, and not asked to create one
     ├── RevisionNotMetError                     a read cannot meet its revision floor
+    ├── ExtractionError                         an extractor failed; the job stays queued
     └── StoreError (RuntimeError)               the backend failed, not the caller
         ├── StoreLockedError                    gave up waiting for a write lock
         └── MigrationError                      schema missing, newer, or tampered
@@ -34,6 +35,7 @@ __all__ = [
     "ConflictError",
     "EventConflictError",
     "EventNotFoundError",
+    "ExtractionError",
     "InvalidClaimError",
     "InvalidEventError",
     "InvalidInputError",
@@ -115,6 +117,16 @@ class StoreNotFoundError(NotFoundError):
 
 class RevisionNotMetError(MemledgerError):
     """A read source cannot meet the requested ``min_revision``; it refuses to answer stale."""
+
+
+class ExtractionError(MemledgerError):
+    """An extractor could not produce a candidate batch (endpoint down, too slow,
+    invalid output). The job stays queued for a retry with the reason recorded;
+    nothing was written."""
+
+    def __init__(self, message: str, *, reason: str = "extractor_failed") -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class StoreError(MemledgerError, RuntimeError):

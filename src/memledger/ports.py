@@ -15,6 +15,8 @@ from typing import Literal, Protocol
 
 from memledger.domain.policy import Position
 from memledger.domain.records import (
+    Claim,
+    ExtractorInfo,
     HistoryEntry,
     Job,
     MemoryRecord,
@@ -23,6 +25,31 @@ from memledger.domain.records import (
     ReviewItem,
     SourceEvent,
 )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Extraction:
+    """An extractor's candidate batch for one event. ``complete=False`` says the
+    extractor knows it missed something (truncated output): the event goes to review."""
+
+    claims: tuple[Claim, ...]
+    complete: bool = True
+    dropped: tuple[str, ...] = ()
+    """Why proposals the extractor itself discarded were dropped (one reason each)."""
+
+
+class Extractor(Protocol):
+    """Proposes candidate claims from one source event. Never decides authority.
+
+    ``extract`` is pure with respect to memledger's state: it sees the event
+    only. It raises :class:`~memledger.errors.ExtractionError` when it cannot
+    produce a batch (the job is retried later), never returns half a batch.
+    """
+
+    @property
+    def info(self) -> ExtractorInfo: ...
+
+    def extract(self, event: SourceEvent) -> Extraction: ...
 
 
 class Clock(Protocol):

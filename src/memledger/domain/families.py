@@ -43,11 +43,6 @@ _DEFAULTS = (
         description="How the subject wants to be contacted.",
     ),
     Family(
-        name="food_preference",
-        kinds=frozenset({"preference"}),
-        description="Likes and dislikes in food and drink.",
-    ),
-    Family(
         name="home_city",
         kinds=frozenset({"fact"}),
         description="Where the subject lives or is based.",
@@ -59,11 +54,36 @@ _DEFAULTS = (
         kinds=frozenset({"preference", "fact"}),
         description="The main framework or tool the subject works with.",
     ),
-    Family(name="plan", kinds=frozenset({"fact"}), description="A plan and whether it stands."),
+    Family(
+        name="plan",
+        kinds=frozenset({"fact"}),
+        description="A plan and whether it stands; scope plan:<slug>, one per plan.",
+    ),
     Family(
         name="relationship",
         kinds=frozenset({"fact"}),
-        description="People the subject is related to.",
+        description="People the subject is related to; scope person:<slug>.",
+    ),
+    Family(
+        name="likes",
+        kinds=frozenset({"preference"}),
+        description="Things the subject likes or dislikes; scope item:<slug>, "
+        "value {item, sentiment}.",
+    ),
+    Family(
+        name="tool",
+        kinds=frozenset({"fact"}),
+        description="Tools and frameworks the subject uses; scope tool:<slug>.",
+    ),
+    Family(
+        name="habit",
+        kinds=frozenset({"fact"}),
+        description="What the subject does regularly; scope habit:<slug>.",
+    ),
+    Family(
+        name="activity",
+        kinds=frozenset({"fact"}),
+        description="What the subject works on or builds; scope work:<slug>.",
     ),
     Family(
         name="language",

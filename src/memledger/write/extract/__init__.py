@@ -1,0 +1,1 @@
+"""Extractors: propose candidate claims from a source event (see ``memledger.ports.Extractor``)."""
