@@ -34,11 +34,21 @@ from memledger.errors import (
     MemoryNotFoundError,
     NotFoundError,
 )
-from memledger.ports import Clock, FamilySlot, Store, SystemClock, UnitOfWork, generations_of
+from memledger.ports import (
+    Clock,
+    Extractor,
+    FamilySlot,
+    Store,
+    SystemClock,
+    UnitOfWork,
+    generations_of,
+)
 from memledger.read.views import check_floor, select
 from memledger.store import open_store
 from memledger.write.commit import Batch, append_to_ledger, commit_event, job_id_for
+from memledger.write.rederive import Rederivation, rederive
 from memledger.write.revoke import revoke_family, revoke_memory
+from memledger.write.worker import Worker, WorkerSettings, WorkReport
 
 
 class Memory:
@@ -196,6 +206,52 @@ class Memory:
         with self.store.write() as unit:
             return revoke_family(unit, tenant, subject, family, reason=reason, now=self.clock.now())
 
+    def process(
+        self,
+        *,
+        extractor: Extractor | None = None,
+        tenant: str | None = None,
+        limit: int | None = None,
+        settings: WorkerSettings | None = None,
+    ) -> WorkReport:
+        """Run due extraction jobs now, in this thread, until none is left.
+
+        The default extractor is the offline rule-based one. ``tenant=None``
+        runs every tenant's jobs (a service's worker); a tenant limits it.
+        """
+        if tenant is not None:
+            _tenant(tenant)
+        if extractor is None:
+            from memledger.write.extract.rules import RuleExtractor
+
+            extractor = RuleExtractor()
+        return Worker(self, extractor, settings=settings).drain(tenant=tenant, limit=limit)
+
+    def rederive(
+        self,
+        subject: str,
+        *,
+        tenant: str,
+        extractor: Extractor,
+        settings: WorkerSettings | None = None,
+    ) -> Rederivation:
+        """What ``extractor`` would make of ``subject``'s ledger, as a dry-run diff
+        against the current timelines. The canonical store is only read."""
+        _tenant(tenant, subject)
+        return rederive(self, extractor, tenant=tenant, subject=subject, settings=settings)
+
+    def retry_failed(self, *, tenant: str) -> int:
+        """Queue every failed job of ``tenant`` again; returns how many."""
+        _tenant(tenant)
+        with self.store.write() as unit:
+            return unit.requeue_failed(tenant, now=self.clock.now())
+
+    def stats(self, *, tenant: str) -> dict[str, int]:
+        """Counters of the write path: rejections by reason, extraction errors, drops."""
+        _tenant(tenant)
+        with self.store.read() as unit:
+            return dict(unit.counters(tenant))
+
     # -- reads ------------------------------------------------------------------------
 
     def get(self, memory_id: str, *, tenant: str) -> MemoryRecord:
@@ -323,11 +379,11 @@ class Memory:
         with self.store.read() as unit:
             return tuple(unit.reviews(tenant, open_only=open_only))
 
-    def jobs(self, *, tenant: str, queued_only: bool = True) -> tuple[Job, ...]:
-        """Extraction jobs, oldest first."""
+    def jobs(self, *, tenant: str, open_only: bool = True) -> tuple[Job, ...]:
+        """Extraction jobs, oldest first: those not done yet (queued or failed), or all."""
         _tenant(tenant)
         with self.store.read() as unit:
-            return tuple(unit.jobs(tenant, queued_only=queued_only))
+            return tuple(unit.jobs(tenant, open_only=open_only))
 
 
 def _tenant(tenant: object, subject: object = None) -> None:

@@ -3,23 +3,34 @@
 Only the edges read it, and only when they start: the library itself takes
 explicit arguments and nothing here touches the environment at import time.
 
-==================  ==========================================================
-variable            meaning
-==================  ==========================================================
-MEMLEDGER_URL       store URL (``sqlite:///path.db`` or a file path);
-                    unset: ``./memledger.db``
-MEMLEDGER_TENANT    tenant the CLI acts for when ``--tenant`` is not given;
-                    unset: the tenant must be passed
-MEMLEDGER_DEBUG     ``1``/``true``: let unexpected exceptions show a traceback
-==================  ==========================================================
+======================  ======================================================
+variable                meaning
+======================  ======================================================
+MEMLEDGER_URL           store URL (``sqlite:///path.db`` or a file path);
+                        unset: ``./memledger.db``
+MEMLEDGER_TENANT        tenant the CLI acts for when ``--tenant`` is not given;
+                        unset: the tenant must be passed
+MEMLEDGER_DEBUG         ``1``/``true``: let unexpected exceptions show a
+                        traceback
+MEMLEDGER_LLM_BASE_URL  API root of an OpenAI-compatible endpoint for the LLM
+                        extractor (``http://127.0.0.1:8080/v1``)
+MEMLEDGER_LLM_MODEL     model name sent to that endpoint
+MEMLEDGER_LLM_API_KEY   bearer token for that endpoint; unset: no
+                        ``Authorization`` header. Never shown in a ``repr``
+======================  ======================================================
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from memledger.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from memledger.domain.families import Schema
+    from memledger.write.extract.llm import LLMExtractor
 
 __all__ = ["Settings"]
 
@@ -37,6 +48,12 @@ class Settings:
     """Default tenant; ``None`` means every call must name one."""
     debug: bool = False
     """Show tracebacks of unexpected (non-memledger) exceptions."""
+    llm_base_url: str | None = None
+    """API root of the LLM extractor's OpenAI-compatible endpoint."""
+    llm_model: str | None = None
+    """Model the LLM extractor asks for."""
+    llm_api_key: str | None = field(default=None, repr=False)
+    """Bearer token for the endpoint; kept out of ``repr``."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> Settings:
@@ -48,6 +65,39 @@ class Settings:
             url=environ.get("MEMLEDGER_URL") or None,
             tenant=environ.get("MEMLEDGER_TENANT") or None,
             debug=_flag(environ, "MEMLEDGER_DEBUG"),
+            llm_base_url=environ.get("MEMLEDGER_LLM_BASE_URL") or None,
+            llm_model=environ.get("MEMLEDGER_LLM_MODEL") or None,
+            llm_api_key=environ.get("MEMLEDGER_LLM_API_KEY") or None,
+        )
+
+    def llm_extractor(self, *, schema: Schema | None = None, timeout: float = 20.0) -> LLMExtractor:
+        """An :class:`~memledger.write.extract.llm.LLMExtractor` for the configured endpoint.
+
+        Raises :class:`~memledger.errors.InvalidInputError` naming the variables
+        that are missing, and ``ImportError`` if the ``llm`` extra is not installed.
+        """
+        base_url, model = self.llm_base_url, self.llm_model
+        if base_url is None or model is None:
+            missing = [
+                name
+                for name, value in (
+                    ("MEMLEDGER_LLM_BASE_URL", base_url),
+                    ("MEMLEDGER_LLM_MODEL", model),
+                )
+                if value is None
+            ]
+            raise InvalidInputError(
+                f"the LLM extractor is not configured: set {' and '.join(missing)} "
+                "(and MEMLEDGER_LLM_API_KEY if the endpoint needs one)"
+            )
+        from memledger.write.extract.llm import LLMExtractor
+
+        return LLMExtractor(
+            base_url=base_url,
+            model=model,
+            api_key=self.llm_api_key,
+            schema=schema,
+            timeout=timeout,
         )
 
 

@@ -374,7 +374,7 @@ def jobs(
     """Queued extraction jobs, oldest first."""
     who = require_tenant(ctx, tenant)
     with _memory(ctx, db) as memory:
-        items = memory.jobs(tenant=who, queued_only=not include_done)
+        items = memory.jobs(tenant=who, open_only=not include_done)
     if as_json:
         render.print_json([job_to_dict(j) for j in items])
     else:

@@ -12,7 +12,8 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Literal
 
-from memledger.domain.records import Channel, ExclusionReason, SourceEvent
+from memledger.domain.decide import Thresholds
+from memledger.domain.records import Channel, ExclusionReason, Kind, SourceEvent
 
 DEFAULT_PRECEDENCE: Mapping[Channel, int] = MappingProxyType(
     {
@@ -30,6 +31,22 @@ SETTING_CHANNELS: frozenset[Channel] = frozenset({"system", "account_service"})
 """Channels whose authorised claims are confirmed operational settings. A chat
 statement, even an authorised one, is a preference, not a business setting."""
 
+UNTRUSTED_CHANNELS: frozenset[Channel] = frozenset({"tool", "document", "web"})
+"""Channels whose text is data, never instructions: nothing from them becomes a
+``procedure`` without an explicit, authorised promotion."""
+
+DEFAULT_TRUST: Mapping[Channel, float] = MappingProxyType(
+    {
+        "system": 1.0,
+        "account_service": 1.0,
+        "chat": 0.5,
+        "tool": 0.0,
+        "document": 0.0,
+        "web": 0.0,
+    }
+)
+"""Trust of an authenticated source by channel; an unauthenticated one gets 0."""
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WritePolicy:
@@ -37,9 +54,17 @@ class WritePolicy:
 
     precedence: Mapping[Channel, int] = field(default_factory=lambda: DEFAULT_PRECEDENCE)
     setting_channels: frozenset[Channel] = SETTING_CHANNELS
+    trusted: Mapping[Channel, float] = field(default_factory=lambda: DEFAULT_TRUST)
+    thresholds: Thresholds = field(default_factory=Thresholds)
 
     def rank(self, channel: Channel) -> int:
         return self.precedence.get(channel, 0)
+
+    def trust(self, event: SourceEvent) -> float:
+        """How far claims from ``event`` are trusted, in ``[0, 1]``."""
+        if not event.actor.authenticated:
+            return 0.0
+        return self.trusted.get(event.channel, 0.0)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -138,14 +163,22 @@ class Authority:
     reason: ExclusionReason | None
 
 
-def authority(event: SourceEvent, *, subject: str, family: str, scope: str) -> Authority:
+def authority(
+    event: SourceEvent, *, subject: str, family: str, scope: str, kind: Kind = "fact"
+) -> Authority:
     """Whether ``event``'s actor may set ``family`` in ``scope`` for ``subject``.
 
     Only the subject's own events can set its families; an unauthenticated actor
-    or one without the grant yields an observation at most.
+    or one without the grant yields an observation at most. Text from tool
+    results, documents and web pages never becomes a ``procedure``. An
+    ``episode`` only records that the subject's own event happened: it needs no grant.
     """
     if subject != event.subject:
         return Authority(False, "foreign_subject")
+    if kind == "procedure" and event.channel in UNTRUSTED_CHANNELS:
+        return Authority(False, "untrusted_source")
+    if kind == "episode":
+        return Authority(True, None)
     if not event.actor.authenticated:
         return Authority(False, "unauthenticated")
     if not event.actor.may_set(family, scope):

@@ -49,10 +49,14 @@ ExclusionReason = Literal[
     "lower_precedence",
     "stale_generation",
     "revoked_source",
+    "untrusted_source",
 ]
 """Why a candidate did not become an authorised current claim."""
 
 ExtractorKind = Literal["caller", "rules", "llm"]
+
+DecisionKind = Literal["add", "update", "delete", "noop"]
+"""What a current claim did to its family: see ``memledger.domain.decide``."""
 
 KINDS: frozenset[str] = frozenset(get_args(Kind))
 CHANNELS: frozenset[str] = frozenset(get_args(Channel))
@@ -321,6 +325,10 @@ class MemoryRecord:
     extractor: ExtractorInfo
     supersedes: str | None
     exclusion: ExclusionReason | None
+    mentions: int = 1
+    """Independent source events that stated this claim (NOOPs raise it)."""
+    trust: float = 0.5
+    """How far the source channel is trusted (see ``WritePolicy.trust``)."""
 
     @property
     def authorised(self) -> bool:
@@ -357,6 +365,7 @@ class ClaimResult:
     disposition: Disposition
     memory_id: str | None
     reason: ExclusionReason | None = None
+    decision: DecisionKind | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -422,6 +431,8 @@ class Job:
     status: Literal["queued", "done", "failed"] = "queued"
     attempts: int = 0
     last_error: str | None = None
+    next_attempt_at: datetime | None = None
+    lease_until: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -434,7 +445,7 @@ class HistoryEntry:
     family: str
     revision: int
     generation: int
-    action: Literal["recorded", "closed", "revoked"]
+    action: Literal["recorded", "closed", "revoked", "mentioned"]
     memory_id: str
     status: RecordStatus
     at: datetime

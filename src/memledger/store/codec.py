@@ -125,6 +125,7 @@ def receipt_to_json(receipt: Receipt) -> str:
                     "disposition": r.disposition,
                     "memory_id": r.memory_id,
                     "reason": r.reason,
+                    "decision": r.decision,
                 }
                 for r in receipt.results
             ],

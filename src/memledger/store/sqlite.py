@@ -15,7 +15,7 @@ import os
 import re
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from importlib import resources
@@ -209,7 +209,7 @@ _RECORD_COLUMNS = (
     " source_event_id, source_actor_id, source_channel, source_identity_authenticated,"
     " scope_authorized, claim_faithful_to_source, operational_setting_confirmed, recorded_at,"
     " superseded_at, closed_by, valid_from, valid_until, revision, generation, confidence,"
-    " grounding, extractor, supersedes, exclusion"
+    " grounding, extractor, supersedes, exclusion, mentions, trust"
 )
 
 
@@ -244,6 +244,8 @@ def _record_row(r: MemoryRecord) -> tuple[Any, ...]:
         codec.extractor_to_json(r.extractor),
         r.supersedes,
         r.exclusion,
+        r.mentions,
+        r.trust,
     )
 
 
@@ -278,6 +280,8 @@ def _record(row: sqlite3.Row | tuple[Any, ...]) -> MemoryRecord:
         extractor,
         supersedes,
         exclusion,
+        mentions,
+        trust,
     ) = row
     recorded = parse_time(recorded_at)
     start = parse_time(valid_from)
@@ -311,6 +315,8 @@ def _record(row: sqlite3.Row | tuple[Any, ...]) -> MemoryRecord:
         extractor=codec.extractor_from_json(extractor),
         supersedes=supersedes,
         exclusion=exclusion,
+        mentions=mentions,
+        trust=trust,
     )
 
 
@@ -483,7 +489,7 @@ class SQLiteUnit:
     def insert_record(self, record: MemoryRecord) -> None:
         self._write(
             "insert_record",
-            f"INSERT INTO records ({_RECORD_COLUMNS}) VALUES ({', '.join('?' * 29)})",
+            f"INSERT INTO records ({_RECORD_COLUMNS}) VALUES ({', '.join('?' * 31)})",
             _record_row(record),
         )
 
@@ -580,6 +586,61 @@ class SQLiteUnit:
         )
         return int(row[0])
 
+    def add_mention(self, tenant: str, memory_id: str, *, event_id: str, at: datetime) -> bool:
+        cursor = self.conn.execute(
+            "SELECT 1 FROM mentions WHERE tenant = ? AND memory_id = ? AND event_id = ?",
+            (tenant, memory_id, event_id),
+        )
+        if cursor.fetchone() is not None:
+            return False
+        self._write(
+            "add_mention",
+            "INSERT INTO mentions VALUES (?, ?, ?, ?)",
+            (tenant, memory_id, event_id, format_time(at)),
+        )
+        return True
+
+    def set_mentions(
+        self, tenant: str, memory_id: str, *, mentions: int, confidence: float, revision: int
+    ) -> None:
+        self._write(
+            "set_mentions",
+            "UPDATE records SET mentions = ?, confidence = ?, revision = ?"
+            " WHERE tenant = ? AND memory_id = ?",
+            (mentions, confidence, revision, tenant, memory_id),
+        )
+
+    def bump_counter(self, tenant: str, name: str, *, by: int = 1) -> None:
+        self._write(
+            "bump_counter",
+            "INSERT INTO counters VALUES (?, ?, ?)"
+            " ON CONFLICT (tenant, name) DO UPDATE SET count = count + excluded.count",
+            (tenant, name, by),
+        )
+
+    def counters(self, tenant: str) -> Mapping[str, int]:
+        rows = self.conn.execute(
+            "SELECT name, count FROM counters WHERE tenant = ? ORDER BY name", (tenant,)
+        )
+        return {name: count for name, count in rows}
+
+    def count_events(self, tenant: str, subject: str, *, since: datetime, until: datetime) -> int:
+        row = self._one(
+            "SELECT count(*) FROM events WHERE tenant = ? AND subject = ?"
+            " AND occurred_at >= ? AND occurred_at <= ?",
+            (tenant, subject, format_time(since), format_time(until)),
+        )
+        return int(row[0])
+
+    def subject_events(self, tenant: str, subject: str) -> Sequence[SourceEvent]:
+        rows = self.conn.execute(
+            "SELECT event_id FROM events WHERE tenant = ? AND subject = ?"
+            " ORDER BY occurred_at, sequence, ingested_at, event_id",
+            (tenant, subject),
+        ).fetchall()
+        found = [self.get_event(tenant, row[0]) for row in rows]
+        return [stored.event for stored in found if stored is not None]
+
     # -- revocation -----------------------------------------------------------------
 
     def add_revoked_source(
@@ -652,7 +713,8 @@ class SQLiteUnit:
     def add_job(self, job: Job) -> None:
         self._write(
             "add_job",
-            "INSERT OR IGNORE INTO jobs VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)",
+            "INSERT OR IGNORE INTO jobs (tenant, job_id, event_id, generations, status,"
+            " attempts, last_error, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 job.tenant,
                 job.job_id,
@@ -665,19 +727,32 @@ class SQLiteUnit:
             ),
         )
 
+    _JOB_COLUMNS = (
+        "tenant, job_id, event_id, generations, status, attempts, last_error, created_at,"
+        " next_attempt_at, lease_until"
+    )
+
     def get_job(self, tenant: str, job_id: str) -> Job | None:
         row = self._one(
-            "SELECT event_id, generations, status, attempts, last_error, created_at FROM jobs"
-            " WHERE tenant = ? AND job_id = ?",
+            f"SELECT {self._JOB_COLUMNS} FROM jobs WHERE tenant = ? AND job_id = ?",
             (tenant, job_id),
         )
-        if row is None:
-            return None
-        return self._job(tenant, job_id, row)
+        return None if row is None else self._job(row)
 
     @staticmethod
-    def _job(tenant: str, job_id: str, row: tuple[Any, ...]) -> Job:
-        event_id, generations, status, attempts, last_error, created_at = row
+    def _job(row: tuple[Any, ...]) -> Job:
+        (
+            tenant,
+            job_id,
+            event_id,
+            generations,
+            status,
+            attempts,
+            last_error,
+            created_at,
+            next_attempt_at,
+            lease_until,
+        ) = row
         return Job(
             tenant=tenant,
             job_id=job_id,
@@ -687,25 +762,81 @@ class SQLiteUnit:
             attempts=attempts,
             last_error=last_error,
             created_at=parse_time(created_at),
+            next_attempt_at=_pt(next_attempt_at),
+            lease_until=_pt(lease_until),
         )
+
+    def claim_job(
+        self, *, tenant: str | None, now: datetime, lease_until: datetime, owner: str
+    ) -> Job | None:
+        stamp = format_time(now)
+        sql = (
+            f"SELECT {self._JOB_COLUMNS} FROM jobs WHERE status = 'queued'"
+            " AND (next_attempt_at IS NULL OR next_attempt_at <= ?)"
+            " AND (lease_until IS NULL OR lease_until <= ?)"
+        )
+        params: list[Any] = [stamp, stamp]
+        if tenant is not None:
+            sql += " AND tenant = ?"
+            params.append(tenant)
+        row = self._one(sql + " ORDER BY created_at, job_id LIMIT 1", params)
+        if row is None:
+            return None
+        job = self._job(row)
+        self._write(
+            "claim_job",
+            "UPDATE jobs SET lease_until = ?, lease_owner = ?, attempts = attempts + 1"
+            " WHERE tenant = ? AND job_id = ?",
+            (format_time(lease_until), owner, job.tenant, job.job_id),
+        )
+        return Job(
+            tenant=job.tenant,
+            job_id=job.job_id,
+            event_id=job.event_id,
+            generations=job.generations,
+            created_at=job.created_at,
+            status=job.status,
+            attempts=job.attempts + 1,
+            last_error=job.last_error,
+            next_attempt_at=job.next_attempt_at,
+            lease_until=lease_until,
+        )
+
+    def retry_job(
+        self, tenant: str, job_id: str, *, error: str, next_attempt_at: datetime, failed: bool
+    ) -> None:
+        self._write(
+            "retry_job",
+            "UPDATE jobs SET status = ?, last_error = ?, next_attempt_at = ?,"
+            " lease_until = NULL, lease_owner = NULL WHERE tenant = ? AND job_id = ?",
+            ("failed" if failed else "queued", error, format_time(next_attempt_at), tenant, job_id),
+        )
+
+    def requeue_failed(self, tenant: str, *, now: datetime) -> int:
+        cursor = self.conn.execute(
+            "SELECT count(*) FROM jobs WHERE tenant = ? AND status = 'failed'", (tenant,)
+        )
+        count = int(cursor.fetchone()[0])
+        if count:
+            self._write(
+                "requeue_failed",
+                "UPDATE jobs SET status = 'queued', attempts = 0, next_attempt_at = ?"
+                " WHERE tenant = ? AND status = 'failed'",
+                (format_time(now), tenant),
+            )
+        return count
 
     def finish_job(self, tenant: str, job_id: str, *, at: datetime) -> None:
         self._write(
             "finish_job",
-            "UPDATE jobs SET status = 'done', finished_at = ?, attempts = attempts + 1"
-            " WHERE tenant = ? AND job_id = ?",
+            "UPDATE jobs SET status = 'done', finished_at = ?, lease_until = NULL,"
+            " lease_owner = NULL WHERE tenant = ? AND job_id = ?",
             (format_time(at), tenant, job_id),
         )
 
-    def jobs(self, tenant: str, *, queued_only: bool) -> Sequence[Job]:
-        sql = (
-            "SELECT job_id, event_id, generations, status, attempts, last_error, created_at"
-            " FROM jobs WHERE tenant = ?"
-        )
-        if queued_only:
-            sql += " AND status = 'queued'"
+    def jobs(self, tenant: str, *, open_only: bool) -> Sequence[Job]:
+        sql = f"SELECT {self._JOB_COLUMNS} FROM jobs WHERE tenant = ?"
+        if open_only:
+            sql += " AND status != 'done'"
         sql += " ORDER BY created_at, job_id"
-        return [
-            self._job(tenant, row[0], row[1:])
-            for row in self.conn.execute(sql, (tenant,)).fetchall()
-        ]
+        return [self._job(row) for row in self.conn.execute(sql, (tenant,)).fetchall()]

@@ -7,12 +7,47 @@ holds the suite every store backend must pass (needs the ``testing`` extra).
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 
-from memledger.domain.records import require_aware
+from memledger.domain.records import Claim, ExtractorInfo, SourceEvent, require_aware
 from memledger.errors import InvalidInputError
+from memledger.ports import Extraction
 
-__all__ = ["FrozenClock"]
+__all__ = ["FrozenClock", "FunctionExtractor"]
+
+
+class FunctionExtractor:
+    """An extractor made of a function: deterministic, for tests and simple pipelines.
+
+    The function gets the event and returns claims, or an :class:`Extraction`
+    (to say ``complete=False``); it may raise ``ExtractionError`` to simulate a
+    failing endpoint. ``calls`` counts invocations.
+    """
+
+    def __init__(
+        self,
+        function: Callable[[SourceEvent], Sequence[Claim] | Extraction],
+        *,
+        name: str = "function",
+        version: str = "1",
+    ) -> None:
+        self._function = function
+        self._info = ExtractorInfo(kind="caller", name=name, version=version)
+        self._lock = threading.Lock()
+        self.calls = 0
+
+    @property
+    def info(self) -> ExtractorInfo:
+        return self._info
+
+    def extract(self, event: SourceEvent) -> Extraction:
+        with self._lock:
+            self.calls += 1
+        result = self._function(event)
+        if isinstance(result, Extraction):
+            return result
+        return Extraction(claims=tuple(result))
 
 
 class FrozenClock:

@@ -134,7 +134,7 @@ def snapshot(
         changes=tuple(changes),
         events=tuple(present),
         reviews=memory.reviews(tenant=tenant, open_only=False),
-        jobs=tuple((j.job_id, j.status) for j in memory.jobs(tenant=tenant, queued_only=False)),
+        jobs=tuple((j.job_id, j.status) for j in memory.jobs(tenant=tenant, open_only=False)),
     )
 
 

@@ -21,109 +21,27 @@
 
 from __future__ import annotations
 
-import hashlib
-import re
-from collections import defaultdict
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 
 from memledger.domain.families import Schema
-from memledger.domain.intervals import Interval, Window, first_overlap, reconcile
-from memledger.domain.policy import Ordering, Position, WritePolicy, authority, order
+from memledger.domain.policy import Position, WritePolicy, authority, order
 from memledger.domain.records import (
-    CALLER,
     Claim,
     ClaimResult,
-    Disposition,
     ExclusionReason,
-    ExtractorInfo,
     FamilyRevision,
-    HistoryEntry,
-    MemoryRecord,
     Receipt,
     ReviewItem,
     SourceEvent,
-    canonical_json,
-    format_time,
 )
-from memledger.errors import EventConflictError, InvalidClaimError, InvalidIntervalError
-from memledger.ports import FamilySlot, UnitOfWork
+from memledger.errors import EventConflictError
+from memledger.ports import UnitOfWork
+from memledger.write.apply import FamilyPlan, apply_family
+from memledger.write.batch import Batch, contradiction, distinct_claims, stable_id, validate
 
-
-def stable_id(prefix: str, *parts: str) -> str:
-    """A deterministic id: the same inputs give the same id in every process and retry."""
-    digest = hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:20]
-    return f"{prefix}-{digest}"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Batch:
-    """One event's candidate claims, as an extractor or a caller proposes them."""
-
-    event: SourceEvent
-    claims: tuple[Claim, ...]
-    complete: bool = True
-    extractor: ExtractorInfo = CALLER
-    generations: Mapping[str, int] | None = None
-    """The family generations the work started under; ``None`` means "now"."""
-    job_id: str | None = None
-
-
-def _claim_key(claim: Claim) -> str:
-    return canonical_json(
-        [
-            claim.subject,
-            claim.family,
-            claim.scope,
-            claim.kind,
-            claim.statement,
-            claim.value,
-            None if claim.valid_from is None else format_time(claim.valid_from),
-            None if claim.valid_until is None else format_time(claim.valid_until),
-            claim.grounding,
-            claim.confidence,
-        ]
-    )
-
-
-def distinct_claims(claims: tuple[Claim, ...]) -> tuple[Claim, ...]:
-    """``claims`` without exact repeats, first occurrence kept: a repeated candidate
-    is one claim, not two overlapping windows."""
-    seen: dict[str, Claim] = {}
-    for claim in claims:
-        seen.setdefault(_claim_key(claim), claim)
-    return tuple(seen.values())
-
-
-def _normal(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip().casefold()
-
-
-def _interval(event: SourceEvent, claim: Claim) -> Interval:
-    start = claim.valid_from or event.occurred_at
-    if claim.valid_until is not None and claim.valid_until <= start:
-        raise InvalidIntervalError(
-            f"claim {claim.family!r} ends at {claim.valid_until.isoformat()!r}, not after its "
-            f"start {start.isoformat()!r} (valid_from defaults to the event's occurred_at)"
-        )
-    return Interval(start, claim.valid_until)
-
-
-def validate(batch: Batch, schema: Schema) -> None:
-    """Reject malformed input before any write: unknown families and kinds, inverted
-    intervals, grounding quotes that are not in the event's text."""
-    text = _normal(batch.event.text)
-    for claim in batch.claims:
-        if not isinstance(claim, Claim):
-            raise InvalidClaimError(f"expected a Claim, got {type(claim).__name__}")
-        schema.check(claim.family, claim.kind)
-        _interval(batch.event, claim)
-        if claim.grounding is not None and _normal(claim.grounding) not in text:
-            raise InvalidClaimError(
-                f"grounding {claim.grounding!r} of claim {claim.family!r} is not in the text "
-                f"of event {batch.event.event_id!r}"
-            )
+__all__ = ["Batch", "append_to_ledger", "commit_event", "finish_job", "job_id_for", "stable_id"]
 
 
 def append_to_ledger(
@@ -159,33 +77,6 @@ def finish_job(unit: UnitOfWork, event: SourceEvent, *, now: datetime) -> None:
         unit.finish_job(event.tenant, job.job_id, at=now)
 
 
-def contradiction(batch: Batch) -> str | None:
-    """Why the batch cannot be committed as it stands, or ``None``."""
-    if not batch.complete:
-        return "the extractor marked the candidate batch incomplete"
-    groups: dict[tuple[str, str, str], list[Claim]] = defaultdict(list)
-    for claim in batch.claims:
-        groups[(claim.subject or batch.event.subject, claim.family, claim.scope)].append(claim)
-    for (subject, family, scope), claims in sorted(groups.items()):
-        clash = first_overlap([_interval(batch.event, c) for c in claims])
-        if clash is not None:
-            return (
-                f"candidates for {family!r} of {subject!r} in scope {scope!r} overlap in valid "
-                f"time ({format_time(clash[1].start)}): the batch contradicts itself"
-            )
-    return None
-
-
-@dataclass(slots=True)
-class _Plan:
-    """What the commit will do to one family."""
-
-    slot: FamilySlot
-    ordering: Ordering
-    current: list[tuple[int, Claim]]
-    other: list[tuple[int, Claim, Disposition, ExclusionReason | None]]
-
-
 def commit_event(
     unit: UnitOfWork, batch: Batch, *, schema: Schema, policy: WritePolicy, now: datetime
 ) -> Receipt:
@@ -207,10 +98,10 @@ def commit_event(
     if problem is not None:
         return _to_review(unit, batch, problem, now)
 
-    plans: dict[tuple[str, str], _Plan] = {}
+    plans: dict[tuple[str, str], FamilyPlan] = {}
     for key in sorted({(c.subject or event.subject, c.family) for c in batch.claims}):
         slot = unit.lock_family(event.tenant, *key)
-        plans[key] = _Plan(slot, order(Position.of(event), slot.position, policy), [], [])
+        plans[key] = FamilyPlan(slot, order(Position.of(event), slot.position, policy))
 
     results: list[ClaimResult] = []
     for index, claim in enumerate(batch.claims):
@@ -223,9 +114,13 @@ def commit_event(
         if unit.is_revoked_source(event.tenant, subject, claim.family, event.event_id):
             results.append(_rejected(claim, "revoked_source"))
             continue
-        auth = authority(event, subject=subject, family=claim.family, scope=claim.scope)
+        auth = authority(
+            event, subject=subject, family=claim.family, scope=claim.scope, kind=claim.kind
+        )
         if not auth.authorised:
             plan.other.append((index, claim, "observation", auth.reason))
+        elif claim.kind == "episode":  # a record that the turn happened: never out of order
+            plan.current.append((index, claim))
         elif plan.ordering.decision == "review":
             return _to_review(unit, batch, plan.ordering.explanation, now)
         elif plan.ordering.decision == "historical":
@@ -238,8 +133,11 @@ def commit_event(
     for plan in plans.values():
         if not plan.current and not plan.other:
             continue
-        revisions.append(_apply(unit, batch, plan, by_index, now=now, policy=policy))
+        revisions.append(apply_family(unit, batch, plan, by_index, now=now, policy=policy))
     results.extend(by_index[i] for i in sorted(by_index))
+    for result in results:
+        if result.disposition == "rejected":
+            unit.bump_counter(event.tenant, f"rejected:{result.reason}")
     receipt = Receipt(
         tenant=event.tenant,
         event_id=event.event_id,
@@ -247,6 +145,7 @@ def commit_event(
         revisions=tuple(revisions),
         results=tuple(sorted(results, key=lambda r: (r.family, r.scope, r.memory_id or ""))),
         job_id=batch.job_id,
+        reason=batch.note,
     )
     unit.put_outcome(receipt, at=now)
     finish_job(unit, event, now=now)
@@ -288,176 +187,3 @@ def _to_review(unit: UnitOfWork, batch: Batch, reason: str, now: datetime) -> Re
     unit.put_outcome(receipt, at=now)
     finish_job(unit, event, now=now)
     return receipt
-
-
-def _apply(
-    unit: UnitOfWork,
-    batch: Batch,
-    plan: _Plan,
-    results: dict[int, ClaimResult],
-    *,
-    now: datetime,
-    policy: WritePolicy,
-) -> FamilyRevision:
-    event, slot = batch.event, plan.slot
-    revision = slot.revision + 1
-    at = max(now, slot.updated_at) if slot.updated_at is not None else now
-    writer = _Writer(unit, slot, revision=revision, at=at, cause=event.event_id)
-
-    by_scope: dict[str, list[tuple[int, Claim]]] = defaultdict(list)
-    for index, claim in plan.current:
-        by_scope[claim.scope].append((index, claim))
-    open_records = (
-        [
-            r
-            for r in unit.family_records(slot.tenant, slot.subject, slot.family, open_only=True)
-            if r.authorised
-        ]
-        if by_scope
-        else []
-    )
-    for scope, claims in sorted(by_scope.items()):
-        existing = {r.memory_id: r for r in open_records if r.scope == scope}
-        plan_ = reconcile(
-            [Window(r.memory_id, Interval(r.valid_from, r.valid_until)) for r in existing.values()],
-            [_interval(event, c) for _, c in claims],
-        )
-        for key in plan_.closed:
-            writer.close(existing[key])
-        for remnant in plan_.remnants:
-            source = existing[remnant.source]
-            writer.insert(
-                replace(
-                    source,
-                    memory_id=stable_id(
-                        "mem",
-                        slot.tenant,
-                        source.memory_id,
-                        str(revision),
-                        format_time(remnant.interval.start),
-                    ),
-                    valid_from=remnant.interval.start,
-                    valid_until=remnant.interval.end,
-                    recorded_at=at,
-                    superseded_at=None,
-                    closed_by=None,
-                    status="active",
-                    revision=revision,
-                    generation=slot.generation,
-                    supersedes=source.memory_id,
-                )
-            )
-        for index, claim in claims:
-            results[index] = writer.claim(batch, index, claim, "current", None, policy)
-    for index, claim, disposition, reason in plan.other:
-        results[index] = writer.claim(batch, index, claim, disposition, reason, policy)
-
-    position = Position.of(event) if plan.current else slot.position
-    unit.put_family(replace(slot, revision=revision, position=position, updated_at=at))
-    unit.add_family_event(
-        slot.tenant, slot.subject, slot.family, event_id=event.event_id, revision=revision
-    )
-    return FamilyRevision(
-        subject=slot.subject, family=slot.family, revision=revision, generation=slot.generation
-    )
-
-
-class _Writer:
-    """Writes records of one family at one revision, each with its history and outbox rows."""
-
-    def __init__(
-        self, unit: UnitOfWork, slot: FamilySlot, *, revision: int, at: datetime, cause: str
-    ) -> None:
-        self.unit, self.slot, self.revision, self.at, self.cause = unit, slot, revision, at, cause
-        self._written: set[str] = set()
-
-    def _history(self, record: MemoryRecord, action: str) -> None:
-        self.unit.add_history(
-            HistoryEntry(
-                seq=0,
-                tenant=record.tenant,
-                subject=record.subject,
-                family=record.family,
-                revision=self.revision,
-                generation=self.slot.generation,
-                action="closed" if action == "closed" else "recorded",
-                memory_id=record.memory_id,
-                status=record.status,
-                at=self.at,
-                cause=self.cause,
-            )
-        )
-
-    def close(self, record: MemoryRecord) -> None:
-        self.unit.close_record(
-            record.tenant, record.memory_id, status="superseded", at=self.at, closed_by=self.cause
-        )
-        closed = replace(record, status="superseded", superseded_at=self.at)
-        self._history(closed, "closed")
-        self.unit.add_outbox(replace(closed, revision=self.revision), op="delete", at=self.at)
-
-    def insert(self, record: MemoryRecord) -> None:
-        if record.memory_id in self._written:
-            return
-        self._written.add(record.memory_id)
-        self.unit.insert_record(record)
-        self._history(record, "recorded")
-        self.unit.add_outbox(record, op="upsert", at=self.at)
-
-    def claim(
-        self,
-        batch: Batch,
-        index: int,
-        claim: Claim,
-        disposition: Disposition,
-        reason: ExclusionReason | None,
-        policy: WritePolicy,
-    ) -> ClaimResult:
-        event = batch.event
-        interval = _interval(event, claim)
-        authorised = disposition != "observation"
-        memory_id = stable_id(
-            "mem", event.tenant, event.event_id, str(index), claim.family, claim.scope
-        )
-        self.insert(
-            MemoryRecord(
-                tenant=event.tenant,
-                memory_id=memory_id,
-                subject=self.slot.subject,
-                family=claim.family,
-                kind=claim.kind if authorised else "observation",
-                proposed_kind=claim.kind,
-                claim=claim.statement,
-                value=claim.value,
-                scope=claim.scope,
-                status="historical" if disposition == "historical" else "active",
-                source_event_id=event.event_id,
-                source_actor_id=event.actor.id,
-                source_channel=event.channel,
-                source_identity_authenticated=event.actor.authenticated,
-                scope_authorized=authorised,
-                claim_faithful_to_source=claim.grounding is not None,
-                operational_setting_confirmed=(
-                    disposition == "current" and event.channel in policy.setting_channels
-                ),
-                recorded_at=self.at,
-                superseded_at=None,
-                closed_by=None,
-                valid_from=interval.start,
-                valid_until=interval.end,
-                revision=self.revision,
-                generation=self.slot.generation,
-                confidence=float(claim.confidence),
-                grounding=claim.grounding,
-                extractor=batch.extractor,
-                supersedes=None,
-                exclusion=reason,
-            )
-        )
-        return ClaimResult(
-            family=claim.family,
-            scope=claim.scope,
-            disposition=disposition,
-            memory_id=memory_id,
-            reason=reason,
-        )

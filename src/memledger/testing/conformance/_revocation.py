@@ -156,7 +156,7 @@ class RevocationChecks:
         queued = memory.ingest(OLD)
         assert queued.outcome == "queued" and len(memory.jobs(tenant=TENANT)) == 1
         assert memory.ingest(OLD).duplicate  # queueing again queues nothing more
-        assert len(memory.jobs(tenant=TENANT, queued_only=False)) == 1
+        assert len(memory.jobs(tenant=TENANT, open_only=False)) == 1
         committed = memory.ingest(OLD, [pref("friday")])  # a caller decides it directly
         assert committed.outcome == "committed" and not committed.duplicate
         assert memory.jobs(tenant=TENANT) == ()

@@ -1,0 +1,152 @@
+"""The decision for one current candidate against its family: ADD, UPDATE, DELETE or NOOP.
+
+Computed, not scripted: from similarity, the family's slots (a (family, scope)
+pair holds mutually exclusive values) and invalidation cues.
+
+1. **DELETE** when the candidate carries an invalidation cue ("off",
+   "cancelled", "no longer", "stopped", ...) and matches an open record: the
+   record of the same scope, else the most similar record of the family at or
+   above the add threshold. A cue that matches nothing is an ADD: "I no longer
+   eat meat" is worth keeping on its own.
+2. **NOOP** when an open record of the same scope holds the same value, or a
+   statement at least ``noop`` similar, over the candidate's whole interval;
+   or when a record under another scope of the family is at least ``noop``
+   similar (the same thing filed under another key). A NOOP raises the
+   record's mention count and confidence.
+3. **UPDATE** when open records of the same scope overlap the candidate's
+   interval with another value: their windows close, the candidate's opens.
+4. **ADD** otherwise: nothing in the slot (or nothing overlapping), and nothing
+   in the family at least ``noop`` similar.
+
+Thresholds are settings (:class:`Thresholds`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memledger.domain.intervals import Interval
+from memledger.domain.records import JsonValue, canonical_json
+from memledger.domain.similarity import similarity
+from memledger.errors import InvalidInputError
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Thresholds:
+    """Similarity thresholds of the decision."""
+
+    add: float = 0.30
+    noop: float = 0.85
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.add <= self.noop <= 1.0:
+            raise InvalidInputError(
+                f"thresholds must satisfy 0 <= add <= noop <= 1, got add={self.add}, "
+                f"noop={self.noop}"
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class Add:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Update:
+    targets: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Delete:
+    target: str
+    similarity: float
+
+
+@dataclass(frozen=True, slots=True)
+class Noop:
+    target: str
+    similarity: float
+
+
+Decision = Add | Update | Delete | Noop
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Candidate:
+    statement: str
+    value: JsonValue
+    scope: str
+    interval: Interval
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Existing:
+    memory_id: str
+    statement: str
+    value: JsonValue
+    scope: str
+    interval: Interval
+
+
+_CUES = re.compile(
+    r"\b(?:(?:is|are|was|were|'s|now|been|it's) off|call(?:ed|s)? off|cancel(?:l?ed|s|ling)?"
+    r"|no longer|not any ?more|anymore|stopp?(?:ed|s|ing)?|quit|ended|dropped|abandoned"
+    r"|scrapped)\b",
+    re.IGNORECASE,
+)
+
+
+def has_invalidation_cue(text: str) -> bool:
+    """Whether ``text`` says something stopped being true."""
+    return _CUES.search(text) is not None
+
+
+def _covers(outer: Interval, inner: Interval) -> bool:
+    return outer.start <= inner.start and (
+        outer.end is None or (inner.end is not None and inner.end <= outer.end)
+    )
+
+
+def _text(statement: str, value: JsonValue) -> str:
+    return statement if isinstance(value, dict | list) else f"{statement} {value}"
+
+
+def decide(
+    candidate: Candidate, existing: Sequence[Existing], thresholds: Thresholds = Thresholds()
+) -> Decision:
+    """Decide what ``candidate`` does to a family whose open records are ``existing``."""
+    same = [e for e in existing if e.scope == candidate.scope]
+    scored = sorted(
+        ((similarity(candidate.statement, e.statement), e) for e in existing),
+        key=lambda pair: (-pair[0], pair[1].memory_id),
+    )
+    if has_invalidation_cue(candidate.statement):
+        if same:
+            best = max(
+                same, key=lambda e: (similarity(candidate.statement, e.statement), e.memory_id)
+            )
+            return Delete(best.memory_id, similarity(candidate.statement, best.statement))
+        for score, record in scored:
+            if score >= thresholds.add:
+                return Delete(record.memory_id, score)
+        return Add()
+    value = canonical_json(candidate.value)
+    for record in same:
+        if not _covers(record.interval, candidate.interval):
+            continue
+        score = similarity(
+            _text(candidate.statement, candidate.value), _text(record.statement, record.value)
+        )
+        if canonical_json(record.value) == value:
+            return Noop(record.memory_id, 1.0)
+        if score >= thresholds.noop:
+            return Noop(record.memory_id, score)
+    overlapping = tuple(e.memory_id for e in same if e.interval.overlaps(candidate.interval))
+    if overlapping:
+        return Update(overlapping)
+    for score, record in scored:
+        if record.scope != candidate.scope and score >= thresholds.noop:
+            return Noop(record.memory_id, score)
+    return Add()

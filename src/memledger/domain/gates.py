@@ -1,0 +1,66 @@
+"""Gates an extracted candidate must pass before the commit sees it. Pure.
+
+* **grounding**: the quote must be in the source text, and the statement must
+  be supported by it: enough of the statement's content words (lightly
+  stemmed) occur in the text. Inferred claims do not enter.
+* **importance**: a candidate below the minimum confidence is not worth a memory.
+
+Candidates callers pass directly skip these gates (the caller vouches for
+them); authority, the order rule and trust apply to every candidate at commit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from memledger.domain.records import Claim
+from memledger.domain.similarity import normalise
+
+GateReason = Literal["ungrounded", "unsupported", "unimportant"]
+
+_STOP = frozenset(
+    """a an the and or but of to in on at for with from by as is are was were be been being it
+    its this that these those i me my mine we our us you your he she they them their his her
+    do does did have has had will would can could should may might must not no so very just
+    now then than also really wants want user subject prefers likes""".split()
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GateSettings:
+    min_support: float = 0.5
+    """Fraction of a statement's content words that must occur in the source text."""
+    min_confidence: float = 0.3
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ies", "es", "ed", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def content_words(text: str) -> set[str]:
+    return {_stem(w) for w in normalise(text).split() if w not in _STOP and len(w) > 1}
+
+
+def support(statement: str, text: str) -> float:
+    """Fraction of ``statement``'s content words found in ``text`` (1.0 if it has none)."""
+    wanted = content_words(statement)
+    if not wanted:
+        return 1.0
+    return len(wanted & content_words(text)) / len(wanted)
+
+
+def gate(claim: Claim, text: str, *, settings: GateSettings = GateSettings()) -> GateReason | None:
+    """Why an extracted candidate is dropped, or ``None`` if it passes."""
+    if claim.kind == "episode":
+        return None
+    if claim.grounding is None or normalise(claim.grounding) not in normalise(text):
+        return "ungrounded"
+    if support(claim.statement, text) < settings.min_support:
+        return "unsupported"
+    if claim.confidence < settings.min_confidence:
+        return "unimportant"
+    return None

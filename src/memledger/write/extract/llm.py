@@ -1,0 +1,392 @@
+"""An extractor for any OpenAI-compatible chat-completions endpoint.
+
+:class:`LLMExtractor` sends one source event to ``{base_url}/chat/completions``
+(OpenAI, vLLM, llama.cpp's server, Ollama, LM Studio, ...) with the prompt
+``claims-v1`` (:mod:`memledger.write.extract.prompts.claims_v1`) and a strict
+JSON-schema ``response_format``, at temperature 0. It only proposes: the write
+policy and the event commit decide what becomes memory.
+
+**Extraction quality is the model's, not this module's.** This adapter checks
+the shape of the answer, the families and kinds and the intervals (the write
+path then checks each grounding quote against the event text); it cannot tell
+a plausible wrong claim from a right one. Use a capable model. Tiny local models (SmolLM2
+135M, Gemma 3 270M, tried on these machines) produce wrong or looping JSON
+and are not usable as extractors (see ``FINDINGS.md``, "Local LLMs").
+
+httpx is an optional dependency: install the ``llm`` extra
+(``pip install 'memledger[llm]'``). Importing this module never needs it;
+constructing an :class:`LLMExtractor` without it raises a plain
+:class:`ImportError` that names the extra.
+
+Failures raise :class:`~memledger.errors.ExtractionError` with a ``reason``
+(the job stays queued and is retried later):
+
+=========================  ===================================================
+reason                     cause
+=========================  ===================================================
+``endpoint_unreachable``   connection refused, DNS failure, connection dropped
+``timeout``                no answer within ``timeout`` seconds
+``http_<code>``            a non-2xx status; the message quotes the body's start
+``invalid_json``           body not JSON, no ``choices``, content missing or not
+                           JSON (also: truncated by ``finish_reason: "length"``)
+``schema_mismatch``        content is JSON but not ``{"claims": [...],
+                           "complete": bool}`` with claim objects
+=========================  ===================================================
+
+One bad claim never fails the batch: a claim with missing or mistyped fields,
+an unknown family, a kind its family does not allow (or ``observation``,
+which is the policy's to assign), a bad or naive timestamp, an inverted
+interval, or an empty statement or grounding is dropped, with its reason in
+``Extraction.dropped``.
+A truncated answer (``finish_reason: "length"``) that still parses yields its
+claims with ``complete=False``, so the event goes to review.
+
+The API key is sent as ``Authorization: Bearer ...`` and never appears in a
+message, a ``repr`` or ``info``; it is masked out of quoted response bodies.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Literal, NoReturn, cast
+from urllib.parse import urlsplit, urlunsplit
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import JsonValue as PydanticJson
+
+from memledger.domain.families import Schema
+from memledger.domain.records import (
+    Claim,
+    ExtractorInfo,
+    JsonValue,
+    Kind,
+    SourceEvent,
+)
+from memledger.errors import ExtractionError, InvalidInputError
+from memledger.ports import Extraction
+from memledger.write.extract.prompts import claims_v1
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["VERSION", "FailureReason", "LLMExtractor"]
+
+VERSION = "1"
+"""Version of this adapter (request building and answer parsing), recorded in lineage."""
+
+FailureReason = Literal["endpoint_unreachable", "timeout", "invalid_json", "schema_mismatch"]
+"""The fixed ``ExtractionError.reason`` values; a non-2xx status gives ``"http_<code>"``."""
+
+_EXCERPT = 200
+_MASK = "***"
+
+
+class _Message(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    content: str | None = None
+    refusal: str | None = None
+
+
+class _Choice(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    message: _Message
+    finish_reason: str | None = None
+
+
+class _Completion(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    choices: list[_Choice]
+
+
+def _require_httpx() -> None:
+    try:
+        import httpx  # noqa: F401
+    except ImportError as exc:
+        raise ImportError(
+            "LLMExtractor needs httpx, which is not installed; "
+            "install the 'llm' extra: pip install 'memledger[llm]'"
+        ) from exc
+
+
+class LLMExtractor:
+    """Proposes claims by asking an OpenAI-compatible chat-completions endpoint.
+
+    ``base_url`` is the API root, ``/chat/completions`` is appended
+    (``http://127.0.0.1:8080/v1``). ``timeout`` bounds connecting and each
+    wait for data, in seconds. ``prompt_version`` is recorded in lineage.
+    Pass ``client`` to reuse an ``httpx.Client`` (proxies, custom transport);
+    it stays the caller's to close, and ``timeout`` still applies per request.
+    Otherwise the extractor owns a client: :meth:`close` it, or use the
+    extractor as a context manager.
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        schema: Schema | None = None,
+        timeout: float = 20.0,
+        prompt_version: str = claims_v1.VERSION,
+        client: httpx.Client | None = None,
+    ) -> None:
+        parts = urlsplit(base_url) if isinstance(base_url, str) else None
+        if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
+            raise InvalidInputError(
+                f"base_url must be an http(s) URL such as 'http://127.0.0.1:8080/v1', "
+                f"got {_redact_url(base_url)!r}"
+            )
+        if not isinstance(model, str) or not model.strip():
+            raise InvalidInputError(f"model must be a non-empty string, got {model!r}")
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+            raise InvalidInputError(
+                f"timeout must be a positive number of seconds, got {timeout!r}"
+            )
+        if api_key is not None and (not isinstance(api_key, str) or not api_key):
+            raise InvalidInputError("api_key, when given, must be a non-empty string")
+        _require_httpx()
+        import httpx
+
+        self._endpoint = base_url.rstrip("/") + "/chat/completions"
+        self._shown_endpoint = _redact_url(self._endpoint)
+        self._model = model
+        self._api_key = api_key
+        self._schema = schema if schema is not None else Schema.default()
+        self._timeout = float(timeout)
+        self._owns_client = client is None
+        self._client = client if client is not None else httpx.Client(timeout=self._timeout)
+        self._info = ExtractorInfo(
+            kind="llm",
+            name="openai-compatible",
+            version=VERSION,
+            model=model,
+            prompt_version=prompt_version,
+        )
+        self._system = claims_v1.system_prompt(self._schema)
+        self._response_format: dict[str, JsonValue] = {
+            "type": "json_schema",
+            "json_schema": {
+                "name": claims_v1.RESPONSE_NAME,
+                "schema": claims_v1.response_schema(self._schema),
+                "strict": True,
+            },
+        }
+
+    @property
+    def info(self) -> ExtractorInfo:
+        return self._info
+
+    def __repr__(self) -> str:
+        return f"LLMExtractor(endpoint={self._shown_endpoint!r}, model={self._model!r})"
+
+    def close(self) -> None:
+        """Close the HTTP client if this extractor created it."""
+        if self._owns_client:
+            self._client.close()
+
+    def __enter__(self) -> LLMExtractor:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def request_body(self, event: SourceEvent) -> dict[str, JsonValue]:
+        """The JSON body :meth:`extract` posts for ``event`` (no credentials in it)."""
+        return {
+            "model": self._model,
+            "temperature": 0,
+            "messages": [
+                {"role": "system", "content": self._system},
+                {"role": "user", "content": claims_v1.user_prompt(event)},
+            ],
+            "response_format": self._response_format,
+        }
+
+    def extract(self, event: SourceEvent) -> Extraction:
+        """Ask the endpoint for ``event``'s claims; raise ``ExtractionError`` if it cannot."""
+        body = self._post(self.request_body(event))
+        content, truncated = self._content(body)
+        batch = self._batch(content, truncated=truncated)
+        claims: list[Claim] = []
+        dropped: list[str] = []
+        for index, item in enumerate(batch.claims):
+            claim = _convert(item, index=index, schema=self._schema)
+            if isinstance(claim, Claim):
+                claims.append(claim)
+            else:
+                dropped.append(self._mask(claim))
+        return Extraction(
+            claims=tuple(claims),
+            complete=batch.complete and not truncated,
+            dropped=tuple(dropped),
+        )
+
+    # -- transport ------------------------------------------------------------------
+
+    def _post(self, body: dict[str, JsonValue]) -> bytes:
+        import httpx
+
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self._api_key is not None:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        try:
+            response = self._client.post(
+                self._endpoint,
+                content=json.dumps(body, ensure_ascii=False).encode(),
+                headers=headers,
+                timeout=self._timeout,
+            )
+        except httpx.TimeoutException as exc:
+            self._fail(
+                f"no answer from {self._shown_endpoint!r} within {self._timeout:g} s "
+                f"({type(exc).__name__})",
+                reason="timeout",
+            )
+        except httpx.TransportError as exc:
+            self._fail(
+                f"cannot reach {self._shown_endpoint!r}: {type(exc).__name__}: {exc}",
+                reason="endpoint_unreachable",
+            )
+        if not response.is_success:
+            excerpt = response.content[:_EXCERPT].decode("utf-8", errors="replace")
+            more = "..." if len(response.content) > _EXCERPT else ""
+            self._fail(
+                f"{self._shown_endpoint!r} answered HTTP {response.status_code}: {excerpt!r}{more}",
+                reason=f"http_{response.status_code}",
+            )
+        return response.content
+
+    # -- answer ---------------------------------------------------------------------
+
+    def _content(self, body: bytes) -> tuple[str, bool]:
+        """The first choice's content and whether it was cut off by the length limit."""
+        try:
+            completion = _Completion.model_validate_json(body)
+        except ValidationError as exc:
+            what = "is not JSON" if _is_json_error(exc) else "is not a chat completion"
+            self._fail(
+                f"the response body from {self._shown_endpoint!r} {what}: {_excerpt(body)!r}",
+                reason="invalid_json",
+            )
+        if not completion.choices:
+            self._fail(
+                f"the response from {self._shown_endpoint!r} has no choices", reason="invalid_json"
+            )
+        choice = completion.choices[0]
+        if choice.message.content is None:
+            refusal = f" (refusal: {choice.message.refusal!r})" if choice.message.refusal else ""
+            self._fail(f"the first choice has no message content{refusal}", reason="invalid_json")
+        return choice.message.content, choice.finish_reason == "length"
+
+    def _batch(self, content: str, *, truncated: bool) -> claims_v1.ClaimsOut:
+        try:
+            data = json.loads(_strip_fence(content))
+        except ValueError:
+            cut = " (cut off by the length limit)" if truncated else ""
+            self._fail(
+                f"the message content is not JSON{cut}: {_excerpt(content)!r}",
+                reason="invalid_json",
+            )
+        try:
+            return claims_v1.ClaimsOut.model_validate(data)
+        except ValidationError as exc:
+            self._fail(
+                f"the message content does not match the {claims_v1.RESPONSE_NAME!r} schema: "
+                f"{_errors(exc)}",
+                reason="schema_mismatch",
+            )
+
+    def _mask(self, text: str) -> str:
+        return text.replace(self._api_key, _MASK) if self._api_key else text
+
+    def _fail(self, message: str, *, reason: str) -> NoReturn:
+        """Raise ``ExtractionError``; ``reason`` is a ``FailureReason`` or ``http_<code>``."""
+        raise ExtractionError(self._mask(message), reason=reason) from None
+
+
+def _convert(item: dict[str, PydanticJson], *, index: int, schema: Schema) -> Claim | str:
+    """A domain claim from one proposed claim object, or the reason it was dropped."""
+    family = item.get("family")
+    label = f"claim {index}" + (f" ({family!r})" if isinstance(family, str) else "")
+    try:
+        out = claims_v1.ClaimOut.model_validate(item)
+    except ValidationError as exc:
+        return f"{label}: malformed: {_errors(exc)}"
+    try:
+        schema.check(out.family, out.kind)
+        if out.kind == "observation":
+            return f"{label}: kind 'observation' is the policy's to assign, not a proposal"
+        claim = Claim(
+            family=out.family,
+            kind=cast(Kind, out.kind),
+            statement=out.statement,
+            value=out.value,
+            scope=out.scope or "global",
+            valid_from=_timestamp(out.valid_from, "valid_from"),
+            valid_until=_timestamp(out.valid_until, "valid_until"),
+            grounding=out.grounding,
+        )
+        if out.confidence is not None:
+            claim = replace(claim, confidence=out.confidence)
+        return claim
+    except InvalidInputError as exc:
+        return f"{label}: {exc}"
+
+
+def _timestamp(text: str | None, what: str) -> datetime | None:
+    """An aware datetime from ISO 8601 text; naive ones are left for ``Claim`` to reject."""
+    if text is None or not text.strip():
+        return None
+    try:
+        return datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise InvalidInputError(f"{what} {text!r} is not an ISO 8601 timestamp") from None
+
+
+_FENCE = re.compile(r"^```[A-Za-z0-9_-]*\s*\n(.*)\n\s*```$", re.DOTALL)
+
+
+def _strip_fence(content: str) -> str:
+    """Content without a Markdown code fence some servers wrap JSON in."""
+    text = content.strip()
+    match = _FENCE.match(text)
+    return match.group(1) if match else text
+
+
+def _is_json_error(exc: ValidationError) -> bool:
+    return any(error["type"] == "json_invalid" for error in exc.errors())
+
+
+def _errors(exc: ValidationError, limit: int = 3) -> str:
+    parts = [
+        f"{'.'.join(str(p) for p in error['loc']) or '(root)'}: {error['msg']}"
+        for error in exc.errors(include_url=False)[:limit]
+    ]
+    more = exc.error_count() - limit
+    return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
+
+
+def _excerpt(text: str | bytes) -> str:
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    return text if len(text) <= _EXCERPT else text[:_EXCERPT] + "..."
+
+
+def _redact_url(url: object) -> str:
+    """``url`` without user info (``user:secret@``); anything else as ``str``."""
+    text = str(url)
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        return text
+    if "@" not in parts.netloc:
+        return text
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit(parts._replace(netloc=f"{_MASK}@{host}"))

@@ -1,0 +1,482 @@
+"""``LLMExtractor`` against a real HTTP server: ``memledger.testing.openai_server``.
+
+Every test talks HTTP to a ``FakeChatServer`` on a loopback port; nothing is
+mocked below the socket except the one test that hides httpx.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+import pytest
+
+from memledger.domain.families import Family, Schema
+from memledger.domain.records import Actor, Claim, SourceEvent
+from memledger.errors import ExtractionError, InvalidInputError
+from memledger.ports import Extractor
+from memledger.settings import Settings
+from memledger.testing.openai_server import FakeChatServer, RecordedRequest, Reply
+from memledger.write.extract import llm
+from memledger.write.extract.llm import LLMExtractor
+from memledger.write.extract.prompts import claims_v1
+
+KEY = "sk-test-SECRET-0123456789"
+
+EVENT = SourceEvent(
+    tenant="acme",
+    event_id="e1",
+    subject="alice",
+    actor=Actor(id="alice"),
+    channel="chat",
+    occurred_at=datetime(2026, 10, 12, 9, 30, tzinfo=UTC),
+    text=(
+        "I moved to Lyon last week. Our trip to Lisbon is off. "
+        "Please send the digest daily from November 1."
+    ),
+)
+
+
+def proposal(**fields: object) -> dict[str, object]:
+    """One claim object as a model would write it; ``fields`` override the defaults."""
+    claim: dict[str, object] = {
+        "family": "home_city",
+        "kind": "fact",
+        "statement": "The subject lives in Lyon.",
+        "value": "lyon",
+        "scope": "global",
+        "valid_from": None,
+        "valid_until": None,
+        "grounding": "I moved to Lyon",
+        "confidence": None,
+    }
+    claim.update(fields)
+    return claim
+
+
+def answer(*claims: dict[str, object], complete: bool = True) -> str:
+    return json.dumps({"claims": list(claims), "complete": complete})
+
+
+@pytest.fixture(autouse=True)
+def _no_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
+    """httpx honours proxy variables even for loopback; these tests talk to 127.0.0.1."""
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+
+
+@pytest.fixture
+def server() -> Iterator[FakeChatServer]:
+    with FakeChatServer() as running:
+        yield running
+
+
+@pytest.fixture
+def extractor(server: FakeChatServer) -> Iterator[LLMExtractor]:
+    with LLMExtractor(
+        base_url=server.base_url, model="fake-model", api_key=KEY, timeout=2.0
+    ) as built:
+        yield built
+
+
+# -- the happy path and the request contract ---------------------------------------------
+
+
+def test_a_good_answer_becomes_claims_with_lineage(
+    server: FakeChatServer, extractor: LLMExtractor
+) -> None:
+    server.push(
+        answer(
+            proposal(confidence=0.9),
+            proposal(
+                family="plan",
+                statement="The subject's trip to Lisbon is cancelled.",
+                value="cancelled",
+                scope="plan:trip-to-lisbon",
+                grounding="Our trip to Lisbon is off",
+            ),
+            proposal(
+                family="delivery_preference",
+                kind="preference",
+                statement="The subject wants the digest daily.",
+                value="daily",
+                valid_from="2026-11-01T00:00:00Z",
+                valid_until="2027-01-01T00:00:00+01:00",
+                grounding="send the digest daily from November 1",
+            ),
+        )
+    )
+    typed: Extractor = extractor
+    extraction = typed.extract(EVENT)
+
+    assert extraction.complete and extraction.dropped == ()
+    home, plan, delivery = extraction.claims
+    assert home == Claim(
+        family="home_city",
+        kind="fact",
+        statement="The subject lives in Lyon.",
+        value="lyon",
+        grounding="I moved to Lyon",
+        confidence=0.9,
+    )
+    assert plan.scope == "plan:trip-to-lisbon" and plan.value == "cancelled"
+    assert plan.confidence == 0.65  # no confidence proposed: the claim's default
+    assert delivery.valid_from == datetime(2026, 11, 1, tzinfo=UTC)
+    assert delivery.valid_until == datetime(2026, 12, 31, 23, tzinfo=UTC)
+    assert all(c.subject is None for c in extraction.claims)  # never the model's to choose
+    info = typed.info
+    assert (info.kind, info.name, info.version) == ("llm", "openai-compatible", llm.VERSION)
+    assert (info.model, info.prompt_version) == ("fake-model", claims_v1.VERSION)
+
+
+def test_the_request_carries_model_temperature_schema_key_text_and_families(
+    server: FakeChatServer, extractor: LLMExtractor
+) -> None:
+    server.push(answer())
+    extractor.extract(EVENT)
+
+    (request,) = server.requests
+    assert (request.method, request.path) == ("POST", "/v1/chat/completions")
+    assert request.headers["authorization"] == f"Bearer {KEY}"
+    assert request.headers["content-type"] == "application/json"
+    assert isinstance(request.payload, dict)
+    assert request.payload["model"] == "fake-model"
+    assert request.payload["temperature"] == 0
+    assert request.payload["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {
+            "name": "memledger_claims",
+            "schema": claims_v1.response_schema(Schema.default()),
+            "strict": True,
+        },
+    }
+    assert [m["role"] for m in request.messages] == ["system", "user"]
+    system, user = request.content_of("system"), request.content_of("user")
+    for family in Schema.default().families.values():
+        assert f"- {family.name} (kinds: " in system
+        assert family.description in system
+    assert 'item-scoped, scope "plan:<slug>"' in system
+    assert "ISO 8601" in system and "exact quote" in system and "Do not" in system
+    assert EVENT.text in user and "2026-10-12T09:30:00Z" in user and "alice" in user
+    assert KEY not in request.body.decode()
+
+
+def test_without_a_key_no_authorization_header_is_sent(server: FakeChatServer) -> None:
+    server.push(answer())
+    with LLMExtractor(base_url=server.base_url + "/", model="m") as extractor:
+        extractor.extract(EVENT)
+    (request,) = server.requests
+    assert "authorization" not in request.headers
+    assert request.path == "/v1/chat/completions"  # the trailing slash is not doubled
+
+
+def test_the_response_schema_matches_the_validating_model() -> None:
+    schema: Any = claims_v1.response_schema(Schema.default())  # nested JSON, navigated freely
+    items = schema["properties"]["claims"]["items"]
+    assert set(items["required"]) == set(items["properties"])  # strict mode: all required
+    assert set(items["properties"]) == set(claims_v1.ClaimOut.model_fields)
+    assert items["additionalProperties"] is False and schema["additionalProperties"] is False
+    assert items["properties"]["family"]["enum"] == list(Schema.default().families)
+    assert "observation" not in items["properties"]["kind"]["enum"]
+    assert json.loads(json.dumps(schema)) == schema  # plain JSON
+
+
+def test_a_custom_schema_gets_its_own_families(server: FakeChatServer) -> None:
+    pets = Schema.of(
+        [Family(name="pet", kinds=frozenset({"fact"}), description="Pets; scope pet:<slug>.")]
+    )
+    server.push(
+        answer(proposal(family="pet", scope="pet:rex", value="dog", grounding="Lyon"), proposal())
+    )
+    with LLMExtractor(base_url=server.base_url, model="m", schema=pets) as extractor:
+        extraction = extractor.extract(EVENT)
+    assert [c.family for c in extraction.claims] == ["pet"]
+    assert extraction.dropped == (
+        "claim 1 ('home_city'): unknown family 'home_city'; known families: ['pet']",
+    )
+    system = server.requests[0].content_of("system")
+    assert '- pet (kinds: fact; item-scoped, scope "pet:<slug>")' in system
+    assert "home_city" not in system
+
+
+# -- claims dropped one by one ---------------------------------------------------------------
+
+BAD_CLAIMS: list[tuple[dict[str, object], str]] = [
+    (proposal(family="shoe_size"), "unknown family 'shoe_size'"),
+    (proposal(kind="preference"), "does not hold kind 'preference'"),
+    (proposal(kind="observation"), "kind 'observation' is the policy's"),
+    (proposal(kind="belief"), "does not hold kind 'belief'"),
+    (proposal(statement="  "), "statement must be a non-empty string"),
+    (proposal(grounding=""), "grounding, when given, must be a non-empty quote"),
+    (
+        proposal(valid_from="2026-11-01T00:00:00Z", valid_until="2026-10-01T00:00:00Z"),
+        "not after valid_from",
+    ),
+    (proposal(valid_from="2026-11-01T00:00:00"), "must be timezone-aware"),
+    (proposal(valid_until="next Tuesday"), "valid_until 'next Tuesday' is not an ISO 8601"),
+    (proposal(confidence=1.5), "confidence must be within [0, 1]"),
+    (proposal(confidence="high"), "malformed: confidence"),
+    (proposal(scope="not a scope!"), "scope 'not a scope!' is not a valid identifier"),
+    ({k: v for k, v in proposal().items() if k != "grounding"}, "malformed: grounding"),
+    (proposal(statement=7), "malformed: statement"),
+]
+
+
+def test_bad_claims_are_dropped_with_reasons_and_good_ones_survive(
+    server: FakeChatServer, extractor: LLMExtractor
+) -> None:
+    good = proposal(family="employer", statement="The subject works at Acme.", value="acme")
+    server.push(answer(*(bad for bad, _ in BAD_CLAIMS), good))
+
+    extraction = extractor.extract(EVENT)
+
+    assert [c.family for c in extraction.claims] == ["employer"]
+    assert extraction.complete
+    assert len(extraction.dropped) == len(BAD_CLAIMS)
+    for index, ((_, fragment), reason) in enumerate(
+        zip(BAD_CLAIMS, extraction.dropped, strict=True)
+    ):
+        assert reason.startswith(f"claim {index}"), reason
+        assert fragment in reason, (fragment, reason)
+
+
+# -- incomplete answers ------------------------------------------------------------------------
+
+
+def test_a_truncated_answer_that_parses_is_returned_incomplete(
+    server: FakeChatServer, extractor: LLMExtractor
+) -> None:
+    server.push(Reply(content=answer(proposal()), finish_reason="length"))
+    extraction = extractor.extract(EVENT)
+    assert not extraction.complete
+    assert [c.family for c in extraction.claims] == ["home_city"]
+
+
+def test_the_model_may_say_it_left_claims_out(
+    server: FakeChatServer, extractor: LLMExtractor
+) -> None:
+    server.push(answer(proposal(), complete=False))
+    assert not extractor.extract(EVENT).complete
+
+
+def test_a_json_answer_in_a_code_fence_is_read(
+    server: FakeChatServer, extractor: LLMExtractor
+) -> None:
+    server.push(f"```json\n{answer(proposal())}\n```")
+    assert len(extractor.extract(EVENT).claims) == 1
+
+
+# -- failures ------------------------------------------------------------------------------------
+
+FAILURES: dict[str, tuple[Reply, str, str]] = {
+    "500 with a body": (
+        Reply(status=500, body='{"error": {"message": "model overloaded"}}'),
+        "http_500",
+        "model overloaded",
+    ),
+    "429 without a body": (Reply(status=429), "http_429", "scripted HTTP 429"),
+    "body not JSON": (
+        Reply(body="<html>Bad Gateway</html>", content_type="text/html"),
+        "invalid_json",
+        "is not JSON",
+    ),
+    "no choices": (Reply(body='{"id": "x", "choices": []}'), "invalid_json", "no choices"),
+    "not a completion": (Reply(body='{"ok": true}'), "invalid_json", "not a chat completion"),
+    "null content": (
+        Reply(body=json.dumps({"choices": [{"message": {"content": None, "refusal": "no"}}]})),
+        "invalid_json",
+        "refusal: 'no'",
+    ),
+    "content not JSON": (
+        Reply(content="Sure! The subject lives in Lyon."),
+        "invalid_json",
+        "content is not JSON",
+    ),
+    "truncated and unparseable": (
+        Reply(content='{"claims": [{"family": "home_ci', finish_reason="length"),
+        "invalid_json",
+        "cut off by the length limit",
+    ),
+    "wrong top-level key": (Reply(content='{"facts": []}'), "schema_mismatch", "claims"),
+    "a list, not an object": (Reply(content="[]"), "schema_mismatch", "memledger_claims"),
+    "claims not a list": (
+        Reply(content='{"claims": "none", "complete": true}'),
+        "schema_mismatch",
+        "claims",
+    ),
+    "complete not a boolean": (
+        Reply(content='{"claims": [], "complete": "yes"}'),
+        "schema_mismatch",
+        "complete",
+    ),
+    "a claim not an object": (
+        Reply(content='{"claims": ["Lyon"], "complete": true}'),
+        "schema_mismatch",
+        "claims.0",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FAILURES))
+def test_each_failure_raises_extraction_error_with_its_reason(
+    server: FakeChatServer, extractor: LLMExtractor, case: str
+) -> None:
+    reply, reason, fragment = FAILURES[case]
+    server.push(reply)
+    with pytest.raises(ExtractionError) as caught:
+        extractor.extract(EVENT)
+    assert caught.value.reason == reason
+    assert fragment in str(caught.value)
+    assert KEY not in str(caught.value)
+
+
+def test_an_unreachable_endpoint() -> None:
+    with FakeChatServer() as server:
+        base_url = server.base_url  # a port nobody listens on once closed
+    with (
+        LLMExtractor(base_url=base_url, model="m", api_key=KEY, timeout=2.0) as extractor,
+        pytest.raises(ExtractionError) as caught,
+    ):
+        extractor.extract(EVENT)
+    assert caught.value.reason == "endpoint_unreachable"
+    assert base_url in str(caught.value) and KEY not in str(caught.value)
+
+
+def test_a_slow_endpoint_times_out(server: FakeChatServer) -> None:
+    server.push(Reply(content=answer(), delay=5.0))
+    started = time.monotonic()
+    with (
+        LLMExtractor(base_url=server.base_url, model="m", api_key=KEY, timeout=0.3) as extractor,
+        pytest.raises(ExtractionError) as caught,
+    ):
+        extractor.extract(EVENT)
+    assert caught.value.reason == "timeout"
+    assert "0.3 s" in str(caught.value) and KEY not in str(caught.value)
+    assert time.monotonic() - started < 2.0
+
+
+def test_the_key_is_masked_even_when_the_server_echoes_it(
+    server: FakeChatServer, extractor: LLMExtractor
+) -> None:
+    server.push(Reply(status=401, body=json.dumps({"error": f"invalid api key {KEY}"})))
+    with pytest.raises(ExtractionError) as caught:
+        extractor.extract(EVENT)
+    assert caught.value.reason == "http_401"
+    assert KEY not in str(caught.value) and "invalid api key ***" in str(caught.value)
+    assert KEY not in repr(extractor) and KEY not in repr(extractor.info)
+
+
+def test_constructor_rejects_unusable_arguments() -> None:
+    with pytest.raises(InvalidInputError, match="http"):
+        LLMExtractor(base_url="127.0.0.1:8080/v1", model="m")
+    with pytest.raises(InvalidInputError, match="model"):
+        LLMExtractor(base_url="http://127.0.0.1:1/v1", model=" ")
+    with pytest.raises(InvalidInputError, match="timeout"):
+        LLMExtractor(base_url="http://127.0.0.1:1/v1", model="m", timeout=0)
+    with pytest.raises(InvalidInputError) as caught:
+        LLMExtractor(base_url="ftp://user:hunter2@host/v1", model="m")
+    assert "hunter2" not in str(caught.value)
+
+
+# -- httpx is optional ---------------------------------------------------------------------------
+
+
+def test_without_httpx_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "httpx", None)  # makes ``import httpx`` fail
+    with pytest.raises(ImportError, match=r"pip install 'memledger\[llm\]'"):
+        LLMExtractor(base_url="http://127.0.0.1:1/v1", model="m")
+
+
+def test_memledger_imports_without_httpx() -> None:
+    code = (
+        "import sys; sys.modules['httpx'] = None\n"
+        "import memledger, memledger.settings\n"
+        "import memledger.write.extract.llm, memledger.testing.openai_server\n"
+        "assert 'httpx' not in [m for m in sys.modules if sys.modules[m] is not None]\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+# -- settings ------------------------------------------------------------------------------------
+
+
+def test_settings_build_the_extractor_and_hide_the_key(server: FakeChatServer) -> None:
+    env = {
+        "MEMLEDGER_LLM_BASE_URL": server.base_url,
+        "MEMLEDGER_LLM_MODEL": "fake-model",
+        "MEMLEDGER_LLM_API_KEY": KEY,
+    }
+    settings = Settings.from_env(env)
+    assert (settings.llm_base_url, settings.llm_model, settings.llm_api_key) == (
+        server.base_url,
+        "fake-model",
+        KEY,
+    )
+    assert KEY not in repr(settings)
+    server.push(answer(proposal()))
+    with settings.llm_extractor(timeout=2.0) as extractor:
+        assert len(extractor.extract(EVENT).claims) == 1
+    assert server.requests[0].headers["authorization"] == f"Bearer {KEY}"
+
+
+def test_settings_name_what_is_missing() -> None:
+    assert Settings.from_env({"MEMLEDGER_LLM_MODEL": ""}).llm_model is None
+    with pytest.raises(InvalidInputError, match="MEMLEDGER_LLM_BASE_URL and MEMLEDGER_LLM_MODEL"):
+        Settings().llm_extractor()
+    with pytest.raises(InvalidInputError, match=r"set MEMLEDGER_LLM_MODEL \("):
+        Settings(llm_base_url="http://127.0.0.1:1/v1").llm_extractor()
+
+
+# -- the fake server itself ------------------------------------------------------------------------
+
+
+def test_the_fake_server_speaks_the_openai_shapes() -> None:
+    seen: list[RecordedRequest] = []
+
+    def responder(request: RecordedRequest) -> str:
+        seen.append(request)
+        return f"echo {request.content_of('user')}"
+
+    with FakeChatServer(responder, models=("a", "b")) as server:
+        models = httpx.get(f"{server.base_url}/models").json()
+        body = {"model": "a", "messages": [{"role": "user", "content": "hi"}]}
+        first = httpx.post(f"{server.base_url}/chat/completions", json=body).json()
+        second = httpx.post(f"{server.base_url}/chat/completions", json=body).json()
+        missing = httpx.post(f"{server.url}/chat/completions", json=body)
+
+    assert [m["id"] for m in models["data"]] == ["a", "b"] and models["object"] == "list"
+    assert first["object"] == "chat.completion" and first["model"] == "a"
+    assert first["choices"] == [
+        {
+            "index": 0,
+            "message": {"role": "assistant", "content": "echo hi"},
+            "finish_reason": "stop",
+        }
+    ]
+    assert set(first["usage"]) == {"prompt_tokens", "completion_tokens", "total_tokens"}
+    assert (first["id"], second["id"]) == ("chatcmpl-fake-1", "chatcmpl-fake-2")
+    assert first["created"] == second["created"]  # deterministic
+    assert missing.status_code == 404
+    assert [r.payload for r in seen] == [body, body]
+
+
+def test_the_fake_server_reports_unscripted_requests_and_responder_bugs() -> None:
+    def broken(request: RecordedRequest) -> str:
+        raise KeyError("oops")
+
+    with FakeChatServer() as server:
+        unscripted = httpx.post(f"{server.base_url}/chat/completions", json={"model": "m"})
+        server.responder = broken
+        failed = httpx.post(f"{server.base_url}/chat/completions", json={"model": "m"})
+        not_json = httpx.post(f"{server.base_url}/chat/completions", content=b"{")
+        assert server.errors == ("responder raised KeyError: 'oops'",)
+    assert unscripted.status_code == 500 and "no reply scripted" in unscripted.text
+    assert failed.status_code == 500 and "KeyError" in failed.text
+    assert not_json.status_code == 400
