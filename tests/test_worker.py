@@ -261,7 +261,7 @@ def test_gates_drop_ungrounded_unsupported_and_invalid_candidates(memory: Memory
     assert memory.process(extractor=FunctionExtractor(sloppy)).outcomes == {"committed": 1}
     assert [s.family for s in memory.families(SUBJECT, tenant=TENANT)] == ["conversation", FAMILY]
     assert memory.stats(tenant=TENANT) == {
-        "extractor_dropped:schema_mismatch": 1,
+        "extractor_dropped": 1,
         "gate:invalid": 1,
         "gate:unimportant": 1,
         "gate:ungrounded": 1,
@@ -335,3 +335,15 @@ def test_rederive_is_a_dry_run_diff(memory: Memory) -> None:
     memory.revoke(before[0].memory_id, tenant=TENANT)
     after = memory.rederive(SUBJECT, tenant=TENANT, extractor=FunctionExtractor(fridays))
     assert after.empty and after.unchanged == 0
+
+
+def test_rederive_refuses_a_partial_replay(memory: Memory) -> None:
+    memory.ingest(turn(1, "Send the digest on Fridays."))
+    memory.process(extractor=FunctionExtractor(fridays))
+
+    def down(source: SourceEvent) -> list[Claim]:
+        raise ExtractionError("HTTP 500", reason="http_500")
+
+    with pytest.raises(ExtractionError, match="incomplete") as caught:
+        memory.rederive(SUBJECT, tenant=TENANT, extractor=FunctionExtractor(down))
+    assert caught.value.reason == "rederive_incomplete"

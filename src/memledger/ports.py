@@ -91,6 +91,10 @@ OutboxOp = Literal["upsert", "delete"]
 class UnitOfWork(Protocol):
     """Primitives inside one transaction. Every method filters by tenant first."""
 
+    def savepoint(self) -> AbstractContextManager[None]:
+        """A nested transaction inside this one, rolled back alone if its block raises."""
+        ...
+
     # source-event ledger
     def get_event(self, tenant: str, event_id: str) -> StoredEvent | None: ...
     def append_event(self, event: SourceEvent, *, content_hash: str, at: datetime) -> None: ...

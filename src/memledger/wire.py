@@ -25,7 +25,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TypeAlias
+from typing import TypeAlias, get_args
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 from pydantic import JsonValue as WireValue
@@ -55,6 +55,8 @@ from memledger.errors import (
     InvalidIntervalError,
     UnknownKindError,
 )
+from memledger.write.rederive import Rederivation
+from memledger.write.worker import JobOutcome, WorkReport
 
 __all__ = [
     "ActorIn",
@@ -70,8 +72,10 @@ __all__ = [
     "parse_events_json",
     "receipt_to_dict",
     "record_to_dict",
+    "rederivation_to_dict",
     "review_to_dict",
     "revocation_to_dict",
+    "work_report_to_dict",
 ]
 
 JsonObject: TypeAlias = dict[str, JsonValue]
@@ -475,4 +479,35 @@ def job_to_dict(job: Job) -> JsonObject:
         "created_at": isoformat(job.created_at),
         "attempts": job.attempts,
         "last_error": job.last_error,
+        "next_attempt_at": None if job.next_attempt_at is None else isoformat(job.next_attempt_at),
+        "lease_until": None if job.lease_until is None else isoformat(job.lease_until),
+    }
+
+
+def work_report_to_dict(report: WorkReport, *, mode: str, stopped_by: str | None) -> JsonObject:
+    """A worker run: jobs by outcome (every outcome named, zeros included) and errors."""
+    return {
+        "mode": mode,
+        "stopped_by": stopped_by,
+        "jobs": report.jobs,
+        "outcomes": {o: report.outcomes.get(o, 0) for o in get_args(JobOutcome)},
+        "errors": list(report.errors),
+    }
+
+
+def rederivation_to_dict(diff: Rederivation, *, tenant: str) -> JsonObject:
+    """A re-derivation's dry-run diff."""
+    return {
+        "tenant": tenant,
+        "subject": diff.subject,
+        "extractor": diff.extractor,
+        "events": diff.events,
+        "dry_run": True,
+        "added": [record_to_dict(r) for r in diff.added],
+        "closed": [record_to_dict(r) for r in diff.closed],
+        "changed": [
+            {"before": record_to_dict(c.before), "after": record_to_dict(c.after)}
+            for c in diff.changed
+        ],
+        "unchanged": diff.unchanged,
     }

@@ -17,12 +17,15 @@ import typer
 
 from memledger.cli import render
 from memledger.cli._run import Group
+from memledger.cli._service import run_until_stopped, stop_on_signals
+from memledger.cli.extractors import ExtractorChoice, RequiredExtractor, describe, open_extractor
 from memledger.cli.options import (
     AsJson,
     AsOf,
     Db,
     FamilyName,
     MinRevision,
+    OnlyTenant,
     Reason,
     Scope,
     Subject,
@@ -33,8 +36,8 @@ from memledger.cli.options import (
     settings_of,
     store_url,
 )
-from memledger.domain.records import Receipt
-from memledger.errors import InvalidInputError, MemledgerError
+from memledger.domain.records import Receipt, require_id
+from memledger.errors import InvalidInputError, InvalidQueryError, MemledgerError
 from memledger.memory import Memory
 from memledger.settings import Settings
 from memledger.wire import (
@@ -44,9 +47,12 @@ from memledger.wire import (
     parse_events_json,
     receipt_to_dict,
     record_to_dict,
+    rederivation_to_dict,
     review_to_dict,
     revocation_to_dict,
+    work_report_to_dict,
 )
+from memledger.write.worker import Worker, WorkerSettings
 
 app = typer.Typer(
     name="memledger",
@@ -62,7 +68,8 @@ app = typer.Typer(
 def _root(ctx: typer.Context) -> None:
     """memledger: a long-term memory ledger for AI agents.
 
-    Configuration: MEMLEDGER_URL (store), MEMLEDGER_TENANT (default tenant).
+    Configuration: MEMLEDGER_URL (store), MEMLEDGER_TENANT (default tenant);
+    MEMLEDGER_LLM_BASE_URL, MEMLEDGER_LLM_MODEL, MEMLEDGER_LLM_API_KEY (--extractor llm).
     """
     ctx.obj = Settings.from_env(os.environ)
     if ctx.invoked_subcommand is None:
@@ -371,7 +378,8 @@ def jobs(
     tenant: Tenant = None,
     as_json: AsJson = False,
 ) -> None:
-    """Queued extraction jobs, oldest first."""
+    """Extraction jobs not done yet (queued or failed), oldest first, with their
+    attempts, last error and next attempt."""
     who = require_tenant(ctx, tenant)
     with _memory(ctx, db) as memory:
         items = memory.jobs(tenant=who, open_only=not include_done)
@@ -379,6 +387,142 @@ def jobs(
         render.print_json([job_to_dict(j) for j in items])
     else:
         render.jobs(render.make_console(), items, empty="no queued extraction jobs")
+
+
+@app.command()
+def stats(
+    ctx: typer.Context,
+    *,
+    db: Db = None,
+    tenant: Tenant = None,
+    as_json: AsJson = False,
+) -> None:
+    """Write-path counters: rejections by reason, extraction errors, gate and prefilter drops."""
+    who = require_tenant(ctx, tenant)
+    with _memory(ctx, db) as memory:
+        counters = memory.stats(tenant=who)
+    if as_json:
+        render.print_json({"tenant": who, "counters": dict(counters)})
+    else:
+        render.counters(render.make_console(), counters, tenant=who)
+
+
+# -- the write path's work --------------------------------------------------------------
+
+
+@app.command()
+def worker(
+    ctx: typer.Context,
+    *,
+    extractor: ExtractorChoice = "rules",
+    tenant: OnlyTenant = None,
+    drain: Annotated[
+        bool, typer.Option("--drain", help="Run until no due job is left, then exit.")
+    ] = False,
+    poll: Annotated[
+        float,
+        typer.Option(
+            "--poll", metavar="SECONDS", min=0.01, help="Wait between looks for jobs when idle."
+        ),
+    ] = 0.5,
+    batch: Annotated[
+        int,
+        typer.Option(
+            "--batch",
+            metavar="N",
+            min=1,
+            help="Jobs leased, extracted and committed together; a stop waits for them.",
+        ),
+    ] = WorkerSettings().batch,
+    db: Db = None,
+    as_json: AsJson = False,
+) -> None:
+    """Run queued extraction jobs until SIGINT or SIGTERM (or, with --drain, until none is due).
+
+    On the first signal the batch in progress finishes and a summary of the
+    jobs by outcome is printed; a second signal stops at once. A job whose
+    extraction fails stays queued for a retry, its reason shown by `jobs`.
+    """
+    if tenant is not None:
+        require_id(tenant, "tenant", InvalidQueryError)
+    settings = WorkerSettings(batch=batch)
+    with (
+        _memory(ctx, db) as memory,
+        open_extractor(extractor, settings_of(ctx), schema=memory.schema) as chosen,
+    ):
+        where = f"{memory.url} ({'every tenant' if tenant is None else f'tenant {tenant!r}'})"
+        if drain:
+            report = memory.process(extractor=chosen, tenant=tenant, settings=settings)
+            stopped_by = None
+            title = f"drained {where} with {describe(chosen)}: {report.jobs} job(s) run"
+        else:
+            typer.echo(
+                f"memledger worker: running jobs of {where} with {describe(chosen)}; "
+                "stop with Ctrl-C or SIGTERM",
+                err=True,
+            )
+            with stop_on_signals() as stop:
+                report = run_until_stopped(
+                    Worker(memory, chosen, settings=settings),
+                    stop=stop.event,
+                    tenant=tenant,
+                    poll=poll,
+                )
+            stopped_by = stop.signal
+            title = f"worker stopped by {stopped_by} after {report.jobs} job(s) on {where}"
+    if as_json:
+        mode = "drain" if drain else "run"
+        render.print_json(work_report_to_dict(report, mode=mode, stopped_by=stopped_by))
+    else:
+        render.work_report(render.make_console(), report, title=title)
+
+
+@app.command()
+def rederive(
+    ctx: typer.Context,
+    *,
+    subject: Subject,
+    extractor: RequiredExtractor,
+    db: Db = None,
+    tenant: Tenant = None,
+    as_json: AsJson = False,
+) -> None:
+    """What another extractor would make of SUBJECT's ledger, as a dry-run diff.
+
+    The subject's events are replayed through the extractor into a scratch
+    store and compared with the current timelines: windows added, closed or
+    changed. Nothing is written to the store.
+    """
+    who = require_tenant(ctx, tenant)
+    with (
+        _memory(ctx, db) as memory,
+        open_extractor(extractor, settings_of(ctx), schema=memory.schema) as chosen,
+    ):
+        diff = memory.rederive(subject, tenant=who, extractor=chosen)
+    if as_json:
+        render.print_json(rederivation_to_dict(diff, tenant=who))
+    else:
+        render.rederivation(render.make_console(), diff, tenant=who)
+
+
+@app.command("retry-failed")
+def retry_failed(
+    ctx: typer.Context,
+    *,
+    db: Db = None,
+    tenant: Tenant = None,
+    as_json: AsJson = False,
+) -> None:
+    """Queue every failed extraction job again (attempts start over)."""
+    who = require_tenant(ctx, tenant)
+    with _memory(ctx, db) as memory:
+        count = memory.retry_failed(tenant=who)
+    if as_json:
+        render.print_json({"tenant": who, "requeued": count})
+    elif count:
+        typer.echo(f"requeued {count} failed job(s) of tenant {who!r}")
+    else:
+        typer.echo(f"no failed jobs for tenant {who!r}: nothing requeued")
 
 
 # -- demo -------------------------------------------------------------------------------

@@ -50,6 +50,15 @@ Tenant = Annotated[
         show_default=False,
     ),
 ]
+OnlyTenant = Annotated[
+    str | None,
+    typer.Option(
+        "--tenant",
+        metavar="TENANT",
+        help="Only this tenant's jobs. Default: every tenant's ($MEMLEDGER_TENANT is not used).",
+        show_default=False,
+    ),
+]
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
 Subject = Annotated[
     str, typer.Argument(metavar="SUBJECT", help="What the memory is about, e.g. user-42.")

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
+from typing import get_args
 
 import typer
 from rich.console import Console
@@ -26,9 +27,14 @@ from memledger.domain.records import (
     RevocationReceipt,
 )
 from memledger.wire import isoformat, record_to_dict
+from memledger.write.rederive import Rederivation
+from memledger.write.worker import JobOutcome, WorkReport
 
 PIPE_WIDTH = 200
 """Width of tables written to a pipe or file, where no terminal wraps them."""
+ERROR_WIDTH = 200
+"""Longer error messages are cut in tables (``--json`` has them whole)."""
+JOB_OUTCOMES: tuple[JobOutcome, ...] = get_args(JobOutcome)
 
 
 def make_console() -> Console:
@@ -244,14 +250,127 @@ def jobs(console: Console, items: Sequence[Job], *, empty: str) -> None:
     if not items:
         console.print(Text(empty))
         return
-    table = _table("job id", "event id", "status", "created at", "attempts", "generations")
+    table = _table(
+        "job id",
+        "event id",
+        "status",
+        "attempts",
+        "last error",
+        "next attempt",
+        "created at",
+        "generations",
+    )
     for job in items:
         table.add_row(
             _text(job.job_id),
             _text(job.event_id),
             _text(job.status),
-            _text(job.created_at),
             _text(job.attempts),
+            _text(_shorten(job.last_error) if job.last_error else "-"),
+            _next_attempt(job),
+            _text(job.created_at),
             _text(dict(job.generations)),
         )
+    console.print(table)
+
+
+def _shorten(text: str, limit: int = ERROR_WIDTH) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _next_attempt(job: Job) -> Text:
+    if job.status == "done":
+        return Text("-")
+    if job.status == "failed":
+        return Text("after retry-failed")
+    return Text("now") if job.next_attempt_at is None else _text(job.next_attempt_at)
+
+
+# -- the write path's work ------------------------------------------------------------
+
+
+def work_report(console: Console, report: WorkReport, *, title: str) -> None:
+    """A worker run: jobs by outcome, then the latest errors."""
+    console.print(Text(title))
+    table = _table("outcome", "jobs")
+    for outcome in JOB_OUTCOMES:
+        table.add_row(Text(outcome), _text(report.outcomes.get(outcome, 0)))
+    console.print(table)
+    if report.errors:
+        console.print(Text(f"errors ({len(report.errors)}):"))
+        for error in report.errors:
+            console.print(Text(f"  {_shorten(error)}"))
+
+
+def rederivation(console: Console, diff: Rederivation, *, tenant: str) -> None:
+    """The dry-run diff of a re-derivation, one row per window, and that nothing was written."""
+    console.print(
+        Text(
+            f"re-derivation of {diff.subject!r} (tenant {tenant!r}) with {diff.extractor} "
+            f"over {diff.events} event(s)"
+        )
+    )
+    if diff.empty:
+        console.print(Text("no differences from the current timelines"))
+    else:
+        table = _table("change", "family", "scope", "value", "valid [from, until)", "source event")
+        for label, found in (("added", diff.added), ("closed", diff.closed)):
+            for r in found:
+                table.add_row(
+                    Text(label),
+                    _text(r.family),
+                    _text(r.scope),
+                    _value(r.value),
+                    _window(r),
+                    _text(r.source_event_id),
+                )
+        for change in diff.changed:
+            before, after = change.before, change.after
+            table.add_row(
+                Text("changed"),
+                _text(before.family),
+                _text(before.scope),
+                _change(_value(before.value), _value(after.value)),
+                _change(_window(before), _window(after)),
+                _change(_text(before.source_event_id), _text(after.source_event_id)),
+            )
+        console.print(table)
+    console.print(
+        Text(
+            f"{len(diff.added)} added, {len(diff.closed)} closed, {len(diff.changed)} changed, "
+            f"{diff.unchanged} unchanged"
+        )
+    )
+    console.print(Text("dry run: nothing was written to the store"))
+
+
+def _window(r: MemoryRecord) -> Text:
+    return Text(f"[{isoformat(r.valid_from)}, {_until(r.valid_until)})")
+
+
+def _change(before: Text, after: Text) -> Text:
+    """``before -> after``, or one of them when they are the same."""
+    return after if before.plain == after.plain else Text(f"{before.plain} -> {after.plain}")
+
+
+_COUNTER_GROUPS = {
+    "rejected": "rejected at commit",
+    "extraction": "extraction errors",
+    "gate": "dropped by gates",
+    "extractor_dropped": "dropped by the extractor",
+    "prefilter": "prefiltered",
+    "commit": "commit failures",
+}
+
+
+def counters(console: Console, values: Mapping[str, int], *, tenant: str) -> None:
+    """Write-path counters, grouped by what they count."""
+    if not values:
+        console.print(Text(f"no write-path counters for tenant {tenant!r} yet"))
+        return
+    console.print(Text(f"write-path counters of tenant {tenant!r}"))
+    table = _table("counter", "reason", "count")
+    for name, count in sorted(values.items()):
+        group, _, reason = name.partition(":")
+        table.add_row(Text(_COUNTER_GROUPS.get(group, group)), Text(reason or "-"), _text(count))
     console.print(table)

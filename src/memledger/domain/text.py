@@ -60,26 +60,29 @@ def stem(word: str) -> str:
     """A crude, symmetric stem of a lowercase ascii word.
 
     Not a linguistic stemmer: it only has to map the base form and the common
-    inflections of one word to the same key. Plurals lose ``s``/``es``/``ies``
-    (``flashcards`` -> ``flashcard``, ``studies`` -> ``study``); a gerund loses
+    inflections of one word to the same key. Plurals lose ``s``/``es``
+    (``flashcards`` -> ``flashcard``); a final consonant-``y`` and ``ies`` become
+    ``i`` (``study``, ``studies``, ``studying`` -> ``studi``); a gerund loses
     ``ing`` and a doubled final consonant (``running`` -> ``run``); a final
-    ``e`` goes (``making`` and ``make`` -> ``mak``). Words of three letters or
-    fewer, and words that would lose their last vowel, are left alone.
+    ``e`` goes (``making`` and ``make`` -> ``mak``, ``using`` and ``use`` ->
+    ``us``). ``ing`` stays when no vowel would be left (``bring``, ``thing``).
     """
-    if len(word) <= 3 or not word.isalpha():
+    if not word.isalpha():
         return word
-    if word.endswith("ies") and len(word) > 4:
-        word = word[:-3] + "y"
-    elif word.endswith(("sses", "xes", "ches", "shes")):
+    if len(word) > 4 and word.endswith("ies"):
+        word = word[:-3] + "i"
+    elif len(word) > 4 and word.endswith(("sses", "xes", "ches", "shes")):
         word = word[:-2]
-    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+    elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
         word = word[:-1]
-    if word.endswith("ing") and len(word) > 5 and _VOWEL.search(word[:-3]):
+    if len(word) >= 5 and word.endswith("ing") and _VOWEL.search(word[:-3]):
         word = word[:-3]
-        if len(word) > 2 and word[-1] == word[-2] and word[-1] not in "lsz" + "aeiou":
+        if len(word) > 2 and word[-1] == word[-2] and word[-1] not in "aeiouylsz":
             word = word[:-1]
-    if len(word) > 3 and word.endswith("e") and not word.endswith("ee"):
+    if len(word) >= 3 and word.endswith("e") and not word.endswith("ee"):
         word = word[:-1]
+    if len(word) > 2 and word.endswith("y") and word[-2] not in "aeiouy":
+        word = word[:-1] + "i"
     return word
 
 
@@ -89,8 +92,9 @@ def _hash_token(token: str) -> str:
 
 
 def _protected(token: str) -> bool:
-    """Names and acronyms (``NeurIPS``, ``PyTorch``, ``ICML``, ``GPT4``) are not stemmed."""
-    return sum(c.isupper() for c in token) >= 2 or any(c.isdigit() for c in token)
+    """Names, acronyms and tokens with digits (``Paris``, ``NeurIPS``, ``GPT4``) are not
+    stemmed: "Paris" must not become "pari"."""
+    return any(c.isupper() or c.isdigit() for c in token)
 
 
 def slug(text: str, *, stem_words: bool = False, drop: Iterable[str] = ()) -> str:
@@ -100,7 +104,7 @@ def slug(text: str, *, stem_words: bool = False, drop: Iterable[str] = ()) -> st
     ``zurich``), :data:`STOP_WORDS` and the words in ``drop`` are left out. A
     word with no ascii letter or digit (``東京``) becomes ``u`` plus 8 hex
     digits of its hash, so different scripts never collide into one key. With
-    ``stem_words``, every word that is not a name or acronym goes through
+    ``stem_words``, every word without a capital letter or digit goes through
     :func:`stem` (``drop`` is checked before and after stemming). If every word
     is a stop word the stop words are kept (``"the"`` -> ``"the"``). At most
     :data:`MAX_SLUG_WORDS` words and :data:`MAX_SLUG_CHARS` characters.
@@ -159,7 +163,7 @@ _CLAUSE_BREAK = re.compile(
     | \s*,\s*(?:and|so|although|though|while|whereas|because|plus)\s+
     | \s+(?:because|although|though|whereas)\s+
     | \s+and\s+(?=(?:I|I['’](?:m|ve|d|ll)|my|we|we['’](?:re|ve))\b)
-    | \s*,\s*(?=(?:I|I['’](?:m|ve|d|ll)|my|we|we['’](?:re|ve))\b)
+    | \s*,\s*(?=(?:I|I['’](?:m|ve|d|ll)|we|we['’](?:re|ve))\b)
     | \s+[–—]\s+
     """,
     re.VERBOSE,
@@ -194,8 +198,10 @@ def sentences(text: str) -> tuple[Segment, ...]:
     start = 0
     for match in _SENTENCE_END.finditer(text):
         mark = match.group()
-        if mark.startswith(".") and mark.rstrip("\"'”’)]") == "." and _is_abbreviation(
-            text, match.start()
+        if (
+            mark.startswith(".")
+            and mark.rstrip("\"'”’)]") == "."
+            and _is_abbreviation(text, match.start())
         ):
             continue
         segment = _trimmed(text, start, match.start(), question="?" in mark)
@@ -211,7 +217,8 @@ def sentences(text: str) -> tuple[Segment, ...]:
 def clauses(text: str) -> tuple[Segment, ...]:
     """The clauses of ``text``: its :func:`sentences`, each split further at
     "then", "but", a comma before "and"/"so"/"because"/..., "because"/"although",
-    "and" or a comma before a new first-person subject ("..., and I work at X"),
+    "and" before a new first-person subject ("... and I work at X", "... and my
+    sister ..."), a comma before "I"/"we" ("..., I work at X"),
     and dashes. The connecting words belong to no clause; every clause carries
     the ``question`` flag of its sentence."""
     found: list[Segment] = []

@@ -326,11 +326,29 @@ class SQLiteUnit:
     def __init__(self, conn: sqlite3.Connection, failpoint: Failpoint | None) -> None:
         self.conn = conn
         self._failpoint = failpoint
+        self._depth = 0
 
     def _write(self, step: str, sql: str, params: Sequence[Any]) -> None:
         if self._failpoint is not None:
             self._failpoint(step)
         self.conn.execute(sql, params)
+
+    @contextmanager
+    def savepoint(self) -> Iterator[None]:
+        """A nested transaction: rolled back alone if its block raises."""
+        self._depth += 1
+        name = f"sp{self._depth}"
+        self.conn.execute(f"SAVEPOINT {name}")
+        try:
+            yield
+        except BaseException:
+            self.conn.execute(f"ROLLBACK TO {name}")
+            self.conn.execute(f"RELEASE {name}")
+            raise
+        else:
+            self.conn.execute(f"RELEASE {name}")
+        finally:
+            self._depth -= 1
 
     def _one(self, sql: str, params: Sequence[Any]) -> Any:
         return self.conn.execute(sql, params).fetchone()
@@ -469,11 +487,22 @@ class SQLiteUnit:
 
     def families(self, tenant: str, subject: str) -> Sequence[FamilySlot]:
         rows = self.conn.execute(
-            "SELECT family FROM families WHERE tenant = ? AND subject = ? ORDER BY family",
+            "SELECT family, revision, generation, position, updated_at FROM families"
+            " WHERE tenant = ? AND subject = ? ORDER BY family",
             (tenant, subject),
         ).fetchall()
-        slots = [self.get_family(tenant, subject, row[0]) for row in rows]
-        return [s for s in slots if s is not None]
+        return [
+            FamilySlot(
+                tenant=tenant,
+                subject=subject,
+                family=family,
+                revision=revision,
+                generation=generation,
+                position=codec.position_from_json(position),
+                updated_at=_pt(updated_at),
+            )
+            for family, revision, generation, position, updated_at in rows
+        ]
 
     def add_family_event(
         self, tenant: str, subject: str, family: str, *, event_id: str, revision: int

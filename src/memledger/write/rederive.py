@@ -9,6 +9,8 @@ The diff compares the current timelines (open, authorised windows) family by
 family: a window only the replay has is *added*, one only the canonical store
 has is *closed*, and the same (family, scope, valid_from) with another value
 or end is *changed*. Episodes are the raw turns and are left out of the diff.
+If the extractor fails on any event, :class:`ExtractionError` is raised: a
+diff over a partial replay would report missing windows as closed.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memledger.domain.records import MemoryRecord, canonical_json
+from memledger.errors import ExtractionError
 from memledger.ports import Extractor
 from memledger.store.sqlite import SQLiteStore
 from memledger.testing import FrozenClock
@@ -110,10 +113,20 @@ def rederive(
             policy=memory.policy,
         )
         try:
+            failures: list[str] = []
             for source in events:
                 clock.set(max(clock.now(), source.occurred_at))
                 scratch.ingest(source)
-                scratch.process(extractor=extractor, tenant=tenant, settings=settings)
+                report = scratch.process(extractor=extractor, tenant=tenant, settings=settings)
+                if report.outcomes.get("retry") or report.outcomes.get("failed"):
+                    failures.extend(report.errors)
+            if failures:
+                raise ExtractionError(
+                    f"re-derivation of {subject!r} is incomplete: {len(failures)} of "
+                    f"{len(events)} events could not be extracted (first: {failures[0]}); "
+                    "no diff is given rather than a wrong one",
+                    reason="rederive_incomplete",
+                )
             replayed = _windows(scratch, tenant=tenant, subject=subject, revoked=revoked)
         finally:
             scratch.close()

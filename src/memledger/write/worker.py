@@ -1,15 +1,15 @@
 """The extraction worker: runs queued jobs through prefilter, extractor and gates, then commits.
 
-One job at a time, in three short transactions, so that a slow extractor (an
+A few jobs at a time, in two short transactions, so that a slow extractor (an
 LLM endpoint) never holds the store's write lock:
 
-1. lease the oldest due job (a crashed worker's lease runs out and another
+1. lease the oldest due jobs (a crashed worker's lease runs out and another
    worker takes the job over);
-2. outside any transaction: prefilter the turn, extract, gate the candidates;
-3. commit the batch under the generations the job started with. The event
-   commit is the unit of idempotency, so a retried, duplicated or raced job
-   leaves exactly one result; a family revoked meanwhile rejects its claims
-   as ``stale_generation``.
+2. outside any transaction: prefilter each turn, extract, gate the candidates;
+3. commit each batch under the generations its job started with, each under
+   its own savepoint of one transaction. The event commit is the unit of
+   idempotency, so a retried, duplicated or raced job leaves exactly one
+   result; a family revoked meanwhile rejects its claims as ``stale_generation``.
 
 An extractor failure (endpoint down, slow, invalid output) leaves the job
 queued for a retry after an exponential backoff with the reason recorded;
@@ -25,14 +25,14 @@ import threading
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Literal
 
 from memledger.domain.gates import GateSettings, gate
 from memledger.domain.prefilter import PrefilterSettings, prefilter
 from memledger.domain.records import Claim, Job, Receipt, SourceEvent
-from memledger.errors import ExtractionError, InvalidInputError, StoreLockedError
-from memledger.ports import Extraction, Extractor
+from memledger.errors import ExtractionError, InvalidInputError, StoreError, StoreLockedError
+from memledger.ports import Extraction, Extractor, UnitOfWork
 from memledger.write.batch import Batch, stable_id, validate
 from memledger.write.commit import commit_event
 
@@ -53,11 +53,27 @@ class WorkerSettings:
     max_attempts: int = 8
     backoff: timedelta = timedelta(seconds=2)
     max_backoff: timedelta = timedelta(minutes=10)
+    batch: int = 32
+    """Jobs leased and committed per transaction (each under its own savepoint)."""
 
     def delay(self, attempts: int) -> timedelta:
         """Wait before attempt ``attempts + 1``: doubling from ``backoff``, capped."""
         factor: int = 2 ** max(0, attempts - 1)
         return min(self.backoff * factor, self.max_backoff)
+
+
+@dataclass(frozen=True, slots=True)
+class _Commit:
+    job: Job
+    batch: Batch
+    counters: Counter[str]
+
+
+@dataclass(frozen=True, slots=True)
+class _Retry:
+    job: Job
+    error: str
+    counter: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,52 +140,111 @@ class Worker:
 
     def run_once(self, *, tenant: str | None = None) -> JobResult | None:
         """Run the oldest due job, if any."""
+        results = self.run_batch(tenant=tenant, size=1)
+        return results[0] if results else None
+
+    def run_batch(self, *, tenant: str | None = None, size: int | None = None) -> list[JobResult]:
+        """Lease up to ``size`` due jobs, extract each, and commit them in one transaction.
+
+        Each job's outcome is written under its own savepoint: one that fails is
+        rolled back alone and queued for a retry, the others commit.
+        """
+        leased = self._lease(tenant, size or self.settings.batch)
+        plans = [self._plan(job, event, recent) for job, event, recent in leased]
+        if not plans:
+            return []
+        results: list[JobResult] = []
         now = self.memory.clock.now()
         with self.memory.store.write() as unit:
-            job = unit.claim_job(
-                tenant=tenant, now=now, lease_until=now + self.settings.lease, owner=self.owner
-            )
-            if job is None:
-                return None
-            stored = unit.get_event(job.tenant, job.event_id)
-            assert stored is not None, "the ledger is append-only"
-            event = stored.event
-            recent = unit.count_events(
-                event.tenant,
-                event.subject,
-                since=event.occurred_at - timedelta(minutes=1),
-                until=event.occurred_at,
-            )
+            for plan in plans:
+                try:
+                    with unit.savepoint():
+                        results.append(self._write(unit, plan, now))
+                except (StoreError, KeyboardInterrupt):
+                    raise
+                except Exception as exc:  # one poisoned job must not block the others
+                    error = f"commit_failed: {type(exc).__name__}: {exc}"
+                    with unit.savepoint():
+                        results.append(
+                            self._write(unit, _Retry(plan.job, error, "commit:failed"), now)
+                        )
+        return results
+
+    def _lease(self, tenant: str | None, size: int) -> list[tuple[Job, SourceEvent, int]]:
+        now = self.memory.clock.now()
+        leased: list[tuple[Job, SourceEvent, int]] = []
+        with self.memory.store.write() as unit:
+            for _ in range(size):
+                job = unit.claim_job(
+                    tenant=tenant,
+                    now=now,
+                    lease_until=now + self.settings.lease,
+                    owner=self.owner,
+                )
+                if job is None:
+                    break
+                stored = unit.get_event(job.tenant, job.event_id)
+                assert stored is not None, "the ledger is append-only"
+                event = stored.event
+                recent = unit.count_events(
+                    event.tenant,
+                    event.subject,
+                    since=event.occurred_at - timedelta(minutes=1),
+                    until=event.occurred_at,
+                )
+                leased.append((job, event, recent))
+        return leased
+
+    def _plan(self, job: Job, event: SourceEvent, recent: int) -> _Commit | _Retry:
+        """Everything that happens outside a transaction: prefilter, extraction, gates."""
         reason = prefilter(event.text, turns_last_minute=recent, settings=self.settings.prefilter)
         if reason is not None:
-            return self._commit(
+            return _Commit(
                 job,
-                event,
-                (),
-                note=f"prefilter:{reason}",
-                counters=Counter({f"prefilter:{reason}": 1}),
+                self._batch(job, event, (), note=f"prefilter:{reason}"),
+                Counter({f"prefilter:{reason}": 1}),
             )
         try:
             extraction = self.extractor.extract(event)
         except ExtractionError as exc:
-            return self._retry(job, f"{exc.reason}: {exc}", counter=f"extraction:{exc.reason}")
+            return _Retry(job, f"{exc.reason}: {exc}", f"extraction:{exc.reason}")
         except Exception as exc:  # a broken extractor must not lose the job
-            return self._retry(
+            return _Retry(
                 job,
                 f"extractor_crashed: {type(exc).__name__}: {exc}",
-                counter="extraction:extractor_crashed",
+                "extraction:extractor_crashed",
             )
         claims, counters = self._admit(event, extraction)
         if self.settings.episodes:
             claims.append(episode_of(event))
-        return self._commit(
-            job, event, tuple(claims), complete=extraction.complete, counters=counters
+        batch = self._batch(job, event, tuple(claims), complete=extraction.complete)
+        return _Commit(job, batch, counters)
+
+    def _batch(
+        self,
+        job: Job,
+        event: SourceEvent,
+        claims: tuple[Claim, ...],
+        *,
+        complete: bool = True,
+        note: str | None = None,
+    ) -> Batch:
+        return Batch(
+            event=event,
+            claims=claims,
+            complete=complete,
+            extractor=self.extractor.info,
+            generations=job.generations,
+            job_id=job.job_id,
+            note=note,
         )
 
     def _admit(
         self, event: SourceEvent, extraction: Extraction
     ) -> tuple[list[Claim], Counter[str]]:
-        counters: Counter[str] = Counter(f"extractor_dropped:{r}" for r in extraction.dropped)
+        counters: Counter[str] = Counter()
+        if extraction.dropped:
+            counters["extractor_dropped"] = len(extraction.dropped)
         kept: list[Claim] = []
         for claim in extraction.claims:
             why: str | None = gate(claim, event.text, settings=self.settings.gates)
@@ -184,82 +259,60 @@ class Worker:
                 counters[f"gate:{why}"] += 1
         return kept, counters
 
-    def _commit(
-        self,
-        job: Job,
-        event: SourceEvent,
-        claims: tuple[Claim, ...],
-        *,
-        complete: bool = True,
-        note: str | None = None,
-        counters: Counter[str],
-    ) -> JobResult:
-        batch = Batch(
-            event=event,
-            claims=claims,
-            complete=complete,
-            extractor=self.extractor.info,
-            generations=job.generations,
-            job_id=job.job_id,
-            note=note,
-        )
-        with self.memory.store.write() as unit:
-            receipt = commit_event(
-                unit,
-                batch,
-                schema=self.memory.schema,
-                policy=self.memory.policy,
-                now=self.memory.clock.now(),
-            )
-            if not receipt.duplicate:
-                for name, count in sorted(counters.items()):
-                    unit.bump_counter(event.tenant, name, by=count)
-        outcome: JobOutcome
-        if receipt.duplicate:
-            outcome = "duplicate"
-        elif note is not None:
-            outcome = "prefiltered"
-        else:
-            outcome = "review" if receipt.outcome == "review" else "committed"
-        return JobResult(job, outcome, receipt)
-
-    def _retry(self, job: Job, error: str, *, counter: str) -> JobResult:
-        now = self.memory.clock.now()
-        failed = job.attempts >= self.settings.max_attempts
-        with self.memory.store.write() as unit:
+    def _write(self, unit: UnitOfWork, plan: _Commit | _Retry, now: datetime) -> JobResult:
+        job = plan.job
+        if isinstance(plan, _Retry):
+            failed = job.attempts >= self.settings.max_attempts
             unit.retry_job(
                 job.tenant,
                 job.job_id,
-                error=error[:2000],
+                error=plan.error[:2000],
                 next_attempt_at=now + self.settings.delay(job.attempts),
                 failed=failed,
             )
-            unit.bump_counter(job.tenant, counter)
-        return JobResult(job, "failed" if failed else "retry", error=error)
+            unit.bump_counter(job.tenant, plan.counter)
+            return JobResult(job, "failed" if failed else "retry", error=plan.error)
+        receipt = commit_event(
+            unit, plan.batch, schema=self.memory.schema, policy=self.memory.policy, now=now
+        )
+        if receipt.duplicate:
+            return JobResult(job, "duplicate", receipt)
+        for name, count in sorted(plan.counters.items()):
+            unit.bump_counter(job.tenant, name, by=count)
+        if plan.batch.note is not None:
+            return JobResult(job, "prefiltered", receipt)
+        return JobResult(job, "review" if receipt.outcome == "review" else "committed", receipt)
 
     def drain(self, *, tenant: str | None = None, limit: int | None = None) -> WorkReport:
         """Run due jobs until none is left (or ``limit`` were run)."""
         report = WorkReport()
         while limit is None or report.jobs < limit:
+            size = (
+                self.settings.batch
+                if limit is None
+                else min(self.settings.batch, limit - report.jobs)
+            )
             try:
-                result = self.run_once(tenant=tenant)
+                results = self.run_batch(tenant=tenant, size=size)
             except StoreLockedError as exc:  # another writer held the lock too long: later
                 report.errors.append(str(exc))
                 break
-            if result is None:
+            if not results:
                 break
-            report.add(result)
+            for result in results:
+                report.add(result)
         return report
 
     def run(
         self, *, stop: threading.Event, tenant: str | None = None, poll: float = 0.5
     ) -> WorkReport:
-        """Run jobs until ``stop`` is set, sleeping ``poll`` seconds when idle."""
+        """Run jobs until ``stop`` is set (checked after every batch), sleeping ``poll``
+        seconds when idle. Keeps the latest 100 errors."""
         report = WorkReport()
         while not stop.is_set():
-            batch = self.drain(tenant=tenant, limit=100)
+            batch = self.drain(tenant=tenant, limit=self.settings.batch)
             report.outcomes.update(batch.outcomes)
-            report.errors.extend(batch.errors)
+            report.errors = [*report.errors, *batch.errors][-100:]
             if batch.jobs == 0:
                 stop.wait(poll)
         return report

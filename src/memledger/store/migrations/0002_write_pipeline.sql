@@ -16,7 +16,7 @@ ALTER TABLE jobs ADD COLUMN next_attempt_at TEXT;
 ALTER TABLE jobs ADD COLUMN lease_until TEXT;
 ALTER TABLE jobs ADD COLUMN lease_owner TEXT;
 
-CREATE INDEX jobs_due ON jobs (status, next_attempt_at, created_at);
+CREATE INDEX jobs_queue ON jobs (status, created_at, job_id);
 
 CREATE TABLE counters (
     tenant TEXT NOT NULL,
