@@ -357,7 +357,8 @@ def test_plan_cancellation_keeps_the_scope(on: str, off: str, scope: str | None)
     assert isinstance(cancelled.value, dict) and cancelled.value["status"] == "off"
     assert not has_invalidation_cue(planned.statement)
     assert has_invalidation_cue(cancelled.statement)
-    assert any(cue in cancelled.statement for cue in ("off", "cancelled", "no longer", "stopped"))
+    statement = cancelled.statement.lower()
+    assert any(cue in statement for cue in ("off", "cancelled", "no longer", "stopped"))
 
 
 def test_plan_value_keeps_its_dates_but_takes_no_valid_time() -> None:
@@ -385,7 +386,7 @@ def test_a_positive_claim_that_reads_as_a_retraction_is_dropped() -> None:
 @pytest.mark.parametrize(
     ("positive", "retraction"),
     [
-        ("I use TensorFlow", "I no longer use TensorFlow"),
+        ("I use Docker", "I no longer use Docker"),
         ("I use Docker", "I stopped using Docker"),
         ("I use Docker", "I don't use Docker anymore"),
         ("I use Slack", "I'm not using Slack anymore"),
@@ -623,44 +624,49 @@ PHRASES = [
     " from Monday until Friday",
     " until further notice",
 ]
-TEMPLATES = [
-    "I live in {city}{when}",
-    "I'm based in {city}{when}",
-    "Based in {city}",
-    "I moved to {city}{when}",
-    "I work at {org}{when}",
-    "I'm a data scientist at {org}",
-    "I joined {org}{when}",
-    "I love {framework}",
-    "I use {framework}{when}",
-    "I moved to {framework}",
-    "I love {item}",
-    "I hate {item}",
-    "{item} is my favorite",
-    "Send my digest daily{when}",
-    "Please deliver the newsletter on Fridays{when}",
-    "Weekly{when} please",
-    "I'm planning the {org} offsite",
-    "The {org} offsite plan is off",
-    "I cancelled the {city} trip",
-    "My {relation} {name} lives in {city}",
-    "{name} is my {relation}",
-    "I review flashcards every morning{when}",
-    "I stopped reviewing flashcards",
-    "I no longer use {framework}",
-    "Builds {item}",
-    "I'm working on {item}{when}",
-    "Actually, I live in {city}",
-    "Do I live in {city}?",
-    "My friend said she lives in {city}",
+TEMPLATES: list[tuple[str, str | None]] = [
+    ("I live in {city}{when}", "home_city"),
+    ("I'm based in {city}{when}", "home_city"),
+    ("Based in {city}", "home_city"),
+    ("I moved to {city}{when}", "home_city"),
+    ("I work at {org}{when}", "employer"),
+    ("I'm a data scientist at {org}", "role"),
+    ("I joined {org}{when}", "employer"),
+    ("I love {framework}", "primary_framework"),
+    ("I use {framework}{when}", "primary_framework"),
+    ("I moved to {framework}", "primary_framework"),
+    ("I love {item}", "likes"),
+    ("I hate {item}", "likes"),
+    ("{item} is my favorite", "likes"),
+    ("Send my digest daily{when}", "delivery_preference"),
+    ("Please deliver the newsletter on Fridays{when}", "delivery_preference"),
+    ("Weekly{when} please", "delivery_preference"),
+    ("I'm planning the {org} offsite", "plan"),
+    ("The {org} offsite plan is off", "plan"),
+    ("I cancelled the {city} trip", "plan"),
+    ("My {relation} {name} lives in {city}", "relationship"),
+    ("{name} is my {relation}", "relationship"),
+    ("I review flashcards every morning{when}", "habit"),
+    ("I stopped reviewing flashcards", "habit"),
+    ("I no longer use {framework}", "tool"),
+    ("Builds {item}", "activity"),
+    ("I'm working on {item}{when}", "activity"),
+    ("Actually, I live in {city}", "home_city"),
+    ("Do I live in {city}?", None),
+    ("My friend said she lives in {city}", None),
+    ("If I moved to {city}, I would love {item}", None),
 ]
 
 
 @st.composite
-def messages(draw: st.DrawFn) -> str:
-    parts = []
+def messages(draw: st.DrawFn) -> tuple[str, set[str]]:
+    """A message of one to three templated sentences, and the families it must give
+    (when the sentences are separate: a question mark ends the whole sentence)."""
+    separator = draw(st.sampled_from([". ", "! ", "\n", ", and ", "; ", " but "]))
+    parts: list[str] = []
+    families: set[str] = set()
     for _ in range(draw(st.integers(1, 3))):
-        template = draw(st.sampled_from(TEMPLATES))
+        template, family = draw(st.sampled_from(TEMPLATES))
         parts.append(
             template.format(
                 city=draw(st.sampled_from(CITIES)),
@@ -672,17 +678,21 @@ def messages(draw: st.DrawFn) -> str:
                 when=draw(st.sampled_from(PHRASES)),
             )
         )
-    separator = draw(st.sampled_from([". ", "! ", "\n", ", and ", "; ", " but "]))
-    return separator.join(parts) + draw(st.sampled_from(["", ".", "!"]))
+        if family is not None and separator in (". ", "! ", "\n"):
+            families.add(family)
+    return separator.join(parts) + draw(st.sampled_from(["", ".", "!"])), families
 
 
 @FAST
-@given(text=messages(), at=references)
-def test_generated_messages_give_valid_batches(text: str, at: datetime) -> None:
+@given(message=messages(), at=st.datetimes(min_value=datetime(2024, 6, 1), timezones=st.just(UTC)))
+def test_generated_messages_give_valid_batches(
+    message: tuple[str, set[str]], at: datetime
+) -> None:
+    text, families = message
     source = event(text, at)
     result = RuleExtractor().extract(source)
     check(source, result.claims)
-    assert result.claims, text
+    assert families <= {c.family for c in result.claims}, (text, result)
     for claim in result.claims:
         if claim.valid_from is not None and claim.valid_until is not None:
             assert claim.valid_from < claim.valid_until
@@ -695,7 +705,7 @@ def test_generated_messages_give_valid_batches(text: str, at: datetime) -> None:
 
 
 @FAST
-@given(text=st.text(max_size=120), at=references)
+@given(text=st.text(max_size=120), at=st.datetimes(timezones=st.just(UTC)))
 def test_arbitrary_text_never_raises_and_validates(text: str, at: datetime) -> None:
     source = event(text, at)
     check(source, RuleExtractor().extract(source).claims)

@@ -285,3 +285,46 @@ def test_trust_by_channel() -> None:
     assert policy.trust(source("document")) == 0.0
     configured = WritePolicy(trusted={"document": 0.7})
     assert configured.trust(source("document")) == 0.7
+
+
+def test_a_templated_statement_is_supported_by_its_value_only_if_the_text_has_it() -> None:
+    text = "I moved to JAX last week."
+    assert (
+        gate(
+            Claim(
+                family="primary_framework",
+                kind="preference",
+                statement="Primary framework: JAX",
+                value="JAX",
+                grounding="moved to JAX",
+            ),
+            text,
+        )
+        is None
+    )
+    assert (
+        gate(
+            Claim(
+                family="primary_framework",
+                kind="preference",
+                statement="Primary framework: PyTorch",
+                value="PyTorch",
+                grounding="moved to JAX",
+            ),
+            text,
+        )
+        == "unsupported"
+    )
+    assert (
+        gate(
+            Claim(
+                family="primary_framework",
+                kind="preference",
+                statement="Primary framework unknown",
+                value=None,
+                grounding="moved to JAX",
+            ),
+            text,
+        )
+        == "unsupported"
+    )

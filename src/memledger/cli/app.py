@@ -18,6 +18,7 @@ import typer
 from memledger.cli import render
 from memledger.cli._run import Group
 from memledger.cli._service import run_until_stopped, stop_on_signals
+from memledger.cli.bench import bench
 from memledger.cli.extractors import ExtractorChoice, RequiredExtractor, describe, open_extractor
 from memledger.cli.options import (
     AsJson,
@@ -539,3 +540,8 @@ def demo(ctx: typer.Context, *, db: Db = None) -> None:
     from memledger.demo import run_demo
 
     run_demo(store_url(ctx, db), Console(highlight=False))
+
+
+# -- benchmarks -------------------------------------------------------------------------
+
+app.add_typer(bench, name="bench")

@@ -1,8 +1,11 @@
 """Gates an extracted candidate must pass before the commit sees it. Pure.
 
-* **grounding**: the quote must be in the source text, and the statement must
-  be supported by it: enough of the statement's content words (lightly
-  stemmed) occur in the text. Inferred claims do not enter.
+* **grounding**: the quote must be in the source text, and the claim must be
+  supported by it: enough of the content words (lightly stemmed) of its
+  statement, or of its value, occur in the text. A templated statement
+  ("Primary framework: JAX") passes on its value; a value the text never
+  mentions ("Works at Infosys" from a message about Bangalore) does not.
+  Inferred claims do not enter.
 * **importance**: a candidate below the minimum confidence is not worth a memory.
 
 Candidates callers pass directly skip these gates (the caller vouches for
@@ -14,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from memledger.domain.records import Claim
+from memledger.domain.records import Claim, JsonValue
 from memledger.domain.similarity import normalise
 
 GateReason = Literal["ungrounded", "unsupported", "unimportant"]
@@ -53,13 +56,24 @@ def support(statement: str, text: str) -> float:
     return len(wanted & content_words(text)) / len(wanted)
 
 
+def _value_text(value: JsonValue) -> str:
+    if isinstance(value, dict):
+        return " ".join(_value_text(v) for v in value.values())
+    if isinstance(value, list):
+        return " ".join(_value_text(v) for v in value)
+    return "" if value is None or isinstance(value, bool) else str(value)
+
+
 def gate(claim: Claim, text: str, *, settings: GateSettings = GateSettings()) -> GateReason | None:
     """Why an extracted candidate is dropped, or ``None`` if it passes."""
     if claim.kind == "episode":
         return None
     if claim.grounding is None or normalise(claim.grounding) not in normalise(text):
         return "ungrounded"
-    if support(claim.statement, text) < settings.min_support:
+    value = _value_text(claim.value)
+    by_value = support(value, text) if content_words(value) else 0.0
+    best = max(support(claim.statement, text), by_value)
+    if best < settings.min_support:
         return "unsupported"
     if claim.confidence < settings.min_confidence:
         return "unimportant"

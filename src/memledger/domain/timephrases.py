@@ -42,7 +42,8 @@ Friday after the reference's day, "this Friday" the first on or after it.
 
 Invariant, whatever the text: when both are set, ``start < end``; when ``end``
 is set, ``end > reference``. A phrase that cannot satisfy it ("until 2020",
-"since 2030", "until yesterday") is not recognised. A bare weekday ("Friday")
+"since 2030", "until yesterday"), or that falls outside the calendar (years 1
+to 9999), is not recognised. A bare weekday ("Friday")
 is deliberately not a phrase: it is too often a cadence ("Friday again") or a
 name ("Friday Labs"); neither is "May" without a connector.
 """
@@ -378,7 +379,10 @@ def _valid(bounds: _Bounds, ref: datetime) -> bool:
 def _matches(text: str, ref: datetime) -> Iterator[TimePhrase]:
     for pattern, resolve in _RULES:
         for m in pattern.finditer(text):
-            bounds = resolve(m, ref)
+            try:
+                bounds = resolve(m, ref)
+            except (ValueError, OverflowError):  # beyond year 1 or 9999: not a phrase
+                continue
             if bounds is None or not _valid(bounds, ref):
                 continue
             yield TimePhrase(

@@ -7,6 +7,7 @@ from any other.
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from typing import Any, cast
 
 from memledger.domain.policy import Position
@@ -36,6 +37,7 @@ def _obj(text: str) -> dict[str, Any]:
     return value
 
 
+@lru_cache(maxsize=256)
 def extractor_to_json(info: ExtractorInfo) -> str:
     return dumps(
         {
@@ -48,6 +50,7 @@ def extractor_to_json(info: ExtractorInfo) -> str:
     )
 
 
+@lru_cache(maxsize=256)
 def extractor_from_json(text: str) -> ExtractorInfo:
     return ExtractorInfo(**_obj(text))
 

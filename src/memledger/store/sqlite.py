@@ -17,6 +17,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from functools import lru_cache
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
@@ -48,6 +49,11 @@ def _t(value: datetime | None) -> str | None:
 
 def _pt(value: str | None) -> datetime | None:
     return None if value is None else parse_time(value)
+
+
+@lru_cache(maxsize=1024)
+def _grants(text: str) -> frozenset[Grant]:
+    return frozenset(Grant.parse(g) for g in json.loads(text))
 
 
 def load_migrations() -> list[tuple[int, str, str]]:
@@ -385,7 +391,7 @@ class SQLiteUnit:
             actor=Actor(
                 id=actor_id,
                 authenticated=bool(authenticated),
-                grants=frozenset(Grant.parse(g) for g in json.loads(grants)),
+                grants=_grants(grants),
             ),
             channel=channel,
             stream=stream,
@@ -397,6 +403,13 @@ class SQLiteUnit:
         return StoredEvent(
             event=event, content_hash=content_hash, ingested_at=parse_time(ingested_at)
         )
+
+    def event_hash(self, tenant: str, event_id: str) -> str | None:
+        row = self._one(
+            "SELECT content_hash FROM events WHERE tenant = ? AND event_id = ?",
+            (tenant, event_id),
+        )
+        return None if row is None else str(row[0])
 
     def append_event(self, event: SourceEvent, *, content_hash: str, at: datetime) -> None:
         self._write(
@@ -859,7 +872,7 @@ class SQLiteUnit:
         self._write(
             "finish_job",
             "UPDATE jobs SET status = 'done', finished_at = ?, lease_until = NULL,"
-            " lease_owner = NULL WHERE tenant = ? AND job_id = ?",
+            " lease_owner = NULL WHERE tenant = ? AND job_id = ? AND status != 'done'",
             (format_time(at), tenant, job_id),
         )
 

@@ -40,6 +40,8 @@ class Batch:
     job_id: str | None = None
     note: str | None = None
     """Why the batch is what it is (``"prefilter:role_play"``); kept on the receipt."""
+    from_ledger: bool = False
+    """The event was read from this store's ledger (a job): no need to append or compare."""
 
 
 def _claim_key(claim: Claim) -> str:

@@ -53,8 +53,8 @@ def append_to_ledger(
     reused id is reported as such whatever else is wrong with the request.
     """
     content_hash = event.content_hash()
-    stored = unit.get_event(event.tenant, event.event_id)
-    if stored is not None and stored.content_hash != content_hash:
+    stored = unit.event_hash(event.tenant, event.event_id)
+    if stored is not None and stored != content_hash:
         raise EventConflictError(
             f"event {event.event_id!r} of tenant {event.tenant!r} is already in the ledger "
             "with different content; the ledger is append-only, use a new event id"
@@ -72,9 +72,7 @@ def job_id_for(event: SourceEvent) -> str:
 def finish_job(unit: UnitOfWork, event: SourceEvent, *, now: datetime) -> None:
     """Mark the event's extraction job done, if one is still queued: once an event is
     decided, by whichever path, no job for it stays open."""
-    job = unit.get_job(event.tenant, job_id_for(event))
-    if job is not None and job.status == "queued":
-        unit.finish_job(event.tenant, job.job_id, at=now)
+    unit.finish_job(event.tenant, job_id_for(event), at=now)
 
 
 def commit_event(
@@ -87,7 +85,10 @@ def commit_event(
     unit of idempotency (a retried extractor may propose other claims).
     """
     event = batch.event
-    append_to_ledger(unit, event, now=now, validate=lambda: validate(batch, schema))
+    if batch.from_ledger:
+        validate(batch, schema)
+    else:
+        append_to_ledger(unit, event, now=now, validate=lambda: validate(batch, schema))
     prior = unit.get_outcome(event.tenant, event.event_id)
     if prior is not None and prior.outcome != "queued":
         finish_job(unit, event, now=now)

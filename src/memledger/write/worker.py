@@ -237,6 +237,7 @@ class Worker:
             generations=job.generations,
             job_id=job.job_id,
             note=note,
+            from_ledger=True,
         )
 
     def _admit(

@@ -259,7 +259,7 @@ def retractions(clause: Clause) -> list[Proposal] | None:
         return [retracted_tool(name or x)]
     if cue == "left":
         org = clause.value(r, "x", ORG_STOPS)
-        if org and named(org, clause) and usable(org):
+        if org and named(org, clause, strict=True) and usable(org):
             return [_retracted("employer", f"No longer works at {org}", org)]
         return None
     doing = clause.value(r, "x", PLAN_STOPS) or x

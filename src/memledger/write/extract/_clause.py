@@ -77,8 +77,8 @@ class Clause:
 
     @property
     def lowercase(self) -> bool:
-        """Whether the writer does not capitalise (ignoring the pronoun "I")."""
-        return not re.search(r"[A-Z]", re.sub(r"\bI\b", "", self.segment.text))
+        """Whether the writer does not capitalise at all, not even "I" ("i live in delhi")."""
+        return not any(c.isupper() for c in self.segment.text)
 
     def cut(
         self,

@@ -47,13 +47,13 @@ _DETERMINER = re.compile(
 )
 
 
-def named(value: str, clause: Clause) -> bool:
-    """Whether ``value`` looks like a name: it has a capital letter or a digit, or the
-    writer does not capitalise anything ("i live in delhi") and it does not start
-    with a determiner ("a startup", "the gym")."""
-    if any(c.isupper() or c.isdigit() for c in value):
+def named(value: str, clause: Clause, *, strict: bool = False) -> bool:
+    """Whether ``value`` looks like a name: it has a capital letter, a digit or a letter
+    of a script without case ("東京"); or, unless ``strict``, the writer capitalises
+    nothing ("i live in delhi") and it does not start with a determiner ("a startup")."""
+    if any(c.isupper() or c.isdigit() or (c.isalpha() and c.lower() == c.upper()) for c in value):
         return True
-    return clause.lowercase and _DETERMINER.match(value) is None
+    return not strict and clause.lowercase and _DETERMINER.match(value) is None
 
 
 def usable(value: str | None, *, max_words: int = 8) -> bool:

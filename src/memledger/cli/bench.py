@@ -1,0 +1,110 @@
+"""``memledger bench ...``: benchmark commands. Timings are measured, never asserted in tests."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
+
+from memledger.cli._run import CliError
+from memledger.eval import bench_write
+from memledger.eval.machine import describe
+
+bench = typer.Typer(help="Benchmarks (figures for the README; not tests).", no_args_is_help=True)
+
+
+def _sizes(text: str) -> list[int]:
+    try:
+        sizes = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise CliError(f"--events takes comma-separated whole numbers, got {text!r}") from None
+    if not sizes or min(sizes) < 1:
+        raise CliError(f"--events needs at least one positive size, got {text!r}")
+    return sizes
+
+
+@bench.command("write")
+def write(
+    *,
+    events: Annotated[str, typer.Option(help="Comma-separated event counts.")] = "10000,100000",
+    rate: Annotated[float, typer.Option(help="Ingest rate of the lag run, events/s.")] = 100.0,
+    seconds: Annotated[float, typer.Option(help="Length of the lag run, seconds.")] = 20.0,
+    extractor: Annotated[str, typer.Option(help="Extractor: rules.")] = "rules",
+    json_out: Annotated[
+        Path | None, typer.Option("--json", metavar="OUT", help="Write results as JSON to OUT.")
+    ] = None,
+) -> None:
+    """Write-path throughput (ingest, extraction, end to end) and extraction lag on SQLite."""
+    sizes = _sizes(events)
+    if rate <= 0 or seconds <= 0:
+        raise CliError("--rate and --seconds must be positive")
+    if extractor != "rules":
+        raise CliError(f"bench write runs the offline extractor only ('rules'), got {extractor!r}")
+    from memledger.write.extract.rules import RuleExtractor
+
+    rules = RuleExtractor()
+    console = Console(stderr=True)
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as progress:
+        tasks: dict[str, TaskID] = {}
+
+        def report(phase: str, done: int, total: int) -> None:
+            key = f"{phase} {total}"
+            if key not in tasks:
+                tasks[key] = progress.add_task(f"{phase:7} {total:>7} events", total=total)
+            progress.update(tasks[key], completed=done)
+
+        results, lag = bench_write.run(sizes, rules, rate=rate, seconds=seconds, progress=report)
+    machine = describe()
+    info = rules.info
+    out = Console()
+    out.print(
+        f"memledger bench write, extractor {info.name}@{info.version}, SQLite "
+        f"{machine['sqlite']} (WAL, synchronous=FULL), {machine['cores']} cores, "
+        f"{machine['cpu']}\n",
+        markup=False,
+        highlight=False,
+    )
+    out.print(
+        "| events | ingest/s | extract+commit/s | end to end/s | baseline INSERT/s |", markup=False
+    )
+    out.print("| ---: | ---: | ---: | ---: | ---: |", markup=False)
+    for r in results:
+        out.print(
+            f"| {r.events:,} | {r.ingest_per_s:,.0f} | {r.process_per_s:,.0f} | "
+            f"{r.end_to_end_per_s:,.0f} | {r.baseline_insert_per_s:,.0f} |",
+            markup=False,
+        )
+    out.print(
+        f"\nextraction lag at {lag.rate_per_s:g} events/s over {lag.events} events: "
+        f"p50 {lag.p50_ms:.1f} ms, p95 {lag.p95_ms:.1f} ms, max {lag.max_ms:.1f} ms",
+        markup=False,
+        highlight=False,
+    )
+    if json_out is not None:
+        body = {
+            "benchmark": "write",
+            "extractor": f"{info.name}@{info.version}",
+            "machine": machine,
+            "throughput": [asdict(r) for r in results],
+            "lag": asdict(lag),
+        }
+        json_out.write_text(json.dumps(body, indent=2) + "\n")
