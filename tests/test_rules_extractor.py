@@ -8,6 +8,7 @@ and put the same thing in the same (family, scope) slot every time.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,7 +23,7 @@ from memledger.domain.records import Actor, Claim, ExtractorInfo, Grant, SourceE
 from memledger.memory import Memory
 from memledger.ports import Extraction, Extractor
 from memledger.testing import FrozenClock
-from memledger.write.commit import Batch, contradiction, validate
+from memledger.write.batch import Batch, contradiction, validate
 from memledger.write.extract.rules import CONFIDENCE, RuleExtractor, propose
 
 FAST = settings(max_examples=120, deadline=None)
@@ -525,7 +526,7 @@ def test_a_past_change_ignores_a_phrase_that_would_start_later() -> None:
         "Where do I live",
         "my friend said she lives in Paris",
         "My friend thinks I live in Paris",
-        "She said \"I live in Paris\"",
+        'She said "I live in Paris"',
         '"I live in Paris," she said.',
         "“I love PyTorch,” he wrote.",
         "If I moved to Paris, I would love it",
@@ -538,6 +539,8 @@ def test_a_past_change_ignores_a_phrase_that_would_start_later() -> None:
         "I work for a startup",
         "I joined the gym",
         "I live in a small town",
+        "I use it every day",
+        "I hate when that happens",
         "",
         "   ",
         "lol",
@@ -685,9 +688,7 @@ def messages(draw: st.DrawFn) -> tuple[str, set[str]]:
 
 @FAST
 @given(message=messages(), at=st.datetimes(min_value=datetime(2024, 6, 1), timezones=st.just(UTC)))
-def test_generated_messages_give_valid_batches(
-    message: tuple[str, set[str]], at: datetime
-) -> None:
+def test_generated_messages_give_valid_batches(message: tuple[str, set[str]], at: datetime) -> None:
     text, families = message
     source = event(text, at)
     result = RuleExtractor().extract(source)
@@ -727,3 +728,22 @@ def test_word_salad_validates(words: list[str], at: datetime) -> None:
     text = " ".join(words)
     source = event(text, at)
     check(source, propose(text, at).claims)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I" + " " * 20000 + "x",
+        "I live in" + " " * 20000 + "x now",
+        "I " + "really " * 3000 + "x",
+        "I live in Berlin and I love PyTorch. My sister Anna is great. Send it on Fridays. " * 300,
+        "Dr. " * 5000,
+        '"a' * 5000,
+    ],
+)
+def test_long_or_adversarial_text_stays_fast(text: str) -> None:
+    """Every pattern runs in about linear time: these took minutes with a backtracking
+    blow-up (a whitespace run matched two ways)."""
+    started = time.perf_counter()
+    propose(text, OCT19)
+    assert time.perf_counter() - started < 3.0

@@ -238,7 +238,8 @@ def dates(draw: st.DrawFn) -> str:
                 draw(st.sampled_from(RELATIVE)),
                 f"{draw(st.sampled_from(['this', 'next', 'last']))} "
                 f"{draw(st.sampled_from(['week', 'month', 'year']))}",
-                f"the end of {draw(st.sampled_from(['the week', 'the month', 'this year', month]))}",
+                "the end of "
+                + draw(st.sampled_from(["the week", "the month", "this year", month])),
             ]
         )
     )
@@ -469,4 +470,4 @@ def test_clauses_are_ordered_trimmed_substrings(text: str) -> None:
 
 
 def test_normalize() -> None:
-    assert normalize("  I’m   “based”\n in  Delhi ") == "I'm \"based\" in Delhi"
+    assert normalize("  I’m   “based”\n in  Delhi ") == 'I\'m "based" in Delhi'

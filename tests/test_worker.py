@@ -347,3 +347,44 @@ def test_rederive_refuses_a_partial_replay(memory: Memory) -> None:
     with pytest.raises(ExtractionError, match="incomplete") as caught:
         memory.rederive(SUBJECT, tenant=TENANT, extractor=FunctionExtractor(down))
     assert caught.value.reason == "rederive_incomplete"
+
+
+def test_an_llm_endpoint_down_slow_or_invalid_leaves_the_job_queued(
+    memory: Memory, clock: FrozenClock
+) -> None:
+    from memledger.testing.openai_server import FakeChatServer, Reply
+    from memledger.write.extract.llm import LLMExtractor
+
+    good = (
+        '{"claims": [{"family": "delivery_preference", "kind": "preference", '
+        '"statement": "Digest on Fridays", "value": "friday", "scope": "global", '
+        '"valid_from": null, "valid_until": null, "grounding": "Fridays", '
+        '"confidence": 0.7}], "complete": true}'
+    )
+    memory.ingest(turn(1, "Fridays, please."))
+    with FakeChatServer() as server:
+        extractor = LLMExtractor(base_url=server.base_url, model="m", timeout=0.3)
+        server.push(
+            Reply(content=good, delay=1.0),
+            "this is not json",
+            Reply(status=503, body="overloaded"),
+            good,
+        )
+        expected = ["timeout", "invalid_json", "http_503"]
+        for reason in expected:
+            assert memory.process(extractor=extractor).outcomes == {"retry": 1}
+            (job,) = memory.jobs(tenant=TENANT)
+            assert job.status == "queued" and job.last_error is not None
+            assert job.last_error.startswith(reason), job.last_error
+            assert memory.history(SUBJECT, FAMILY, tenant=TENANT) == ()  # nothing half-written
+            clock.advance(timedelta(hours=1))
+        assert memory.process(extractor=extractor).outcomes == {"committed": 1}
+    (value,) = memory.timeline(SUBJECT, FAMILY, tenant=TENANT)
+    assert (value.value, value.extractor.kind, value.extractor.model) == ("friday", "llm", "m")
+    assert value.extractor.prompt_version == "claims-v1"
+    assert memory.stats(tenant=TENANT) == {f"extraction:{r}": 1 for r in expected}
+
+    memory.ingest(turn(2, "Fridays, still."))
+    closed = LLMExtractor(base_url="http://127.0.0.1:9/v1", model="m", timeout=0.3)
+    assert memory.process(extractor=closed).outcomes == {"retry": 1}
+    assert (memory.jobs(tenant=TENANT)[0].last_error or "").startswith("endpoint_unreachable")

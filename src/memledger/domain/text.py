@@ -155,16 +155,20 @@ _ABBREVIATIONS = frozenset(
     """mr mrs ms dr st mt prof jr sr vs etc eg ie approx inc ltd co no jan feb mar apr jun
     jul aug sep sept oct nov dec""".split()
 )
+_LAST_WORD = re.compile(r"(?<![\w.])[\w.]+$")
 _SENTENCE_END = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s|$)|[;\n]+")
 _CLAUSE_BREAK = re.compile(
     r"""
-      \s*[,;]?\s*\b(?:and\s+)?then\s+             # ", then" / "and then" / " then "
-    | \s*,?\s+but\s+                              # ", but" / " but "
+    (?<!\s)                                       # one try per run of spaces: linear time
+    (?:
+      (?:\s*[,;]\s*|\s+)(?:and\s+)?then\s+         # ", then" / "and then" / " then "
+    | (?:\s*,\s*|\s+)but\s+                        # ", but" / " but "
     | \s*,\s*(?:and|so|although|though|while|whereas|because|plus)\s+
     | \s+(?:because|although|though|whereas)\s+
     | \s+and\s+(?=(?:I|I['’](?:m|ve|d|ll)|my|we|we['’](?:re|ve))\b)
     | \s*,\s*(?=(?:I|I['’](?:m|ve|d|ll)|we|we['’](?:re|ve))\b)
     | \s+[–—]\s+
+    )
     """,
     re.VERBOSE,
 )
@@ -183,10 +187,10 @@ def _trimmed(text: str, start: int, end: int, *, question: bool) -> Segment | No
 
 def _is_abbreviation(text: str, dot: int) -> bool:
     """Whether the ``.`` at ``dot`` ends an abbreviation or an initial, not a sentence."""
-    match = re.search(r"(?:^|[^\w.])([\w.]+)$", text[:dot])
+    match = _LAST_WORD.search(text, max(0, dot - 12), dot)
     if match is None:
         return False
-    word = match.group(1).replace(".", "").casefold()
+    word = match.group().replace(".", "").casefold()
     return word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha())
 
 

@@ -43,9 +43,12 @@ Friday after the reference's day, "this Friday" the first on or after it.
 Invariant, whatever the text: when both are set, ``start < end``; when ``end``
 is set, ``end > reference``. A phrase that cannot satisfy it ("until 2020",
 "since 2030", "until yesterday"), or that falls outside the calendar (years 1
-to 9999), is not recognised. A bare weekday ("Friday")
-is deliberately not a phrase: it is too often a cadence ("Friday again") or a
-name ("Friday Labs"); neither is "May" without a connector.
+to 9999), is not recognised. A bare weekday ("Friday") is deliberately not a
+phrase: it is too often a cadence ("Friday again") or a name ("Friday Labs");
+neither is "May" without a connector.
+
+:func:`find_all` returns every phrase, in order and without overlaps;
+:func:`find` the first. The reference must be timezone-aware.
 """
 
 from __future__ import annotations

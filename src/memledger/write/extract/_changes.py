@@ -216,11 +216,12 @@ def _retracted(family: str, statement: str, value: str, scope: str = "global") -
 
 
 def retractions(clause: Clause) -> list[Proposal] | None:
-    """ "I no longer X", "I'm no longer X", "I stopped / quit / gave up X(-ing)", "I
-    don't X anymore", "I'm not X-ing anymore", "I left X" (an employer). What X is
-    decides the family: use X -> tool; work at X / my job at X -> employer; live in
-    X -> home_city; like / love X -> likes; plan(ning) X -> plan; work on / build X
-    -> activity; a framework or tool name -> tool; anything else -> habit."""
+    """Retractions: "I no longer X", "I'm no longer X", "I stopped / quit / gave up
+    X(-ing)", "I don't X anymore", "I'm not X-ing anymore", "I left X" (an employer).
+    What X is decides the family: use X -> tool; work at X / my job at X ->
+    employer; live in X -> home_city; like / love X -> likes; plan(ning) X -> plan;
+    work on / build X -> activity; a framework or tool name -> tool; anything else
+    -> habit."""
     cue = "no longer"
     m = clause.match(_NO_LONGER) or clause.match(_NOT_ANYMORE)
     if m is None:
@@ -416,9 +417,10 @@ def _person(name: str) -> str | None:
 
 
 def relationships(clause: Clause) -> list[Proposal]:
-    """ "my wife/husband/partner/sister/brother/mother/father/friend/colleague/boss/...
-    NAME", "NAME is my sister", "NAME, my boss", "my boss is (called) NAME", "my
-    sister's name is NAME". NAME must be capitalised. Scope ``person:<slug of name>``."""
+    """Relationships: "my wife / husband / partner / sister / brother / mother /
+    father / friend / colleague / boss / ... NAME", "NAME is my sister", "NAME, my
+    boss", "my boss is (called) NAME", "my sister's name is NAME". NAME must be
+    capitalised. Scope ``person:<slug of name>``, no valid time."""
     found: dict[str, Proposal] = {}
     for pattern in _RELATIONSHIPS:
         for m in pattern.finditer(clause.text, clause.start, clause.end):

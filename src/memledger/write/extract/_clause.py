@@ -18,7 +18,7 @@ from typing import Literal
 from memledger.domain.records import JsonValue, Kind
 from memledger.domain.text import Segment
 from memledger.domain.timephrases import TimePhrase, find_all
-from memledger.write.extract._lexicon import TRAILING_FILLER
+from memledger.write.extract._lexicon import strip_fillers
 
 Timing = Literal["clause", "change", "past", "none", "own"]
 """How a proposal takes valid time: from the clause's phrases; from them, but a
@@ -107,7 +107,7 @@ class Clause:
             stop = stops.search(self.text, start + 1, end) if end > start + 1 else None
             if stop is not None:
                 end = stop.start()
-        end = start + len(TRAILING_FILLER.sub("", self.text[start:end]))
+        end = start + len(strip_fillers(self.text[start:end]))
         return (start, end) if end > start else None
 
     def value(

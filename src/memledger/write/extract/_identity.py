@@ -94,9 +94,9 @@ _HOME: tuple[tuple[re.Pattern[str], Timing, bool], ...] = (
 
 
 def home_city(clause: Clause) -> list[Proposal] | None:
-    """ "I live in X", "I'm based in X", "Based in X", "I moved to X", "I've moved to X",
-    "I relocated to X", "I've lived in X since ...", "I'm moving to X" (only with a
-    date saying when). The value is the place as written."""
+    """Home city: "I live in X", "I'm based in X", "Based in X", "I moved to
+    X", "I've moved to X", "I relocated to X", "I've lived in X since ...", "I'm
+    moving to X" (only with a date saying when). The value is the place as written."""
     for pattern, timing, needs_date in _HOME:
         m = clause.match(pattern)
         if m is None:
@@ -175,9 +175,9 @@ def _job(org: str | None, role: str | None, timing: Timing) -> list[Proposal] | 
 
 
 def employment(clause: Clause) -> list[Proposal] | None:
-    """ "I work at/for X (as a ROLE)", "I joined X", "I started at X", "I'm a/an ROLE at X",
-    "I'm a ROLE" (ROLE ending in a job-title word), "I work as a ROLE (at X)". An
-    organisation must look like a name (a capital letter or digit)."""
+    """Employer and role: "I work at/for X (as a ROLE)", "I joined X", "I started at
+    X", "I'm a/an ROLE at X", "I'm a ROLE" (ROLE ending in a job-title word), "I work
+    as a ROLE (at X)". An organisation must look like a name (see :func:`named`)."""
     jobs: tuple[tuple[re.Pattern[str], Timing], ...] = (
         (_WORK_AT, "clause"),
         (_JOINED, "past"),
@@ -225,8 +225,16 @@ _SWITCH = _rx(
 )
 
 
+_NOT_AN_ITEM = re.compile(
+    rf"(?:my\s+{RELATION}\b|(?:when|whenever|how|what|that|if|because|where|why|who|it['’]s"
+    r"|there|being)\b)",
+    re.IGNORECASE,
+)
+
+
 def items(clause: Clause, m: re.Match[str], group: str) -> list[str]:
-    """A matched list "A, B and C" as its items (each trimmed; pronouns left out)."""
+    """A matched list "A, B and C" as its items (each trimmed; pronouns, "my wife ...",
+    and clauses such as "when that happens" left out)."""
     value = clause.value(m, group, ITEM_STOPS)
     if value is None:
         return []
@@ -234,7 +242,7 @@ def items(clause: Clause, m: re.Match[str], group: str) -> list[str]:
     for raw in LIST_SPLIT.split(value):
         item = re.sub(r"^(?:to|the\s+idea\s+of)\s+", "", raw.strip(), flags=re.IGNORECASE)
         item = item.strip(" \"“”'‘’")
-        if usable(item) and not re.match(rf"(?i:my)\s+{RELATION}\b", item):
+        if usable(item) and not _NOT_AN_ITEM.match(item):
             found.append(item)
     return found
 
@@ -261,11 +269,12 @@ def tool(name: str, timing: Timing = "clause") -> Proposal:
 
 
 def tech(clause: Clause) -> list[Proposal] | None:
-    """ "I use / I'm using / I work with / Uses X": one known framework is the primary
-    framework, anything else a tool (a list gives one tool each). "I love / like /
-    prefer / enjoy X" with X one known framework: the primary framework. "I switched /
-    moved / migrated to X": a framework or a known tool; "switched/migrated to" any
-    named X is a tool ("moved to" an unknown X is left to ``home_city``)."""
+    """Frameworks and tools: "I use / I'm using / I work with / Uses X": one known
+    framework is the primary framework, anything else a tool (a list gives one tool
+    each; "I use it" gives nothing, and no later matcher runs). "I love / like /
+    prefer / enjoy X" with X one known framework: the primary framework. "I switched
+    / moved / migrated to X": a framework or a known tool; "switched/migrated to"
+    any named X is a tool ("moved to" an unknown X is left to ``home_city``)."""
     m = clause.match(_SWITCH)
     if m is not None:
         target = clause.value(m, "x", ITEM_STOPS)
@@ -287,7 +296,7 @@ def tech(clause: Clause) -> list[Proposal] | None:
         found = items(clause, m, "x")
         if len(found) == 1 and (name := canonical_framework(found[0])) is not None:
             return [framework(name)]
-        return [tool(canonical_framework(item) or item) for item in found] or None
+        return [tool(canonical_framework(item) or item) for item in found]
     m = clause.match(_FAVOUR)
     if m is not None:
         found = items(clause, m, "x")
@@ -333,10 +342,10 @@ def like(item: str, sentiment: str) -> Proposal:
 
 
 def likes(clause: Clause) -> list[Proposal] | None:
-    """ "I love / like / enjoy / adore X", "X is my favorite", "my favorite Y is X", "I'm a
-    (big) fan of X" -> like; "I hate / dislike / can't stand / don't like X", "I'm not a
-    fan of X" -> dislike. A list gives one claim per item; one known framework named
-    as a favourite is the primary framework instead."""
+    """Likes: "I love / like / enjoy / adore / prefer X", "X is my favorite", "my
+    favorite Y is X", "I'm a (big) fan of X" -> like; "I hate / dislike / can't
+    stand / don't like X", "I'm not a fan of X" -> dislike. A list gives one claim
+    per item; one known framework named as a favourite is the primary framework."""
     found: list[str] = []
     sentiment = "like"
     if (m := clause.match(_DISLIKE)) is not None:
@@ -367,8 +376,8 @@ _ACTIVITY = _rx(
 
 
 def activity(clause: Clause) -> list[Proposal] | None:
-    """ "I build X", "I'm building X", "I work on X", "I'm working on X", and notes
-    "Builds X", "Working on X". Scope ``work:<stemmed slug of X>``."""
+    """Activity: "I build X", "I'm building X", "I work on X", "I'm working on X",
+    and notes "Builds X", "Working on X". Scope ``work:<stemmed slug of X>``."""
     m = clause.match(_ACTIVITY)
     if m is None:
         return None
@@ -405,9 +414,9 @@ def habit_scope(text: str) -> str:
 
 
 def habit(clause: Clause) -> list[Proposal] | None:
-    """ "I X every morning/day/evening/week", "I X daily/weekly", "I X on Mondays",
-    "I usually/always/often X", "Every morning I X". The value is the habit as
-    written with its frequency; the scope ``habit:<stemmed slug of X>`` leaves the
+    """Habits: "I X every morning/day/evening/week", "I X daily/weekly", "I X on
+    Mondays", "I usually/always/often X", "Every morning I X". The value is the habit
+    as written with its frequency; the scope ``habit:<stemmed slug of X>`` leaves the
     frequency out, so "I stopped reviewing flashcards" finds the same slot."""
     for pattern in (_HABIT_FREQ, _HABIT_LEAD, _HABIT_USUAL):
         m = clause.match(pattern)

@@ -24,7 +24,7 @@ WE_HAVE = rf"(?:we\s+have|we{AP}ve)\s+"
 ADV = (
     r"(?:(?:now|currently|still|also|actually|really|just|recently|finally|mostly|mainly"
     r"|officially|already|definitely|absolutely|truly|totally|primarily|basically|personally"
-    r"|honestly|literally|usually|always|normally|typically|generally|mostly|kinda|kind\s+of"
+    r"|honestly|literally|usually|always|normally|typically|generally|kinda|kind\s+of"
     r"|pretty\s+much|happily|proudly)\s+)*"
 )
 """Adverbs allowed between a subject and its verb ("I now live in ...")."""
@@ -202,7 +202,8 @@ def stops(*extra: str) -> re.Pattern[str]:
     first word, a comma before a lowercase word, or a bracket or dash."""
     words = "|".join((_COMMON_STOPS, *extra))
     return re.compile(
-        rf"\s+(?:{words})(?![\w'’-])|,\s*(?=(?-i:[a-z]))|\s*[(\[]|\s+[-–—]\s|[;:!?]",
+        rf"(?<!\s)(?:\s+(?:{words})(?![\w'’-])|,\s*(?=(?-i:[a-z]))|\s*[(\[]|\s+[-–—]\s)"
+        r"|[;:!?]",
         re.IGNORECASE,
     )
 
@@ -213,17 +214,32 @@ ROLE_STOPS = stops(r"with|and|as|near|for|at|in|on|to|by|of|or|like")
 ITEM_STOPS = stops(r"as|near|for|at|in|on|to|by|over|like|more|better|via")
 ACTIVITY_STOPS = stops(r"with|as|near|for|at|in|on|by|using|via")
 PLAN_STOPS = re.compile(
-    r"\s+(?:because|but|so\s+that|although|though|unless|if|lol|haha|please|anymore"
-    r"|any\s*more)(?![\w'’-])|\s*[(\[]|\s+[-–—]\s|[;:!?]",
+    r"(?<!\s)(?:\s+(?:because|but|so\s+that|although|though|unless|if|lol|haha|please"
+    r"|anymore|any\s*more)(?![\w'’-])|\s*[(\[]|\s+[-–—]\s)|[;:!?]",
     re.IGNORECASE,
 )
-TRAILING_FILLER = re.compile(
-    r"(?:\s+(?:now|please|again|too|anymore|any\s*more|these\s+days|nowadays|lately|instead"
-    r"|though|as\s+well|haha|lol|already|currently|at\s+the\s+moment|right\s+now|for\s+now"
-    r"|thanks|thank\s+you|then|actually|though|either|still|here|there)"
-    r"|[\s,.;:!?'\"“”‘’)\]-])+$",
+_FILLER_END = re.compile(
+    r"(?<![\w'’-])(?:now|please|again|too|anymore|any\s*more|these\s+days|nowadays|lately"
+    r"|instead|though|as\s+well|haha|lol|already|currently|at\s+the\s+moment|right\s+now"
+    r"|for\s+now|thanks|thank\s+you|then|actually|either|still|here|there)$",
     re.IGNORECASE,
 )
+_TRAILING = " \t\r\n,.;:!?'\"“”‘’)]-"
+
+
+def strip_fillers(value: str) -> str:
+    """``value`` without trailing punctuation and filler words ("Bangalore now." ->
+    "Bangalore"). A filler is only stripped after whitespace, never as the whole value."""
+    while True:
+        stripped = value.rstrip(_TRAILING)
+        filler = _FILLER_END.search(stripped)
+        if filler is not None and filler.start() > 0 and stripped[filler.start() - 1].isspace():
+            stripped = stripped[: filler.start()]
+        if stripped == value:
+            return value
+        value = stripped
+
+
 LIST_SPLIT = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|&|or)\s+", re.IGNORECASE)
 
 

@@ -83,7 +83,8 @@ and told in the past tense ("I joined X in March") a phrase starting after the
 event is ignored.
 Plans and relationships take no valid time (a plan's dates belong to the plan).
 
-Within one event, claims of one (family, scope) whose intervals overlap keep
+Clauses longer than :data:`MAX_CLAUSE_CHARS` are skipped. Within one event,
+claims of one (family, scope) whose intervals overlap keep
 only one: a positive claim over a retraction, else the later clause.
 """
 
@@ -122,6 +123,10 @@ MATCHERS: tuple[Matcher, ...] = (
     habit,
 )
 """Tried in this order on each clause; the first that applies wins."""
+
+MAX_CLAUSE_CHARS = 500
+"""Longer clauses are prose, not statements about the speaker: they are skipped
+(which also bounds the cost of the patterns on adversarial input)."""
 
 _QUOTES = {'"': '"', "“": "”", "‘": "’", "«": "»"}
 
@@ -222,7 +227,11 @@ def propose(text: str, reference: datetime) -> Extraction:
     dropped: list[str] = []
     carried: Segment | None = None
     for segment in clauses(text):
-        if _inside(segment, regions) or any(h.start <= segment.start < h.end for h in hedges):
+        if (
+            segment.end - segment.start > MAX_CLAUSE_CHARS
+            or _inside(segment, regions)
+            or any(h.start <= segment.start < h.end for h in hedges)
+        ):
             carried = None
             continue
         if carried is not None:
