@@ -143,13 +143,14 @@ def test_a_worker_killed_mid_job_is_taken_over_after_its_lease(
 ) -> None:
     memory.ingest(turn(1, "Fridays, please."))
     with memory.store.write() as unit:  # a worker leases the job, then dies
-        leased = unit.claim_job(
+        leased = unit.claim_jobs(
             tenant=TENANT,
             now=clock.now(),
             lease_until=clock.now() + timedelta(minutes=2),
             owner="dead",
+            limit=5,
         )
-    assert leased is not None
+    assert [job.event_id for job in leased] == ["turn-1"]
     assert memory.process(extractor=FunctionExtractor(fridays)).jobs == 0  # still leased
     clock.advance(timedelta(minutes=3))
     assert memory.process(extractor=FunctionExtractor(fridays)).outcomes == {"committed": 1}

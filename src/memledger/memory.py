@@ -358,6 +358,13 @@ class Memory:
         with self.store.read() as unit:
             return tuple(unit.history(tenant, subject, family))
 
+    def family_events(self, subject: str, family: str, *, tenant: str) -> tuple[str, ...]:
+        """The ids of the events committed into a family, oldest first."""
+        _tenant(tenant, subject)
+        self.schema.family(family)
+        with self.store.read() as unit:
+            return tuple(unit.family_events(tenant, subject, family))
+
     def families(self, subject: str, *, tenant: str) -> tuple[FamilySlot, ...]:
         """The family slots of a subject, with their revisions and generations."""
         _tenant(tenant, subject)

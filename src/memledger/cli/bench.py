@@ -25,13 +25,13 @@ from memledger.eval.machine import describe
 bench = typer.Typer(help="Benchmarks (figures for the README; not tests).", no_args_is_help=True)
 
 
-def _sizes(text: str) -> list[int]:
+def _sizes(text: str, option: str) -> list[int]:
     try:
         sizes = [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
-        raise CliError(f"--events takes comma-separated whole numbers, got {text!r}") from None
+        raise CliError(f"{option} takes comma-separated whole numbers, got {text!r}") from None
     if not sizes or min(sizes) < 1:
-        raise CliError(f"--events needs at least one positive size, got {text!r}")
+        raise CliError(f"{option} needs at least one positive number, got {text!r}")
     return sizes
 
 
@@ -42,12 +42,16 @@ def write(
     rate: Annotated[float, typer.Option(help="Ingest rate of the lag run, events/s.")] = 100.0,
     seconds: Annotated[float, typer.Option(help="Length of the lag run, seconds.")] = 20.0,
     extractor: Annotated[str, typer.Option(help="Extractor: rules.")] = "rules",
+    workers: Annotated[
+        str, typer.Option(help="Comma-separated worker counts (>1: separate processes).")
+    ] = "1,2",
     json_out: Annotated[
         Path | None, typer.Option("--json", metavar="OUT", help="Write results as JSON to OUT.")
     ] = None,
 ) -> None:
     """Write-path throughput (ingest, extraction, end to end) and extraction lag on SQLite."""
-    sizes = _sizes(events)
+    sizes = _sizes(events, "--events")
+    pools = _sizes(workers, "--workers")
     if rate <= 0 or seconds <= 0:
         raise CliError("--rate and --seconds must be positive")
     if extractor != "rules":
@@ -72,7 +76,9 @@ def write(
                 tasks[key] = progress.add_task(f"{phase:7} {total:>7} events", total=total)
             progress.update(tasks[key], completed=done)
 
-        results, lag = bench_write.run(sizes, rules, rate=rate, seconds=seconds, progress=report)
+        results, lag = bench_write.run(
+            sizes, rules, rate=rate, seconds=seconds, workers=pools, progress=report
+        )
     machine = describe()
     info = rules.info
     out = Console()

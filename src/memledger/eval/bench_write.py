@@ -13,6 +13,7 @@ worker.
 
 from __future__ import annotations
 
+import multiprocessing
 import sqlite3
 import tempfile
 import threading
@@ -21,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from memledger.eval.synthetic import TENANTS
 from memledger.eval.synthetic import events as synthetic_events
 from memledger.memory import Memory
 from memledger.ports import Extractor
@@ -33,6 +35,7 @@ Progress = Callable[[str, int, int], None]
 @dataclass(frozen=True, slots=True)
 class Throughput:
     events: int
+    workers: int
     ingest_per_s: float
     process_per_s: float
     end_to_end_per_s: float
@@ -59,7 +62,9 @@ def _quantile(values: Sequence[float], q: float) -> float:
 
 def baseline_inserts(count: int, folder: Path) -> float:
     """Plain one-row INSERTs, one transaction each, WAL + synchronous=FULL."""
-    conn = sqlite3.connect(folder / "baseline.db", isolation_level=None)
+    path = folder / f"baseline-{count}.db"
+    path.unlink(missing_ok=True)
+    conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = FULL")
     conn.execute("CREATE TABLE events (id TEXT PRIMARY KEY, body TEXT NOT NULL)")
@@ -74,10 +79,27 @@ def baseline_inserts(count: int, folder: Path) -> float:
     return count / elapsed
 
 
+def _drain(path: str) -> None:
+    """A worker process: drain the queue with the rule extractor (``spawn``-safe)."""
+    from memledger.write.extract.rules import RuleExtractor
+
+    memory = Memory(SQLiteStore(Path(path)))
+    memory.process(extractor=RuleExtractor())
+    memory.close()
+
+
 def throughput(
-    count: int, extractor: Extractor, *, folder: Path, progress: Progress | None = None
+    count: int,
+    extractor: Extractor,
+    *,
+    folder: Path,
+    workers: int = 1,
+    progress: Progress | None = None,
 ) -> Throughput:
-    memory = Memory(SQLiteStore(folder / f"write-{count}.db"))
+    """Ingest ``count`` turns, then drain them with ``workers`` worker processes
+    (``workers=1``: this thread, with progress)."""
+    path = folder / f"write-{count}-{workers}.db"
+    memory = Memory(SQLiteStore(path))
     turns = list(synthetic_events(count))
     started = time.perf_counter()
     for n, turn in enumerate(turns, start=1):
@@ -86,21 +108,40 @@ def throughput(
             progress("ingest", n, count)
     ingested = time.perf_counter()
     outcomes: dict[str, int] = {}
-    worker = Worker(memory, extractor, settings=WorkerSettings())
-    done = 0
-    while True:
-        results = worker.run_batch()
-        if not results:
-            break
-        for result in results:
-            outcomes[result.outcome] = outcomes.get(result.outcome, 0) + 1
-        done += len(results)
-        if progress is not None:
-            progress("extract", done, count)
+    if workers == 1:
+        worker = Worker(memory, extractor, settings=WorkerSettings())
+        done = 0
+        while results := worker.run_batch():
+            for result in results:
+                outcomes[result.outcome] = outcomes.get(result.outcome, 0) + 1
+            done += len(results)
+            if progress is not None:
+                progress("extract", done, count)
+    else:
+        context = multiprocessing.get_context("spawn")
+        procs = [context.Process(target=_drain, args=(str(path),)) for _ in range(workers)]
+        for proc in procs:
+            proc.start()
+        for proc in procs:
+            proc.join()
+        if any(proc.exitcode != 0 for proc in procs):
+            raise RuntimeError(f"a worker process failed: {[p.exitcode for p in procs]}")
+        outcomes = {
+            "done": sum(
+                1
+                for t in TENANTS
+                for j in memory.jobs(tenant=t, open_only=False)
+                if j.status == "done"
+            )
+        }
     finished = time.perf_counter()
+    pending = sum(len(memory.jobs(tenant=t)) for t in TENANTS)
     memory.close()
+    if pending:
+        raise RuntimeError(f"{pending} jobs were left undone")
     return Throughput(
         events=count,
+        workers=workers,
         ingest_per_s=count / (ingested - started),
         process_per_s=count / (finished - ingested),
         end_to_end_per_s=count / (finished - started),
@@ -145,8 +186,8 @@ def lag(
         pause = due - time.perf_counter()
         if pause > 0:
             time.sleep(pause)
+        ingested_at[turn.event_id] = time.perf_counter()  # before: the worker may be quicker
         memory.ingest(turn)
-        ingested_at[turn.event_id] = time.perf_counter()
         if progress is not None and (n + 1) % 100 == 0:
             progress("lag", n + 1, count)
     stop.set()
@@ -168,11 +209,17 @@ def run(
     *,
     rate: float = 100.0,
     seconds: float = 20.0,
+    workers: Sequence[int] = (1, 2),
     folder: Path | None = None,
     progress: Progress | None = None,
 ) -> tuple[list[Throughput], Lag]:
+    """Every size with every worker count, then the lag run, in a scratch folder."""
     with tempfile.TemporaryDirectory(prefix="memledger-bench-") as scratch:
         where = folder or Path(scratch)
-        results = [throughput(n, extractor, folder=where, progress=progress) for n in sizes]
+        results = [
+            throughput(n, extractor, folder=where, workers=w, progress=progress)
+            for n in sizes
+            for w in workers
+        ]
         latency = lag(extractor, rate=rate, seconds=seconds, folder=where, progress=progress)
     return results, latency

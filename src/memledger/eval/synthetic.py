@@ -33,6 +33,8 @@ CHATTER = [
     "Could you draft a reply to my landlord?",
 ]
 
+TENANTS = tuple(f"tenant-{n}" for n in range(4))
+
 FAMILIES = (
     "home_city employer role likes tool primary_framework plan relationship habit "
     "delivery_preference activity conversation"
@@ -68,17 +70,17 @@ def events(
     seed: int = 7,
     start: datetime = datetime(2026, 1, 5, 9, tzinfo=UTC),
 ) -> Iterator[SourceEvent]:
-    """``count`` turns spread over ``tenants`` x ``subjects`` chat streams, in time order."""
+    """``count`` turns spread over the tenants x ``subjects`` chat streams, in time order."""
     rng = random.Random(seed)
     sequences: dict[tuple[int, int], int] = {}
     grants = frozenset(Grant(family=f) for f in FAMILIES)
     for n in range(count):
-        tenant, subject = rng.randrange(tenants), rng.randrange(subjects)
+        tenant, subject = rng.randrange(len(TENANTS)), rng.randrange(subjects)
         seq = sequences.get((tenant, subject), 0) + 1
         sequences[(tenant, subject)] = seq
         user = f"user-{subject}"
         yield SourceEvent(
-            tenant=f"tenant-{tenant}",
+            tenant=TENANTS[tenant],
             event_id=f"bench-{n}",
             subject=user,
             actor=Actor(id=user, authenticated=True, grants=grants),

@@ -116,6 +116,7 @@ class SQLiteStore:
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = FULL")
         conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA cache_size = -65536")  # 64 MiB of pages, not the 2 MiB default
         self._local.conn, self._local.pid = conn, os.getpid()
         with self._guard:
             self._all.append(conn)
@@ -517,14 +518,13 @@ class SQLiteUnit:
             for family, revision, generation, position, updated_at in rows
         ]
 
-    def add_family_event(
-        self, tenant: str, subject: str, family: str, *, event_id: str, revision: int
-    ) -> None:
-        self._write(
-            "add_family_event",
-            "INSERT INTO family_events VALUES (?, ?, ?, ?, ?)",
-            (tenant, subject, family, event_id, revision),
+    def family_events(self, tenant: str, subject: str, family: str) -> Sequence[str]:
+        rows = self.conn.execute(
+            "SELECT cause FROM history WHERE tenant = ? AND subject = ? AND family = ?"
+            " AND action != 'revoked' GROUP BY cause ORDER BY min(seq)",
+            (tenant, subject, family),
         )
+        return [row[0] for row in rows]
 
     # -- records, history, outbox ----------------------------------------------------
 
@@ -555,8 +555,11 @@ class SQLiteUnit:
     def family_records(
         self, tenant: str, subject: str, family: str, *, open_only: bool
     ) -> Sequence[MemoryRecord]:
+        # Without statistics the planner prefers the primary key's tenant prefix and scans
+        # the whole tenant; the family index is always the right one here.
         sql = (
-            f"SELECT {_RECORD_COLUMNS} FROM records WHERE tenant = ? AND subject = ? AND family = ?"
+            f"SELECT {_RECORD_COLUMNS} FROM records INDEXED BY records_family"
+            " WHERE tenant = ? AND subject = ? AND family = ?"
         )
         if open_only:
             sql += " AND superseded_at IS NULL"
@@ -808,41 +811,29 @@ class SQLiteUnit:
             lease_until=_pt(lease_until),
         )
 
-    def claim_job(
-        self, *, tenant: str | None, now: datetime, lease_until: datetime, owner: str
-    ) -> Job | None:
+    def claim_jobs(
+        self, *, tenant: str | None, now: datetime, lease_until: datetime, owner: str, limit: int
+    ) -> Sequence[Job]:
         stamp = format_time(now)
-        sql = (
-            f"SELECT {self._JOB_COLUMNS} FROM jobs WHERE status = 'queued'"
+        due = (
+            "SELECT rowid FROM jobs WHERE status = 'queued'"
             " AND (next_attempt_at IS NULL OR next_attempt_at <= ?)"
             " AND (lease_until IS NULL OR lease_until <= ?)"
         )
-        params: list[Any] = [stamp, stamp]
+        params: list[Any] = [format_time(lease_until), owner, stamp, stamp]
         if tenant is not None:
-            sql += " AND tenant = ?"
+            due += " AND tenant = ?"
             params.append(tenant)
-        row = self._one(sql + " ORDER BY created_at, job_id LIMIT 1", params)
-        if row is None:
-            return None
-        job = self._job(row)
-        self._write(
-            "claim_job",
+        params.append(limit)
+        if self._failpoint is not None:
+            self._failpoint("claim_jobs")
+        rows = self.conn.execute(
             "UPDATE jobs SET lease_until = ?, lease_owner = ?, attempts = attempts + 1"
-            " WHERE tenant = ? AND job_id = ?",
-            (format_time(lease_until), owner, job.tenant, job.job_id),
-        )
-        return Job(
-            tenant=job.tenant,
-            job_id=job.job_id,
-            event_id=job.event_id,
-            generations=job.generations,
-            created_at=job.created_at,
-            status=job.status,
-            attempts=job.attempts + 1,
-            last_error=job.last_error,
-            next_attempt_at=job.next_attempt_at,
-            lease_until=lease_until,
-        )
+            f" WHERE rowid IN ({due} ORDER BY created_at, job_id LIMIT ?)"
+            f" RETURNING {self._JOB_COLUMNS}",
+            params,
+        ).fetchall()
+        return sorted((self._job(row) for row in rows), key=lambda j: (j.created_at, j.job_id))
 
     def retry_job(
         self, tenant: str, job_id: str, *, error: str, next_attempt_at: datetime, failed: bool

@@ -79,9 +79,6 @@ def apply_family(
     moved = any(claim.kind != "episode" for _, claim in plan.current)
     position = Position.of(event) if moved else slot.position
     unit.put_family(replace(slot, revision=revision, position=position, updated_at=at))
-    unit.add_family_event(
-        slot.tenant, slot.subject, slot.family, event_id=event.event_id, revision=revision
-    )
     return FamilyRevision(
         subject=slot.subject, family=slot.family, revision=revision, generation=slot.generation
     )

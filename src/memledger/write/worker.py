@@ -174,15 +174,14 @@ class Worker:
         now = self.memory.clock.now()
         leased: list[tuple[Job, SourceEvent, int]] = []
         with self.memory.store.write() as unit:
-            for _ in range(size):
-                job = unit.claim_job(
-                    tenant=tenant,
-                    now=now,
-                    lease_until=now + self.settings.lease,
-                    owner=self.owner,
-                )
-                if job is None:
-                    break
+            jobs = unit.claim_jobs(
+                tenant=tenant,
+                now=now,
+                lease_until=now + self.settings.lease,
+                owner=self.owner,
+                limit=size,
+            )
+            for job in jobs:
                 stored = unit.get_event(job.tenant, job.event_id)
                 assert stored is not None, "the ledger is append-only"
                 event = stored.event

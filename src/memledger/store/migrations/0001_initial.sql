@@ -1,4 +1,6 @@
 -- memledger schema 1: ledger, family slots, records, history, outbox, review queue, jobs.
+-- Wide rows live in rowid tables (appends stay local; the primary key is a narrow index);
+-- narrow lookup tables are WITHOUT ROWID.
 -- Times are fixed-width UTC text (see memledger.domain.records.format_time): they sort as instants.
 
 CREATE TABLE events (
@@ -17,7 +19,7 @@ CREATE TABLE events (
     metadata TEXT NOT NULL,
     ingested_at TEXT NOT NULL,
     PRIMARY KEY (tenant, event_id)
-) WITHOUT ROWID;
+);
 
 CREATE TABLE event_outcomes (
     tenant TEXT NOT NULL,
@@ -26,7 +28,7 @@ CREATE TABLE event_outcomes (
     receipt TEXT NOT NULL,
     decided_at TEXT NOT NULL,
     PRIMARY KEY (tenant, event_id)
-) WITHOUT ROWID;
+);
 
 CREATE TABLE families (
     tenant TEXT NOT NULL,
@@ -37,15 +39,6 @@ CREATE TABLE families (
     position TEXT,
     updated_at TEXT,
     PRIMARY KEY (tenant, subject, family)
-) WITHOUT ROWID;
-
-CREATE TABLE family_events (
-    tenant TEXT NOT NULL,
-    subject TEXT NOT NULL,
-    family TEXT NOT NULL,
-    event_id TEXT NOT NULL,
-    revision INTEGER NOT NULL,
-    PRIMARY KEY (tenant, subject, family, event_id)
 ) WITHOUT ROWID;
 
 CREATE TABLE records (
@@ -79,13 +72,13 @@ CREATE TABLE records (
     supersedes TEXT,
     exclusion TEXT,
     PRIMARY KEY (tenant, memory_id)
-) WITHOUT ROWID;
+);
 
 CREATE INDEX records_family ON records (tenant, subject, family, superseded_at);
 CREATE INDEX records_source ON records (tenant, source_event_id);
 
 CREATE TABLE history (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    seq INTEGER PRIMARY KEY,  -- append-only and never deleted, so rowids only grow
     tenant TEXT NOT NULL,
     subject TEXT NOT NULL,
     family TEXT NOT NULL,
@@ -135,7 +128,7 @@ CREATE TABLE review_queue (
     resolved_at TEXT,
     resolution TEXT,
     PRIMARY KEY (tenant, review_id)
-) WITHOUT ROWID;
+);
 
 CREATE TABLE jobs (
     tenant TEXT NOT NULL,
@@ -148,6 +141,6 @@ CREATE TABLE jobs (
     created_at TEXT NOT NULL,
     finished_at TEXT,
     PRIMARY KEY (tenant, job_id)
-) WITHOUT ROWID;
+);
 
 CREATE INDEX jobs_status ON jobs (tenant, status, created_at);

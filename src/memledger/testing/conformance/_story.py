@@ -139,6 +139,11 @@ class StoryChecks:
             "daily"
         ]
         assert memory.timeline(SUBJECT, FAMILY, tenant=TENANT) == timeline
+        assert memory.family_events(SUBJECT, FAMILY, tenant=TENANT) == (
+            "evt-oct02",
+            "evt-oct19",
+            "evt-oct02-redelivered",
+        )
         kept = [
             r for r in memory.history(SUBJECT, FAMILY, tenant=TENANT) if r.status == "historical"
         ]
