@@ -90,12 +90,13 @@ def write(
         highlight=False,
     )
     out.print(
-        "| events | ingest/s | extract+commit/s | end to end/s | baseline INSERT/s |", markup=False
+        "| events | workers | ingest/s | extract+commit/s | end to end/s | baseline INSERT/s |",
+        markup=False,
     )
-    out.print("| ---: | ---: | ---: | ---: | ---: |", markup=False)
+    out.print("| ---: | ---: | ---: | ---: | ---: | ---: |", markup=False)
     for r in results:
         out.print(
-            f"| {r.events:,} | {r.ingest_per_s:,.0f} | {r.process_per_s:,.0f} | "
+            f"| {r.events:,} | {r.workers} | {r.ingest_per_s:,.0f} | {r.process_per_s:,.0f} | "
             f"{r.end_to_end_per_s:,.0f} | {r.baseline_insert_per_s:,.0f} |",
             markup=False,
         )

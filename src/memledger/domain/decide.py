@@ -11,7 +11,7 @@ pair holds mutually exclusive values) and invalidation cues.
 2. **NOOP** when an open record of the same scope holds the same value, or a
    statement at least ``noop`` similar, over the candidate's whole interval;
    or when a record under another scope of the family is at least ``noop``
-   similar (the same thing filed under another key). A NOOP raises the
+   similar over that interval (the same thing filed under another key). A NOOP raises the
    record's mention count and confidence.
 3. **UPDATE** when open records of the same scope overlap the candidate's
    interval with another value: their windows close, the candidate's opens.
@@ -24,7 +24,7 @@ Thresholds are settings (:class:`Thresholds`).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from memledger.domain.intervals import Interval
@@ -113,22 +113,35 @@ def _text(statement: str, value: JsonValue) -> str:
     return statement if isinstance(value, dict | list) else f"{statement} {value}"
 
 
+Similarity = Callable[[str, str], float]
+"""Text similarity in ``[0, 1]``; character trigrams by default. An embedder-backed one
+(for example the max of trigram and embedding cosine) plugs in through ``WritePolicy``."""
+
+
 def decide(
-    candidate: Candidate, existing: Sequence[Existing], thresholds: Thresholds = Thresholds()
+    candidate: Candidate,
+    existing: Sequence[Existing],
+    thresholds: Thresholds = Thresholds(),
+    *,
+    similar: Similarity = similarity,
 ) -> Decision:
     """Decide what ``candidate`` does to a family whose open records are ``existing``."""
     same = [e for e in existing if e.scope == candidate.scope]
-    scored = sorted(
-        ((similarity(candidate.statement, e.statement), e) for e in existing),
-        key=lambda pair: (-pair[0], pair[1].memory_id),
-    )
+
+    def ranked() -> list[tuple[float, Existing]]:  # only when another scope matters
+        return sorted(
+            ((similar(candidate.statement, e.statement), e) for e in existing),
+            key=lambda pair: (-pair[0], pair[1].memory_id),
+        )
+
     if has_invalidation_cue(candidate.statement):
         if same:
-            best = max(
-                same, key=lambda e: (similarity(candidate.statement, e.statement), e.memory_id)
+            score, best = max(
+                ((similar(candidate.statement, e.statement), e) for e in same),
+                key=lambda pair: (pair[0], pair[1].memory_id),
             )
-            return Delete(best.memory_id, similarity(candidate.statement, best.statement))
-        for score, record in scored:
+            return Delete(best.memory_id, score)
+        for score, record in ranked():
             if score >= thresholds.add:
                 return Delete(record.memory_id, score)
         return Add()
@@ -136,17 +149,19 @@ def decide(
     for record in same:
         if not _covers(record.interval, candidate.interval):
             continue
-        score = similarity(
-            _text(candidate.statement, candidate.value), _text(record.statement, record.value)
-        )
         if canonical_json(record.value) == value:
             return Noop(record.memory_id, 1.0)
+        score = similar(
+            _text(candidate.statement, candidate.value), _text(record.statement, record.value)
+        )
         if score >= thresholds.noop:
             return Noop(record.memory_id, score)
     overlapping = tuple(e.memory_id for e in same if e.interval.overlaps(candidate.interval))
     if overlapping:
         return Update(overlapping)
-    for score, record in scored:
-        if record.scope != candidate.scope and score >= thresholds.noop:
+    for score, record in ranked():
+        if score < thresholds.noop:
+            break
+        if record.scope != candidate.scope and _covers(record.interval, candidate.interval):
             return Noop(record.memory_id, score)
     return Add()

@@ -12,8 +12,9 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Literal
 
-from memledger.domain.decide import Thresholds
+from memledger.domain.decide import Similarity, Thresholds
 from memledger.domain.records import Channel, ExclusionReason, Kind, SourceEvent
+from memledger.domain.similarity import similarity
 
 DEFAULT_PRECEDENCE: Mapping[Channel, int] = MappingProxyType(
     {
@@ -56,6 +57,8 @@ class WritePolicy:
     setting_channels: frozenset[Channel] = SETTING_CHANNELS
     trusted: Mapping[Channel, float] = field(default_factory=lambda: DEFAULT_TRUST)
     thresholds: Thresholds = field(default_factory=Thresholds)
+    similarity: Similarity = field(default=similarity)
+    """How alike two statements are, for the decision (trigram cosine by default)."""
 
     def rank(self, channel: Channel) -> int:
         return self.precedence.get(channel, 0)

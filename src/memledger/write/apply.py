@@ -15,7 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from memledger.domain.decide import Candidate, Delete, Existing, Noop, decide
+from memledger.domain.decide import Candidate, Decision, Delete, Existing, Noop, decide
 from memledger.domain.intervals import Interval, Window, reconcile
 from memledger.domain.policy import Ordering, Position, WritePolicy
 from memledger.domain.records import (
@@ -133,22 +133,38 @@ def _decide_and_write(
     policy: WritePolicy,
 ) -> None:
     installs: dict[str, list[tuple[int, Claim]]] = defaultdict(list)
+    decided: dict[int, Decision] = {}
+    changed = False  # once the family changed, later decisions are taken again
     for index, claim in current:
         if claim.kind == "episode":  # every turn is its own record, never merged
             installs[claim.scope].append((index, claim))
             continue
-        decision = decide(_candidate(writer, claim), _existing(live), policy.thresholds)
+        decision = decide(
+            _candidate(writer, claim),
+            _existing(live),
+            policy.thresholds,
+            similar=policy.similarity,
+        )
         if isinstance(decision, Delete):
             _retract(writer, claim, live[decision.target], live)
             results[index] = _result(claim, "current", decision.target, decision="delete")
+            changed = True
         else:
             installs[claim.scope].append((index, claim))
+            decided[index] = decision
     for scope, claims in sorted(installs.items()):
         decisions = [
-            decide(_candidate(writer, c), _existing(live), policy.thresholds)
-            if c.kind != "episode"
-            else None
-            for _, c in claims
+            None
+            if claim.kind == "episode"
+            else decided[index]
+            if not changed
+            else decide(
+                _candidate(writer, claim),
+                _existing(live),
+                policy.thresholds,
+                similar=policy.similarity,
+            )
+            for index, claim in claims
         ]
         if all(isinstance(d, Noop) for d in decisions):
             for (index, claim), noop in zip(claims, decisions, strict=True):
@@ -157,6 +173,7 @@ def _decide_and_write(
                 results[index] = _result(claim, "current", noop.target, decision="noop")
             continue
         _install(writer, scope, claims, live, results)
+        changed = True
 
 
 def _windows(live: dict[str, MemoryRecord], scope: str) -> list[Window]:

@@ -14,7 +14,8 @@
 4. per candidate: reject work begun under an older generation or from a
    revoked source; keep unauthorised claims as observations and claims from
    behind the family's timeline as historical;
-5. reconcile the valid-time intervals of the current claims, bump each
+5. decide what each current claim does (ADD, UPDATE, DELETE or NOOP; see
+   ``memledger.write.apply``), reconcile the valid-time intervals, bump each
    family's revision, write history and outbox rows, and mark the event
    decided with its receipt.
 """
