@@ -81,7 +81,7 @@ def write(
         )
     machine = describe()
     info = rules.info
-    out = Console()
+    out = Console(soft_wrap=True)
     out.print(
         f"memledger bench write, extractor {info.name}@{info.version}, SQLite "
         f"{machine['sqlite']} (WAL, synchronous=FULL), {machine['cores']} cores, "
