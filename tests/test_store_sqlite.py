@@ -112,3 +112,19 @@ def test_a_held_write_lock_times_out_cleanly(
     memory.ingest(event("evt-1", "Fridays", occurred_at=day(10, 2)), [pref("friday")])
     assert len(memory.history(SUBJECT, FAMILY, tenant=TENANT)) == 1
     memory.close()
+
+
+def test_writers_queue_at_the_write_gate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fcntl = pytest.importorskip("fcntl")
+    path = tmp_path / "m.db"
+    memory = Memory.open(path)
+    monkeypatch.setattr(sqlite_store, "BUSY_TIMEOUT_MS", 200)
+    with open(f"{path}.lock", "w") as other:  # another open file, as another process holds it
+        fcntl.flock(other, fcntl.LOCK_EX)
+        with pytest.raises(StoreError, match="write lock"):
+            memory.ingest(event("evt-1", "Fridays", occurred_at=day(10, 2)), [pref("friday")])
+        assert memory.history(SUBJECT, FAMILY, tenant=TENANT) == ()
+        fcntl.flock(other, fcntl.LOCK_UN)
+    memory.ingest(event("evt-1", "Fridays", occurred_at=day(10, 2)), [pref("friday")])
+    assert len(memory.history(SUBJECT, FAMILY, tenant=TENANT)) == 1
+    memory.close()
