@@ -23,6 +23,7 @@ from memledger.domain.records import (
 )
 from memledger.errors import (
     ConflictError,
+    EmbedderError,
     EventConflictError,
     EventNotFoundError,
     ExtractionError,
@@ -53,6 +54,7 @@ __all__ = [
     "Claim",
     "ClaimResult",
     "ConflictError",
+    "EmbedderError",
     "EventConflictError",
     "EventNotFoundError",
     "ExtractionError",

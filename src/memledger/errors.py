@@ -21,6 +21,7 @@ who do not know memledger's classes::
     │   └── StoreNotFoundError                  no store at that URL, and not asked to create one
     ├── RevisionNotMetError                     a read cannot meet its revision floor
     ├── ExtractionError                         an extractor failed; the job stays queued
+    ├── EmbedderError                           an embedder failed: endpoint, model or answer
     └── StoreError (RuntimeError)               the backend failed, not the caller
         ├── StoreLockedError                    gave up waiting for a write lock
         └── MigrationError                      schema missing, newer, or tampered
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 __all__ = [
     "ConflictError",
+    "EmbedderError",
     "EventConflictError",
     "EventNotFoundError",
     "ExtractionError",
@@ -125,6 +127,18 @@ class ExtractionError(MemledgerError):
     nothing was written."""
 
     def __init__(self, message: str, *, reason: str = "extractor_failed") -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class EmbedderError(MemledgerError):
+    """An embedder could not embed a batch: its endpoint is down or too slow, it
+    answered something that is not one vector of the promised size per text, or
+    its model cannot be loaded. Nothing was cached or indexed. ``reason`` is
+    machine-readable (``"endpoint_unreachable"``, ``"timeout"``, ``"http_<code>"``,
+    ``"invalid_json"``, ``"dimension_mismatch"``, ``"model_unavailable"``)."""
+
+    def __init__(self, message: str, *, reason: str = "embedder_failed") -> None:
         super().__init__(message)
         self.reason = reason
 

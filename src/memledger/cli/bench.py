@@ -115,3 +115,87 @@ def write(
             "lag": asdict(lag),
         }
         json_out.write_text(json.dumps(body, indent=2) + "\n")
+
+
+@bench.command("locomo")
+def locomo(
+    path: Annotated[
+        Path, typer.Argument(help="locomo-dev.json (LoCoMo-shaped JSON; never copied).")
+    ],
+    *,
+    k: Annotated[str, typer.Option("--k", help="Comma-separated cut-offs.")] = "1,5,10,20",
+    retriever: Annotated[
+        str,
+        typer.Option(
+            "--retriever",
+            help="Comma-separated registered retrievers: bm25, bm25-fts5, dense, dense-hashing, "
+            "or any added with memledger.eval.locomo.register_retriever.",
+        ),
+    ] = "bm25",
+    json_out: Annotated[
+        Path | None,
+        typer.Option(
+            "--json",
+            metavar="OUT",
+            help="Write results as JSON to OUT: one object per retriever "
+            '({"retriever", "questions", "recall": {group: {k: recall}}, '
+            '"tokens_top10_mean", "latency_ms": {"p50", "p95"}}), '
+            "a list of them when several retrievers ran.",
+        ),
+    ] = None,
+    plot: Annotated[
+        Path | None,
+        typer.Option(metavar="FILE", help="Write a PNG of recall@k (needs the 'bench' extra)."),
+    ] = None,
+    limit_conversations: Annotated[
+        int | None, typer.Option(min=1, help="Only the first N conversations.")
+    ] = None,
+) -> None:
+    """LoCoMo turn-level evidence recall@k over raw turns, one row per retriever x category.
+
+    A question's recall@k is the fraction of its evidence turns among the first k
+    distinct turns returned; questions without evidence are skipped; overall_1_4
+    averages categories 1-4, overall adds adversarial questions that have evidence.
+    """
+    from memledger.eval import locomo as harness
+    from memledger.eval.locomo._plot import plot as write_plot
+    from memledger.eval.locomo._render import json_body, markdown
+
+    ks = _sizes(k, "--k")
+    names = [name.strip() for name in retriever.split(",") if name.strip()]
+    if not names or len(set(names)) != len(names):
+        raise CliError(f"--retriever takes distinct comma-separated names, got {retriever!r}")
+    if not path.is_file():
+        raise CliError(f"no LoCoMo file at {str(path)!r}")
+    dataset = harness.load(path)
+    if limit_conversations is not None:
+        dataset = dataset.limit(limit_conversations)
+    retrievers = [(name, harness.create_retriever(name)) for name in names]
+    reports: list[harness.Report] = []
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as progress:
+        for name, instance in retrievers:
+            task = progress.add_task(f"{name:10} questions", total=None)
+
+            def report(done: int, total: int, task: TaskID = task) -> None:
+                progress.update(task, completed=done, total=total)
+
+            reports.append(harness.run(instance, dataset, name=name, ks=ks, progress=report))
+    out = Console(soft_wrap=True)
+    out.print(
+        f"memledger bench locomo, {len(dataset.conversations)} conversations, "
+        f"{sum(len(c.turns) for c in dataset.conversations):,} turns, turn recall@k\n",
+        markup=False,
+        highlight=False,
+    )
+    out.print(markdown(reports), markup=False, highlight=False)
+    if json_out is not None:
+        json_out.write_text(json.dumps(json_body(reports), indent=2) + "\n")
+    if plot is not None:
+        write_plot(reports, plot)

@@ -5,6 +5,11 @@ thread, using only the standard library, and answers:
 
 * ``POST /v1/chat/completions`` with a ``chat.completion`` object whose
   content comes from the test's script;
+* ``POST /v1/embeddings`` with an embeddings list: by default one
+  deterministic vector per input from
+  :class:`~memledger.index.embedders.HashingEmbedder` (of the request's
+  ``dimensions``, else ``embedding_dimensions``), or what the
+  ``embedding_responder`` or :meth:`FakeChatServer.push_embeddings` scripts;
 * ``GET /v1/models`` with the configured model ids.
 
 Every request is recorded (:attr:`FakeChatServer.requests`) so a test can
@@ -13,8 +18,10 @@ What the server answers is decided per request, first from the queue filled by
 :meth:`FakeChatServer.push`, then by the ``responder``: a callable that gets
 the :class:`RecordedRequest` and returns the content string, or a
 :class:`Reply` to script a failure (a status and body, a delay, a raw body,
-``finish_reason: "length"``). No clock, no randomness: the same script gives
-the same bytes (``created`` is fixed, ids count up).
+``finish_reason: "length"``). Embeddings requests have their own queue and
+responder, answered with vectors or the same :class:`Reply` (a failure, a
+delay, a raw body, or explicit ``vectors``). No clock, no randomness: the same
+script gives the same bytes (``created`` is fixed, ids count up).
 
 ::
 
@@ -22,23 +29,35 @@ the same bytes (``created`` is fixed, ids count up).
         extractor = LLMExtractor(base_url=server.base_url, model="fake-model")
         extraction = extractor.extract(event)
         assert "I live in Lyon" in server.completions[0].content_of("user")
+
+    with FakeChatServer() as server:
+        server.push_embeddings(Reply(status=503))
+        embedder = OpenAIEmbedder(base_url=server.base_url, model="fake-embed", dimensions=384)
+        embedder.embed(["a"])  # EmbedderError(reason="http_503"); the next call succeeds
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import MappingProxyType, TracebackType
 from typing import Literal, TypeAlias
 
+import numpy as np
+
 from memledger.domain.records import JsonValue
+from memledger.errors import InvalidInputError
+from memledger.index.embedders import HashingEmbedder
 
 __all__ = [
     "CREATED",
+    "EmbeddingAnswer",
+    "EmbeddingResponder",
     "FakeChatServer",
     "FinishReason",
     "RecordedRequest",
@@ -92,6 +111,10 @@ class Reply:
     ``body`` is sent verbatim (with ``content_type``) whatever the status.
     ``delay`` waits that many seconds before answering (cut short when the
     server closes, so a timed-out client does not hold up the test).
+
+    For an embeddings request, ``content`` and ``finish_reason`` are ignored;
+    ``vectors`` (one row per input, sent as given, unnormalised rows included)
+    replaces the default hashing vectors.
     """
 
     content: str = ""
@@ -100,10 +123,17 @@ class Reply:
     body: str | bytes | None = None
     content_type: str = "application/json"
     delay: float = 0.0
+    vectors: Sequence[Sequence[float]] | None = None
 
 
 Responder: TypeAlias = Callable[[RecordedRequest], "str | Reply"]
 """Decides the answer to one chat-completions request."""
+
+EmbeddingAnswer: TypeAlias = "Sequence[Sequence[float]] | Reply"
+"""Rows (one per input) or a scripted :class:`Reply` for one embeddings request."""
+
+EmbeddingResponder: TypeAlias = Callable[[RecordedRequest], EmbeddingAnswer]
+"""Decides the answer to one embeddings request."""
 
 
 def _unscripted(request: RecordedRequest) -> Reply:
@@ -119,7 +149,10 @@ def _error_body(message: str, *, kind: str, code: int) -> str:
 class _Script:
     responder: Responder
     model_ids: tuple[str, ...]
+    embedding_responder: EmbeddingResponder | None = None
+    embedding_dimensions: int = 384
     queue: deque[str | Reply] = field(default_factory=deque)
+    embedding_queue: deque[EmbeddingAnswer] = field(default_factory=deque)
     requests: list[RecordedRequest] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     served: int = 0
@@ -133,12 +166,26 @@ class FakeChatServer:
     ``responder`` answers requests the :meth:`push` queue does not; without
     one, unscripted requests get HTTP 500. ``models`` are listed by
     ``GET /v1/models``; completions echo the requested model.
+    ``embedding_responder`` answers embeddings requests the
+    :meth:`push_embeddings` queue does not; without one they get the
+    :class:`~memledger.index.embedders.HashingEmbedder` vectors of each input,
+    ``embedding_dimensions`` wide unless the request asks for ``dimensions``.
     """
 
     def __init__(
-        self, responder: Responder | None = None, *, models: tuple[str, ...] = ("fake-model",)
+        self,
+        responder: Responder | None = None,
+        *,
+        models: tuple[str, ...] = ("fake-model",),
+        embedding_responder: EmbeddingResponder | None = None,
+        embedding_dimensions: int = 384,
     ) -> None:
-        self._script = _Script(responder=responder or _unscripted, model_ids=models)
+        self._script = _Script(
+            responder=responder or _unscripted,
+            model_ids=models,
+            embedding_responder=embedding_responder,
+            embedding_dimensions=embedding_dimensions,
+        )
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -217,6 +264,20 @@ class FakeChatServer:
             self._script.queue.extend(replies)
 
     @property
+    def embedding_responder(self) -> EmbeddingResponder | None:
+        return self._script.embedding_responder
+
+    @embedding_responder.setter
+    def embedding_responder(self, responder: EmbeddingResponder | None) -> None:
+        with self._script.lock:
+            self._script.embedding_responder = responder
+
+    def push_embeddings(self, *answers: EmbeddingAnswer) -> None:
+        """Queue one-shot embeddings answers, used before the embedding responder."""
+        with self._script.lock:
+            self._script.embedding_queue.extend(answers)
+
+    @property
     def requests(self) -> tuple[RecordedRequest, ...]:
         """Every request received so far, in arrival order."""
         with self._script.lock:
@@ -226,6 +287,11 @@ class FakeChatServer:
     def completions(self) -> tuple[RecordedRequest, ...]:
         """The chat-completions requests received so far."""
         return tuple(r for r in self.requests if r.path == "/v1/chat/completions")
+
+    @property
+    def embeddings(self) -> tuple[RecordedRequest, ...]:
+        """The embeddings requests received so far."""
+        return tuple(r for r in self.requests if r.path == "/v1/embeddings")
 
     @property
     def errors(self) -> tuple[str, ...]:
@@ -258,16 +324,19 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         request = self._record(self.rfile.read(length))
-        if request.path != "/v1/chat/completions":
+        if request.path not in ("/v1/chat/completions", "/v1/embeddings"):
             self._not_found()
             return
         if not isinstance(request.payload, dict):
-            body = _error_body(
-                "request body must be a JSON object", kind="invalid_request", code=400
-            )
-            self._send(400, body)
+            self._bad_request("request body must be a JSON object")
             return
-        self._answer(request, self._reply(request))
+        if request.path == "/v1/embeddings":
+            self._embed(request, request.payload)
+        else:
+            self._answer(request, self._reply(request))
+
+    def _bad_request(self, message: str) -> None:
+        self._send(400, _error_body(message, kind="invalid_request", code=400))
 
     def _record(self, body: bytes) -> RecordedRequest:
         try:
@@ -308,6 +377,80 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(reply.status, body)
         else:
             self._send(200, json.dumps(self._completion(request, reply)))
+
+    # -- embeddings -------------------------------------------------------------------
+
+    def _embed(self, request: RecordedRequest, payload: dict[str, JsonValue]) -> None:
+        raw = payload.get("input")
+        inputs = [raw] if isinstance(raw, str) else raw
+        if not isinstance(inputs, list) or not all(isinstance(t, str) for t in inputs):
+            self._bad_request("'input' must be a string or a list of strings")
+            return
+        texts = [t for t in inputs if isinstance(t, str)]
+        asked = payload.get("dimensions")
+        if asked is not None and (isinstance(asked, bool) or not isinstance(asked, int)):
+            self._bad_request("'dimensions' must be an integer")
+            return
+        reply = self._embedding_reply(request)
+        if reply.delay > 0 and self.script.stopping.wait(reply.delay):
+            return  # the server is closing; the client has long given up
+        if reply.body is not None:
+            self._send(reply.status, reply.body, content_type=reply.content_type)
+            return
+        if reply.status != 200:
+            body = _error_body(f"scripted HTTP {reply.status}", kind="api_error", code=reply.status)
+            self._send(reply.status, body)
+            return
+        if reply.vectors is not None:
+            rows = [[float(x) for x in row] for row in reply.vectors]
+        else:
+            size = asked if isinstance(asked, int) else self.script.embedding_dimensions
+            try:
+                embedder = HashingEmbedder(dimensions=size)
+            except InvalidInputError as exc:
+                self._bad_request(str(exc))
+                return
+            rows = embedder.embed(texts).tolist()
+        encoding = payload.get("encoding_format")
+        model = payload.get("model")
+        tokens = sum(len(t.split()) for t in texts)
+        data: list[JsonValue] = [
+            {
+                "object": "embedding",
+                "index": index,
+                "embedding": _base64_row(row) if encoding == "base64" else list(row),
+            }
+            for index, row in enumerate(rows)
+        ]
+        answer: dict[str, JsonValue] = {
+            "object": "list",
+            "data": data,
+            "model": model if isinstance(model, str) else self.script.model_ids[0],
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+        }
+        self._send(200, json.dumps(answer))
+
+    def _embedding_reply(self, request: RecordedRequest) -> Reply:
+        with self.script.lock:
+            queued = self.script.embedding_queue.popleft() if self.script.embedding_queue else None
+            responder = self.script.embedding_responder
+        try:
+            if queued is not None:
+                answer = queued
+            elif responder is not None:
+                answer = responder(request)
+            else:
+                return Reply()
+            if isinstance(answer, Reply):
+                return answer
+            return Reply(vectors=[[float(x) for x in row] for row in answer])
+        except Exception as exc:  # a bug in the test's responder: answer 500 and keep it
+            message = f"embedding responder raised {type(exc).__name__}: {exc}"
+            with self.script.lock:
+                self.script.errors.append(message)
+            return Reply(status=500, body=_error_body(message, kind="server_error", code=500))
+
+    # -- chat completions -------------------------------------------------------------
 
     def _completion(self, request: RecordedRequest, reply: Reply) -> dict[str, JsonValue]:
         with self.script.lock:
@@ -352,3 +495,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client went away (it timed out); nothing to tell it
+
+
+def _base64_row(row: Sequence[float]) -> str:
+    """``row`` as OpenAI's ``encoding_format: "base64"``: little-endian float32 bytes."""
+    return base64.b64encode(np.asarray(row, dtype="<f4").tobytes()).decode("ascii")

@@ -52,11 +52,18 @@ import re
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal, NoReturn, cast
-from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic import JsonValue as PydanticJson
 
+from memledger._openai_http import (
+    MASK,
+    check_settings,
+    excerpt,
+    post_json,
+    redact_url,
+    require_httpx,
+)
 from memledger.domain.families import Schema
 from memledger.domain.records import (
     Claim,
@@ -80,9 +87,6 @@ VERSION = "1"
 FailureReason = Literal["endpoint_unreachable", "timeout", "invalid_json", "schema_mismatch"]
 """The fixed ``ExtractionError.reason`` values; a non-2xx status gives ``"http_<code>"``."""
 
-_EXCERPT = 200
-_MASK = "***"
-
 
 class _Message(BaseModel):
     model_config = ConfigDict(extra="ignore")
@@ -102,16 +106,6 @@ class _Completion(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     choices: list[_Choice]
-
-
-def _require_httpx() -> None:
-    try:
-        import httpx  # noqa: F401
-    except ImportError as exc:
-        raise ImportError(
-            "LLMExtractor needs httpx, which is not installed; "
-            "install the 'llm' extra: pip install 'memledger[llm]'"
-        ) from exc
 
 
 class LLMExtractor:
@@ -137,25 +131,12 @@ class LLMExtractor:
         prompt_version: str = claims_v1.VERSION,
         client: httpx.Client | None = None,
     ) -> None:
-        parts = urlsplit(base_url) if isinstance(base_url, str) else None
-        if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
-            raise InvalidInputError(
-                f"base_url must be an http(s) URL such as 'http://127.0.0.1:8080/v1', "
-                f"got {_redact_url(base_url)!r}"
-            )
-        if not isinstance(model, str) or not model.strip():
-            raise InvalidInputError(f"model must be a non-empty string, got {model!r}")
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-            raise InvalidInputError(
-                f"timeout must be a positive number of seconds, got {timeout!r}"
-            )
-        if api_key is not None and (not isinstance(api_key, str) or not api_key):
-            raise InvalidInputError("api_key, when given, must be a non-empty string")
-        _require_httpx()
+        check_settings(base_url=base_url, model=model, timeout=timeout, api_key=api_key)
+        require_httpx("LLMExtractor")
         import httpx
 
         self._endpoint = base_url.rstrip("/") + "/chat/completions"
-        self._shown_endpoint = _redact_url(self._endpoint)
+        self._shown_endpoint = redact_url(self._endpoint)
         self._model = model
         self._api_key = api_key
         self._schema = schema if schema is not None else Schema.default()
@@ -231,37 +212,15 @@ class LLMExtractor:
     # -- transport ------------------------------------------------------------------
 
     def _post(self, body: dict[str, JsonValue]) -> bytes:
-        import httpx
-
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if self._api_key is not None:
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        try:
-            response = self._client.post(
-                self._endpoint,
-                content=json.dumps(body, ensure_ascii=False).encode(),
-                headers=headers,
-                timeout=self._timeout,
-            )
-        except httpx.TimeoutException as exc:
-            self._fail(
-                f"no answer from {self._shown_endpoint!r} within {self._timeout:g} s "
-                f"({type(exc).__name__})",
-                reason="timeout",
-            )
-        except httpx.TransportError as exc:
-            self._fail(
-                f"cannot reach {self._shown_endpoint!r}: {type(exc).__name__}: {exc}",
-                reason="endpoint_unreachable",
-            )
-        if not response.is_success:
-            excerpt = response.content[:_EXCERPT].decode("utf-8", errors="replace")
-            more = "..." if len(response.content) > _EXCERPT else ""
-            self._fail(
-                f"{self._shown_endpoint!r} answered HTTP {response.status_code}: {excerpt!r}{more}",
-                reason=f"http_{response.status_code}",
-            )
-        return response.content
+        return post_json(
+            self._client,
+            self._endpoint,
+            body=body,
+            api_key=self._api_key,
+            timeout=self._timeout,
+            shown=self._shown_endpoint,
+            fail=self._fail,
+        )
 
     # -- answer ---------------------------------------------------------------------
 
@@ -272,7 +231,7 @@ class LLMExtractor:
         except ValidationError as exc:
             what = "is not JSON" if _is_json_error(exc) else "is not a chat completion"
             self._fail(
-                f"the response body from {self._shown_endpoint!r} {what}: {_excerpt(body)!r}",
+                f"the response body from {self._shown_endpoint!r} {what}: {excerpt(body)!r}",
                 reason="invalid_json",
             )
         if not completion.choices:
@@ -291,7 +250,7 @@ class LLMExtractor:
         except ValueError:
             cut = " (cut off by the length limit)" if truncated else ""
             self._fail(
-                f"the message content is not JSON{cut}: {_excerpt(content)!r}",
+                f"the message content is not JSON{cut}: {excerpt(content)!r}",
                 reason="invalid_json",
             )
         try:
@@ -304,7 +263,7 @@ class LLMExtractor:
             )
 
     def _mask(self, text: str) -> str:
-        return text.replace(self._api_key, _MASK) if self._api_key else text
+        return text.replace(self._api_key, MASK) if self._api_key else text
 
     def _fail(self, message: str, *, reason: str) -> NoReturn:
         """Raise ``ExtractionError``; ``reason`` is a ``FailureReason`` or ``http_<code>``."""
@@ -371,22 +330,3 @@ def _errors(exc: ValidationError, limit: int = 3) -> str:
     ]
     more = exc.error_count() - limit
     return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
-
-
-def _excerpt(text: str | bytes) -> str:
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", errors="replace")
-    return text if len(text) <= _EXCERPT else text[:_EXCERPT] + "..."
-
-
-def _redact_url(url: object) -> str:
-    """``url`` without user info (``user:secret@``); anything else as ``str``."""
-    text = str(url)
-    try:
-        parts = urlsplit(text)
-    except ValueError:
-        return text
-    if "@" not in parts.netloc:
-        return text
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit(parts._replace(netloc=f"{_MASK}@{host}"))

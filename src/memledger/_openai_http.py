@@ -1,0 +1,119 @@
+"""What every client of an OpenAI-compatible endpoint here shares: one JSON POST with
+its failures mapped to reasons, body excerpts, and URLs with their secrets masked.
+
+Used by the LLM extractor and the embeddings client; each maps a failure to its
+own error class through the ``fail`` callback it passes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NoReturn
+from urllib.parse import urlsplit, urlunsplit
+
+from memledger.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    import httpx
+
+EXCERPT = 200
+MASK = "***"
+
+Fail = Callable[..., NoReturn]
+"""``fail(message, reason=...)``: raise the caller's error class."""
+
+
+def check_settings(*, base_url: object, model: object, timeout: object, api_key: object) -> None:
+    """Refuse unusable endpoint settings with an ``InvalidInputError`` (secrets masked)."""
+    parts = urlsplit(base_url) if isinstance(base_url, str) else None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
+        raise InvalidInputError(
+            f"base_url must be an http(s) URL such as 'http://127.0.0.1:8080/v1', "
+            f"got {redact_url(base_url)!r}"
+        )
+    if not isinstance(model, str) or not model.strip():
+        raise InvalidInputError(f"model must be a non-empty model id, got {model!r}")
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not 0 < timeout < math.inf
+    ):
+        raise InvalidInputError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    if api_key is not None and (not isinstance(api_key, str) or not api_key):
+        raise InvalidInputError("api_key, when given, must be a non-empty string")
+
+
+def require_httpx(what: str) -> None:
+    """Raise an ``ImportError`` naming the extra if httpx is missing."""
+    try:
+        import httpx  # noqa: F401
+    except ImportError as exc:
+        raise ImportError(
+            f"{what} needs httpx, which is not installed; "
+            "install the 'llm' extra: pip install 'memledger[llm]'"
+        ) from exc
+
+
+def excerpt(text: str | bytes) -> str:
+    """The start of a body, for an error message."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    return text if len(text) <= EXCERPT else text[:EXCERPT] + "..."
+
+
+def redact_url(url: object) -> str:
+    """``url`` without user info (``user:secret@``); anything else as ``str``."""
+    text = str(url)
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        return text
+    if "@" not in parts.netloc:
+        return text
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit(parts._replace(netloc=f"{MASK}@{host}"))
+
+
+def post_json(
+    client: httpx.Client,
+    endpoint: str,
+    *,
+    body: object,
+    api_key: str | None,
+    timeout: float,
+    shown: str,
+    fail: Fail,
+) -> bytes:
+    """POST ``body`` as JSON and return the response body of a 2xx answer.
+
+    Failures go to ``fail`` with the reason ``timeout``, ``endpoint_unreachable``
+    or ``http_<code>`` (quoting the start of the body); ``shown`` is the
+    endpoint as messages may name it.
+    """
+    import httpx
+
+    headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    if api_key is not None:
+        headers["Authorization"] = f"Bearer {api_key}"
+    try:
+        response = client.post(
+            endpoint,
+            content=json.dumps(body, ensure_ascii=False).encode(),
+            headers=headers,
+            timeout=timeout,
+        )
+    except httpx.TimeoutException as exc:
+        fail(
+            f"no answer from {shown!r} within {timeout:g} s ({type(exc).__name__})",
+            reason="timeout",
+        )
+    except httpx.TransportError as exc:
+        fail(f"cannot reach {shown!r}: {type(exc).__name__}: {exc}", reason="endpoint_unreachable")
+    if not response.is_success:
+        fail(
+            f"{shown!r} answered HTTP {response.status_code}: {excerpt(response.content)!r}",
+            reason=f"http_{response.status_code}",
+        )
+    return response.content

@@ -1,0 +1,39 @@
+"""The markdown table and JSON body of ``memledger bench locomo``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from memledger.eval.locomo._harness import GROUPS, Report
+
+
+def markdown(reports: Sequence[Report]) -> str:
+    """Rows retriever x group (categories, overall_1_4, overall); columns recall@k."""
+    ks = sorted({k for report in reports for k in report.ks})
+    lines = [
+        "| retriever | group (questions) | " + " | ".join(f"recall@{k}" for k in ks) + " |",
+        "| --- | --- | " + " | ".join("---:" for _ in ks) + " |",
+    ]
+    for report in reports:
+        recall = report.recall()
+        counts = report.counts()
+        for group in GROUPS:
+            if group not in recall:
+                continue
+            cells = " | ".join(f"{recall[group][k]:.3f}" if k in recall[group] else "" for k in ks)
+            lines.append(f"| {report.retriever} | {group} ({counts[group]}) | {cells} |")
+    lines.append("")
+    for report in reports:
+        latency = report.latency_ms()
+        lines.append(
+            f"{report.retriever}: {report.questions} questions with evidence, "
+            f"top-10 context {report.tokens_top10_mean:,.0f} tokens (approx.) on average, "
+            f"search latency p50 {latency['p50']:.2f} ms, p95 {latency['p95']:.2f} ms"
+        )
+    return "\n".join(lines)
+
+
+def json_body(reports: Sequence[Report]) -> dict[str, object] | list[dict[str, object]]:
+    """One report's :meth:`Report.to_json` object, or a list of them for several retrievers."""
+    bodies = [report.to_json() for report in reports]
+    return bodies[0] if len(bodies) == 1 else bodies

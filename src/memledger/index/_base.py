@@ -1,0 +1,86 @@
+"""The embedder port and the helpers every implementation shares."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, TypeAlias, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from memledger.errors import EmbedderError, InvalidInputError
+
+__all__ = ["Embedder", "Vectors", "check_texts", "normalise_rows"]
+
+Vectors: TypeAlias = npt.NDArray[np.float32]
+"""A ``(n, dimensions)`` float32 matrix, one L2-normalised row per text."""
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into vectors whose dot product is their cosine similarity.
+
+    ``name`` identifies the vector space: ``"<family>:<model>:<dimensions>:v<version>"``
+    (``"hashing:char3+word:384:v1"``, ``"minilm:all-MiniLM-L6-v2:384:v1.0.0"``).
+    Vectors are comparable only between embedders with the same name; an index
+    records it next to every vector and re-embeds when it changes.
+
+    ``embed`` returns a C-contiguous float32 array of shape
+    ``(len(texts), dimensions)``, row ``i`` for ``texts[i]``, each row of unit
+    L2 norm, or all zeros when the text has nothing to embed (the hashing
+    embedder on an empty or punctuation-only text). An empty ``texts`` gives
+    shape ``(0, dimensions)``. Batching is the embedder's business: callers may
+    pass any number of texts. Failures raise
+    :class:`~memledger.errors.EmbedderError`; a bare ``str`` instead of a
+    sequence of texts raises :class:`~memledger.errors.InvalidInputError`.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dimensions(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> Vectors: ...
+
+
+def check_texts(texts: Sequence[str]) -> list[str]:
+    """``texts`` as a list, or ``InvalidInputError`` if it is not a sequence of strings."""
+    if isinstance(texts, str | bytes) or not isinstance(texts, Sequence):
+        raise InvalidInputError(
+            f"texts must be a sequence of strings (a list or tuple), got {type(texts).__name__!r}"
+        )
+    items = list(texts)
+    for index, text in enumerate(items):
+        if not isinstance(text, str):
+            raise InvalidInputError(f"texts[{index}] must be a string, got {type(text).__name__!r}")
+    return items
+
+
+def check_dimensions(dimensions: object, *, what: str = "dimensions") -> int:
+    """A positive ``int`` or ``InvalidInputError``."""
+    if isinstance(dimensions, bool) or not isinstance(dimensions, int) or dimensions < 1:
+        raise InvalidInputError(f"{what} must be a positive integer, got {dimensions!r}")
+    return dimensions
+
+
+def normalise_rows(matrix: npt.ArrayLike, *, dimensions: int, source: str) -> Vectors:
+    """``matrix`` as C-contiguous float32 with unit rows (zero rows stay zero).
+
+    Raises ``EmbedderError`` (``dimension_mismatch``) when the rows do not have
+    ``dimensions`` entries, (``invalid_json``) when a value is not finite;
+    ``source`` names the embedder in the message.
+    """
+    array = np.array(matrix, dtype=np.float32, copy=True, ndmin=2)
+    if array.ndim != 2 or array.shape[1] != dimensions:
+        raise EmbedderError(
+            f"{source} gave vectors of shape {array.shape!r}, expected {dimensions} columns",
+            reason="dimension_mismatch",
+        )
+    if not np.isfinite(array).all():
+        raise EmbedderError(
+            f"{source} gave a vector with NaN or infinite values", reason="invalid_json"
+        )
+    norms = np.linalg.norm(array, axis=1, keepdims=True)
+    np.divide(array, norms, out=array, where=norms > 0)
+    return np.ascontiguousarray(array, dtype=np.float32)
