@@ -111,10 +111,10 @@ def throughput(
     if workers == 1:
         worker = Worker(memory, extractor, settings=WorkerSettings())
         done = 0
-        while results := worker.run_batch():
-            for result in results:
-                outcomes[result.outcome] = outcomes.get(result.outcome, 0) + 1
-            done += len(results)
+        while (report := worker.drain(limit=512)).jobs:
+            for outcome, n in report.outcomes.items():
+                outcomes[outcome] = outcomes.get(outcome, 0) + n
+            done += report.jobs
             if progress is not None:
                 progress("extract", done, count)
     else:

@@ -62,6 +62,10 @@ class WorkerSettings:
         return min(self.backoff * factor, self.max_backoff)
 
 
+_Leased = tuple[Job, SourceEvent, int]
+"""A leased job, its event, and the subject's turns in the minute before it."""
+
+
 @dataclass(frozen=True, slots=True)
 class _Commit:
     job: Job
@@ -149,10 +153,20 @@ class Worker:
         Each job's outcome is written under its own savepoint: one that fails is
         rolled back alone and queued for a retry, the others commit.
         """
-        leased = self._lease(tenant, size or self.settings.batch)
+        results, _ = self._cycle(tenant, None, size=size or self.settings.batch, next_size=0)
+        return results
+
+    def _cycle(
+        self, tenant: str | None, leased: list[_Leased] | None, *, size: int, next_size: int
+    ) -> tuple[list[JobResult], list[_Leased]]:
+        """Commit one batch and, in the same transaction, lease the next ``next_size`` jobs
+        (one transaction per batch instead of two)."""
+        if leased is None:
+            with self.memory.store.write() as unit:
+                leased = self._lease(unit, tenant, size)
         plans = [self._plan(job, event, recent) for job, event, recent in leased]
         if not plans:
-            return []
+            return [], []
         results: list[JobResult] = []
         now = self.memory.clock.now()
         with self.memory.store.write() as unit:
@@ -168,30 +182,30 @@ class Worker:
                         results.append(
                             self._write(unit, _Retry(plan.job, error, "commit:failed"), now)
                         )
-        return results
+            following = self._lease(unit, tenant, next_size) if next_size else []
+        return results, following
 
-    def _lease(self, tenant: str | None, size: int) -> list[tuple[Job, SourceEvent, int]]:
+    def _lease(self, unit: UnitOfWork, tenant: str | None, size: int) -> list[_Leased]:
         now = self.memory.clock.now()
-        leased: list[tuple[Job, SourceEvent, int]] = []
-        with self.memory.store.write() as unit:
-            jobs = unit.claim_jobs(
-                tenant=tenant,
-                now=now,
-                lease_until=now + self.settings.lease,
-                owner=self.owner,
-                limit=size,
+        leased: list[_Leased] = []
+        jobs = unit.claim_jobs(
+            tenant=tenant,
+            now=now,
+            lease_until=now + self.settings.lease,
+            owner=self.owner,
+            limit=size,
+        )
+        for job in jobs:
+            stored = unit.get_event(job.tenant, job.event_id)
+            assert stored is not None, "the ledger is append-only"
+            event = stored.event
+            recent = unit.count_events(
+                event.tenant,
+                event.subject,
+                since=event.occurred_at - timedelta(minutes=1),
+                until=event.occurred_at,
             )
-            for job in jobs:
-                stored = unit.get_event(job.tenant, job.event_id)
-                assert stored is not None, "the ledger is append-only"
-                event = stored.event
-                recent = unit.count_events(
-                    event.tenant,
-                    event.subject,
-                    since=event.occurred_at - timedelta(minutes=1),
-                    until=event.occurred_at,
-                )
-                leased.append((job, event, recent))
+            leased.append((job, event, recent))
         return leased
 
     def _plan(self, job: Job, event: SourceEvent, recent: int) -> _Commit | _Retry:
@@ -286,14 +300,13 @@ class Worker:
     def drain(self, *, tenant: str | None = None, limit: int | None = None) -> WorkReport:
         """Run due jobs until none is left (or ``limit`` were run)."""
         report = WorkReport()
+        leased: list[_Leased] | None = None
+        batch = self.settings.batch
         while limit is None or report.jobs < limit:
-            size = (
-                self.settings.batch
-                if limit is None
-                else min(self.settings.batch, limit - report.jobs)
-            )
+            size = batch if limit is None else min(batch, limit - report.jobs)
+            following = batch if limit is None else min(batch, limit - report.jobs - size)
             try:
-                results = self.run_batch(tenant=tenant, size=size)
+                results, leased = self._cycle(tenant, leased, size=size, next_size=following)
             except StoreLockedError as exc:  # another writer held the lock too long: later
                 report.errors.append(str(exc))
                 break
