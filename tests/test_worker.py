@@ -389,3 +389,26 @@ def test_an_llm_endpoint_down_slow_or_invalid_leaves_the_job_queued(
     closed = LLMExtractor(base_url="http://127.0.0.1:9/v1", model="m", timeout=0.3)
     assert memory.process(extractor=closed).outcomes == {"retry": 1}
     assert (memory.jobs(tenant=TENANT)[0].last_error or "").startswith("endpoint_unreachable")
+
+
+def test_a_late_failure_does_not_reopen_a_job_another_worker_finished(
+    memory: Memory, clock: FrozenClock
+) -> None:
+    memory.ingest(turn(1, "Fridays, please."))
+
+    def times_out(source: SourceEvent) -> list[Claim]:
+        raise ExtractionError("timed out", reason="timeout")
+
+    slow_and_failing = Worker(
+        memory, FunctionExtractor(times_out), settings=WorkerSettings(lease=timedelta(seconds=1))
+    )
+    with memory.store.write() as unit:  # the slow worker leases the job ...
+        (job,) = slow_and_failing._lease(unit, TENANT, 1)
+    clock.advance(timedelta(seconds=5))  # ... its lease runs out, another worker finishes it
+    assert memory.process(extractor=FunctionExtractor(fridays)).outcomes == {"committed": 1}
+    plan = slow_and_failing._plan(*job)  # now the slow one fails and wants a retry
+    with memory.store.write() as unit:
+        slow_and_failing._write(unit, plan, clock.now())
+    (done,) = memory.jobs(tenant=TENANT, open_only=False)
+    assert done.status == "done"
+    assert memory.jobs(tenant=TENANT) == ()

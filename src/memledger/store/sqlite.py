@@ -913,7 +913,8 @@ class SQLiteUnit:
         self._write(
             "retry_job",
             "UPDATE jobs SET status = ?, last_error = ?, next_attempt_at = ?,"
-            " lease_until = NULL, lease_owner = NULL WHERE tenant = ? AND job_id = ?",
+            " lease_until = NULL, lease_owner = NULL"
+            " WHERE tenant = ? AND job_id = ? AND status = 'queued'",  # another worker may be done
             ("failed" if failed else "queued", error, format_time(next_attempt_at), tenant, job_id),
         )
 
