@@ -88,6 +88,20 @@ class StoredEvent:
 OutboxOp = Literal["upsert", "delete"]
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OutboxEntry:
+    """One change a derived index must apply: the record at ``revision`` appeared or left."""
+
+    seq: int
+    tenant: str
+    memory_id: str
+    subject: str
+    family: str
+    revision: int
+    generation: int
+    op: OutboxOp
+
+
 class UnitOfWork(Protocol):
     """Primitives inside one transaction. Every method filters by tenant first."""
 
@@ -134,6 +148,13 @@ class UnitOfWork(Protocol):
         self, tenant: str, memory_id: str, *, mentions: int, confidence: float, revision: int
     ) -> None: ...
     def outbox_size(self, tenant: str) -> int: ...
+    def outbox_after(self, seq: int, *, limit: int) -> Sequence[OutboxEntry]:
+        """Outbox rows of every tenant with a sequence above ``seq``, oldest first."""
+        ...
+
+    def outbox_head(self) -> int:
+        """The newest outbox sequence (0 when empty)."""
+        ...
 
     # revocation
     def add_revoked_source(

@@ -43,7 +43,7 @@ from memledger.domain.records import (
     parse_time,
 )
 from memledger.errors import MigrationError, StoreError, StoreLockedError, StoreNotFoundError
-from memledger.ports import FamilySlot, OutboxOp, StoredEvent
+from memledger.ports import FamilySlot, OutboxEntry, OutboxOp, StoredEvent
 from memledger.store import Failpoint, codec
 
 BUSY_TIMEOUT_MS = 30_000
@@ -701,6 +701,23 @@ class SQLiteUnit:
         row = self._one(
             "SELECT count(*) FROM outbox WHERE tenant = ? AND processed_at IS NULL", (tenant,)
         )
+        return int(row[0])
+
+    def outbox_after(self, seq: int, *, limit: int) -> Sequence[OutboxEntry]:
+        rows = self.conn.execute(
+            "SELECT seq, tenant, memory_id, subject, family, revision, generation, op"
+            " FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?",
+            (seq, limit),
+        ).fetchall()
+        return [
+            OutboxEntry(
+                seq=s, tenant=t, memory_id=m, subject=su, family=f, revision=r, generation=g, op=op
+            )
+            for s, t, m, su, f, r, g, op in rows
+        ]
+
+    def outbox_head(self) -> int:
+        row = self._one("SELECT coalesce(max(seq), 0) FROM outbox", ())
         return int(row[0])
 
     def add_mention(self, tenant: str, memory_id: str, *, event_id: str, at: datetime) -> bool:
