@@ -38,10 +38,17 @@ class GateSettings:
 
 
 def _stem(word: str) -> str:
-    for suffix in ("ing", "ies", "es", "ed", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
-    return word
+    """A light, consistent stem: love, loves, loved and loving all become ``lov``."""
+    if word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith("es") and word[:-2].endswith(("s", "x", "z", "ch", "sh")):
+        word = word[:-2]
+    else:
+        for suffix in ("ing", "ed", "s"):
+            if word.endswith(suffix) and not word.endswith("ss") and len(word) - len(suffix) >= 3:
+                word = word[: -len(suffix)]
+                break
+    return word[:-1] if word.endswith("e") and len(word) > 3 else word
 
 
 def content_words(text: str) -> set[str]:

@@ -1,0 +1,156 @@
+"""recall: canonical recheck, overlay, exclusions with reasons, abstention, isolation."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from memledger import Claim, InvalidQueryError, Memory, RevisionNotMetError
+from memledger.index.lexical import LexicalIndex
+from memledger.read.recall import recall, time_weight
+from memledger.store import open_store
+from memledger.testing import FrozenClock
+from memledger.testing.scenarios import FAMILY, SUBJECT, TENANT, actor, day, event
+
+QUESTION = "When should the digest be delivered?"
+
+
+@pytest.fixture
+def clock() -> FrozenClock:
+    return FrozenClock(day(10, 2))
+
+
+@pytest.fixture
+def memory(tmp_path: Path, clock: FrozenClock) -> Iterator[Memory]:
+    memory = Memory(open_store(tmp_path / "m.db"), clock=clock)
+    yield memory
+    memory.close()
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> Iterator[LexicalIndex]:
+    index = LexicalIndex(tmp_path / "m.index")
+    yield index
+    index.close()
+
+
+def digest(value: str) -> list[Claim]:
+    return [
+        Claim(family=FAMILY, kind="preference", statement=f"Digest delivered {value}", value=value)
+    ]
+
+
+def test_a_stale_index_never_returns_the_corrected_value(
+    memory: Memory, index: LexicalIndex, clock: FrozenClock
+) -> None:
+    first = memory.ingest(
+        event("e1", "Fridays", occurred_at=day(10, 2), sequence=1), digest("friday")
+    )
+    index.sync(memory.store)  # the index holds revision 1
+    clock.set(day(10, 5))
+    fix = memory.ingest(
+        event("e2", "Daily from now", occurred_at=day(10, 5), sequence=2), digest("daily")
+    )
+    assert index.lag(memory.store) > 0  # the correction is not indexed yet
+    result = recall(
+        memory, index, QUESTION, tenant=TENANT, subject=SUBJECT, min_revision=fix.revision(FAMILY)
+    )
+    values = [(i.record.value, i.sources) for i in result.items]
+    assert values == [("daily", ("slot",))]  # from the canonical slot, not the index
+    (friday,) = [r.memory_id for r in first.results]
+    assert {(e.memory_id, e.reason) for e in result.excluded} == {(friday, "superseded")}
+    assert result.index_lag > 0 and not result.abstained
+    with pytest.raises(RevisionNotMetError):
+        recall(memory, index, QUESTION, tenant=TENANT, subject=SUBJECT, min_revision=99)
+
+
+def test_revoked_expired_and_future_records_never_come_back(
+    memory: Memory, index: LexicalIndex, clock: FrozenClock
+) -> None:
+    family = "likes"
+
+    def like(n: int, item: str, **window: datetime) -> None:
+        memory.ingest(
+            event(f"e{n}", f"I love {item}", occurred_at=day(10, 1), sequence=n, who=actor(family)),
+            [
+                Claim(
+                    family=family,
+                    kind="preference",
+                    statement=f"Loves {item}",
+                    value={"item": item, "sentiment": "like"},
+                    scope=f"item:{item}",
+                    **window,
+                )
+            ],
+        )
+
+    like(1, "sushi")
+    like(2, "ramen", valid_until=day(10, 3))
+    like(3, "tacos", valid_from=day(11, 1))
+    like(4, "olives")
+    index.sync(memory.store)
+    (olives,) = [
+        r for r in memory.timeline(SUBJECT, family, tenant=TENANT) if r.scope == "item:olives"
+    ]
+    memory.revoke(olives.memory_id, tenant=TENANT)
+    clock.set(day(10, 10))
+    result = recall(
+        memory,
+        index,
+        "Which food do I love: sushi, ramen, tacos or olives?",
+        tenant=TENANT,
+        subject=SUBJECT,
+    )
+    assert [i.record.value["item"] for i in result.items] == ["sushi"]  # type: ignore[index]
+    reasons = {e.reason for e in result.excluded}
+    assert reasons == {"expired", "not_yet_valid", "revoked"}
+
+
+def test_abstains_instead_of_returning_the_nearest_thing(
+    memory: Memory, index: LexicalIndex
+) -> None:
+    memory.ingest(event("e1", "Fridays", occurred_at=day(10, 2), sequence=1), digest("friday"))
+    index.sync(memory.store)
+    result = recall(memory, index, "What is the capital of Peru?", tenant=TENANT)
+    assert result.abstained and result.items == ()
+    assert not recall(memory, index, "digest friday", tenant=TENANT).abstained
+
+
+def test_tenants_never_see_each_other(memory: Memory, index: LexicalIndex) -> None:
+    for tenant in ("acme", "globex"):
+        memory.ingest(
+            event("e1", "Fridays", occurred_at=day(10, 2), tenant=tenant), digest("friday")
+        )
+    index.sync(memory.store)
+    acme = recall(memory, index, "digest friday", tenant="acme", subject=SUBJECT)
+    globex = {r.memory_id for r in memory.history(SUBJECT, FAMILY, tenant="globex")}
+    assert len(acme.items) == 1 and acme.items[0].record.tenant == "acme"
+    assert not globex & {i.record.memory_id for i in acme.items}
+    assert not globex & {e.memory_id for e in acme.excluded}
+    assert recall(memory, index, "digest friday", tenant="initech").abstained
+
+
+@pytest.mark.parametrize(
+    ("query", "k", "tenant", "message"),
+    [
+        ("", 5, TENANT, "non-empty"),
+        ("x" * 5000, 5, TENANT, "at most"),
+        ("digest", 0, TENANT, "k must"),
+        ("digest", 101, TENANT, "k must"),
+        ("digest", 5, "", "tenant"),
+    ],
+)
+def test_bad_input_is_refused(
+    memory: Memory, index: LexicalIndex, query: str, k: int, tenant: str, message: str
+) -> None:
+    with pytest.raises(InvalidQueryError, match=message):
+        recall(memory, index, query, tenant=tenant, k=k)
+
+
+def test_old_memories_are_down_weighted_not_dropped() -> None:
+    assert time_weight(0, tau_days=30) == pytest.approx(1.0)
+    assert time_weight(10_000, tau_days=30) == pytest.approx(0.3)
+    assert time_weight(30, tau_days=30) > time_weight(60, tau_days=30) > 0.3
