@@ -302,8 +302,8 @@ def test_registry_adds_retrievers_and_names_missing_ones(locomo_file: Path) -> N
         register_retriever(name, lambda: Scripted(ANSWERS))
     assert name in locomo.retriever_names() and "bm25" in locomo.retriever_names()
     assert isinstance(create_retriever(name), Scripted)
-    with pytest.raises(NotFoundError, match=r"'memledger' \(the memledger read path"):
-        create_retriever("memledger")
+    with pytest.raises(NotFoundError, match=r"unknown retriever 'nope'"):
+        create_retriever("nope")
     with pytest.raises(InvalidInputError, match="name"):
         register_retriever("a,b", lambda: Scripted(ANSWERS))
 
@@ -378,7 +378,6 @@ def test_cli_single_retriever_json_is_an_object(locomo_file: Path, tmp_path: Pat
     ("args", "message"),
     [
         (["--retriever", "nope"], "unknown retriever 'nope'"),
-        (["--retriever", "memledger"], "read path"),
         (["--k", "0,5"], "--k needs at least one positive number"),
         (["--retriever", "bm25,bm25"], "distinct"),
     ],
@@ -387,6 +386,21 @@ def test_cli_mistakes_exit_2(locomo_file: Path, args: list[str], message: str) -
     result = CliRunner().invoke(app, ["bench", "locomo", str(locomo_file), *args])
     assert result.exit_code == 2
     assert message in result.output
+
+
+def test_the_memledger_retriever_runs_through_the_write_and_read_paths(
+    locomo_file: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "ml.json"
+    result = CliRunner().invoke(
+        app,
+        ["bench", "locomo", str(locomo_file), "--retriever", "bm25,memledger", "--json", str(out)],
+    )
+    assert result.exit_code == 0, result.output
+    bm25, memledger = json.loads(out.read_text())
+    assert memledger["retriever"] == "memledger"
+    assert memledger["questions"] == bm25["questions"] > 0
+    assert 0.0 < memledger["recall"]["overall"]["20"] <= 1.0
 
 
 def test_cli_missing_file_fails_clearly(tmp_path: Path) -> None:

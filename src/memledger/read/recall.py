@@ -12,12 +12,14 @@
 3. **Overlay**: the current slot values of the families the query names are
    added even when the index has not caught up with them (read your
    corrections); with ``min_revision`` a store below the floor refuses.
-4. **Rank**: relevance x time weight x confidence x trust, the time weight
+4. **Rank**: relevance (half the share of the query's words a memory covers,
+   half its BM25 score relative to the best hit) x time weight x confidence x
+   trust, the time weight
    ``0.3 + 0.7 * exp(-age / tau)`` (old memories are down-weighted, never
    dropped). Trust is floored at 0.05 so untrusted sources rank last rather
    than vanish.
-5. **Abstain**: below the relevance floor (the share of the query's words a
-   memory covers) nothing is returned: "no relevant memory", not the nearest.
+5. **Abstain**: below the relevance floor nothing is returned: "no relevant
+   memory", not the nearest thing.
 
 The vector candidates and query understanding of dates and names join in
 later; the shape of the result will not change.
@@ -153,6 +155,8 @@ def recall(
         query, tenant=tenant, k=k * 4, subjects=None if subject is None else [subject]
     )
     sources: dict[str, set[Source]] = {h.memory_id: {"lexical"} for h in hits}
+    best = max((h.score for h in hits), default=0.0)
+    lexical = {h.memory_id: h.score / best for h in hits} if best > 0 else {}
     excluded: list[Excluded] = []
     kept: dict[str, MemoryRecord] = {}
     with memory.store.read() as unit:
@@ -184,7 +188,11 @@ def recall(
     ranked: list[Recalled] = []
     for record in kept.values():
         via = sources[record.memory_id]
-        relevance = max(coverage(query, entry_text(record)), 0.5 if "slot" in via else 0.0)
+        words = coverage(query, entry_text(record))
+        relevance = max(
+            0.5 * words + 0.5 * lexical.get(record.memory_id, 0.0),
+            0.5 if "slot" in via else 0.0,
+        )
         age = (at - record.valid_from).total_seconds() / 86400
         weight = time_weight(age, tau_days=tau_days)
         score = relevance * weight * record.confidence * max(record.trust, 0.05)

@@ -32,9 +32,7 @@ RetrieverFactory = Callable[[], Retriever]
 
 _REGISTRY: dict[str, RetrieverFactory] = {}
 
-_PENDING = {
-    "memledger": "the memledger read path (recall) registers it once it exists",
-}
+_PENDING: dict[str, str] = {}
 
 
 class UnknownRetrieverError(NotFoundError):
@@ -83,11 +81,18 @@ def _dense(kind: Literal["minilm", "hashing"]) -> Retriever:
         ) from None
 
 
+def _memledger() -> Retriever:
+    from memledger.eval.locomo._memledger import MemledgerRetriever
+
+    return MemledgerRetriever()
+
+
 def _builtins() -> None:
     register_retriever("bm25", PythonBm25)
     register_retriever("bm25-fts5", Fts5Bm25)
     register_retriever("dense", lambda: _dense("minilm"))
     register_retriever("dense-hashing", lambda: _dense("hashing"))
+    register_retriever("memledger", _memledger)
 
 
 _builtins()

@@ -1,0 +1,96 @@
+"""The ``memledger`` retriever: LoCoMo through memledger's own write and read paths.
+
+Each conversation becomes a tenant in a scratch store; every turn (text and
+image caption) is ingested as a source event (``dia_id`` as event id, the
+session's date as its time, the speaker as actor), extracted by the rule
+extractor into claims and an episode, and indexed from the outbox. A question
+is a :func:`memledger.read.recall.recall` with the last session's date as
+now; the distinct source events of the recalled memories are the answer.
+Turns within a session are spaced 3 seconds apart, in order, so that the
+per-minute rate limit of the prefilter does not mistake a session for a flood.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from memledger.domain.records import Actor, SourceEvent
+from memledger.eval.locomo._data import Conversation
+from memledger.index.lexical import LexicalIndex
+from memledger.memory import Memory
+from memledger.read.recall import recall
+from memledger.store.sqlite import SQLiteStore
+from memledger.testing import FrozenClock
+from memledger.write.extract.rules import RuleExtractor
+
+SPACING = timedelta(seconds=3)
+
+
+def _id(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._:@/+\-]", "-", text).strip("-") or "x"
+
+
+class MemledgerRetriever:
+    """recall over a scratch store fed through the normal write path."""
+
+    def __init__(self, *, tau_days: float = 365.0) -> None:
+        self._folder = tempfile.TemporaryDirectory(prefix="memledger-locomo-")
+        root = Path(self._folder.name)
+        self._clock = FrozenClock(datetime(2000, 1, 1, tzinfo=UTC))
+        self._memory = Memory(SQLiteStore(root / "locomo.db"), clock=self._clock)
+        self._index = LexicalIndex(root / "locomo.index")
+        self._tenant = ""
+        self._tau = tau_days
+
+    def prepare(self, conversation: Conversation, /) -> None:
+        self._tenant = _id(conversation.sample_id)
+        previous: tuple[int, datetime] | None = None
+        offset = timedelta(0)
+        for n, turn in enumerate(conversation.turns, start=1):
+            key = (turn.session, turn.session_at)
+            offset = offset + SPACING if key == previous else timedelta(0)
+            previous = key
+            text = f"{turn.text} [{turn.caption}]" if turn.caption else turn.text
+            at = turn.session_at + offset
+            self._clock.set(max(self._clock.now(), at))
+            self._memory.ingest(
+                SourceEvent(
+                    tenant=self._tenant,
+                    event_id=_id(turn.event_id),
+                    subject="conversation",
+                    actor=Actor(id=_id(turn.speaker), authenticated=True),
+                    channel="chat",
+                    occurred_at=at,
+                    text=text or "(image)",
+                    sequence=n,
+                    metadata={"session": f"session-{turn.session}"},
+                )
+            )
+        self._memory.process(extractor=RuleExtractor(), tenant=self._tenant)
+        self._index.sync(self._memory.store)
+
+    def search(self, question: str, /, *, k: int, now: datetime) -> list[str]:
+        result = recall(
+            self._memory,
+            self._index,
+            question,
+            tenant=self._tenant,
+            k=min(100, k * 3),
+            valid_at=now + timedelta(days=1),
+            tau_days=self._tau,
+            floor=0.0,
+        )
+        found: list[str] = []
+        for item in result.items:
+            event_id = item.record.source_event_id
+            if event_id not in found:
+                found.append(event_id)
+        return found[:k]
+
+    def close(self) -> None:
+        self._index.close()
+        self._memory.close()
+        self._folder.cleanup()
