@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -128,3 +130,24 @@ def test_writers_queue_at_the_write_gate(tmp_path: Path, monkeypatch: pytest.Mon
     memory.ingest(event("evt-1", "Fridays", occurred_at=day(10, 2)), [pref("friday")])
     assert len(memory.history(SUBJECT, FAMILY, tenant=TENANT)) == 1
     memory.close()
+
+
+def _open_at_once(path: str, barrier: Any) -> None:
+    barrier.wait()
+    sqlite_store.SQLiteStore(Path(path)).close()
+
+
+def test_processes_creating_one_store_at_once_all_succeed(tmp_path: Path) -> None:
+    context = multiprocessing.get_context("spawn")
+    for round_ in range(4):  # the race was rare: several rounds of four openers
+        path = tmp_path / f"m{round_}.db"
+        barrier = context.Barrier(4)
+        procs = [context.Process(target=_open_at_once, args=(str(path), barrier)) for _ in range(4)]
+        for proc in procs:
+            proc.start()
+        for proc in procs:
+            proc.join(60)
+        assert [proc.exitcode for proc in procs] == [0] * 4
+        assert sqlite_store.SQLiteStore(path).schema_version() == len(
+            sqlite_store.load_migrations()
+        )

@@ -104,7 +104,9 @@ class SQLiteStore:
             raise StoreError(f"cannot open {str(self.path)!r}: folder does not exist")
         if not create and not self.path.exists():
             raise StoreNotFoundError(f"no memledger store at {str(self.path)!r}")
-        with _translated(f"open {str(self.path)!r}"):
+        # Opening takes the write gate: processes creating the same file at once would
+        # otherwise race on switching it to WAL, which SQLite refuses without waiting.
+        with _translated(f"open {str(self.path)!r}"), self._gate.held(BUSY_TIMEOUT_MS / 1000):
             self._migrate(self._connection())
 
     # -- connections ----------------------------------------------------------------
