@@ -16,10 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import FrameType
 
-from memledger.write.worker import Worker, WorkReport
-
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-KEPT_ERRORS = 50
 """A long run keeps only its latest job errors for the summary (the outcomes count all)."""
 
 
@@ -48,22 +45,3 @@ def stop_on_signals() -> Iterator[Stop]:
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
-
-
-def run_until_stopped(
-    worker: Worker, *, stop: threading.Event, tenant: str | None, poll: float
-) -> WorkReport:
-    """Run due jobs one batch at a time until ``stop`` is set; sleep ``poll`` s when idle.
-
-    Unlike :meth:`Worker.run`, which checks ``stop`` only after up to 100
-    jobs, this checks it after every batch of ``worker.settings.batch`` jobs.
-    """
-    report = WorkReport()
-    while not stop.is_set():
-        done = worker.drain(tenant=tenant, limit=worker.settings.batch)
-        report.outcomes.update(done.outcomes)
-        report.errors.extend(done.errors)
-        del report.errors[:-KEPT_ERRORS]
-        if done.jobs == 0:
-            stop.wait(poll)
-    return report

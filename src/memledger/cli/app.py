@@ -17,7 +17,7 @@ import typer
 
 from memledger.cli import render
 from memledger.cli._run import Group
-from memledger.cli._service import run_until_stopped, stop_on_signals
+from memledger.cli._service import stop_on_signals
 from memledger.cli.bench import bench
 from memledger.cli.extractors import ExtractorChoice, RequiredExtractor, describe, open_extractor
 from memledger.cli.options import (
@@ -463,8 +463,7 @@ def worker(
                 err=True,
             )
             with stop_on_signals() as stop:
-                report = run_until_stopped(
-                    Worker(memory, chosen, settings=settings),
+                report = Worker(memory, chosen, settings=settings).run(
                     stop=stop.event,
                     tenant=tenant,
                     poll=poll,

@@ -28,7 +28,7 @@ later; the shape of the result will not change.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
@@ -214,7 +214,3 @@ def recall(
         abstained=not relevant,
         index_lag=index_lag,
     )
-
-
-def memory_ids(result: RecallResult) -> Sequence[str]:
-    return [item.record.memory_id for item in result.items]
