@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memledger import Claim, InvalidQueryError, Memory, RevisionNotMetError
-from memledger.index.lexical import LexicalIndex
+from memledger.index.derived import DerivedIndex
 from memledger.read.recall import recall, time_weight
 from memledger.store import open_store
 from memledger.testing import FrozenClock
@@ -31,8 +31,8 @@ def memory(tmp_path: Path, clock: FrozenClock) -> Iterator[Memory]:
 
 
 @pytest.fixture
-def index(tmp_path: Path) -> Iterator[LexicalIndex]:
-    index = LexicalIndex(tmp_path / "m.index")
+def index(tmp_path: Path) -> Iterator[DerivedIndex]:
+    index = DerivedIndex(tmp_path / "m.index")
     yield index
     index.close()
 
@@ -44,7 +44,7 @@ def digest(value: str) -> list[Claim]:
 
 
 def test_a_stale_index_never_returns_the_corrected_value(
-    memory: Memory, index: LexicalIndex, clock: FrozenClock
+    memory: Memory, index: DerivedIndex, clock: FrozenClock
 ) -> None:
     first = memory.ingest(
         event("e1", "Fridays", occurred_at=day(10, 2), sequence=1), digest("friday")
@@ -68,7 +68,7 @@ def test_a_stale_index_never_returns_the_corrected_value(
 
 
 def test_revoked_expired_and_future_records_never_come_back(
-    memory: Memory, index: LexicalIndex, clock: FrozenClock
+    memory: Memory, index: DerivedIndex, clock: FrozenClock
 ) -> None:
     family = "likes"
 
@@ -110,7 +110,7 @@ def test_revoked_expired_and_future_records_never_come_back(
 
 
 def test_abstains_instead_of_returning_the_nearest_thing(
-    memory: Memory, index: LexicalIndex
+    memory: Memory, index: DerivedIndex
 ) -> None:
     memory.ingest(event("e1", "Fridays", occurred_at=day(10, 2), sequence=1), digest("friday"))
     index.sync(memory.store)
@@ -119,7 +119,7 @@ def test_abstains_instead_of_returning_the_nearest_thing(
     assert not recall(memory, index, "digest friday", tenant=TENANT).abstained
 
 
-def test_tenants_never_see_each_other(memory: Memory, index: LexicalIndex) -> None:
+def test_tenants_never_see_each_other(memory: Memory, index: DerivedIndex) -> None:
     for tenant in ("acme", "globex"):
         memory.ingest(
             event("e1", "Fridays", occurred_at=day(10, 2), tenant=tenant), digest("friday")
@@ -144,7 +144,7 @@ def test_tenants_never_see_each_other(memory: Memory, index: LexicalIndex) -> No
     ],
 )
 def test_bad_input_is_refused(
-    memory: Memory, index: LexicalIndex, query: str, k: int, tenant: str, message: str
+    memory: Memory, index: DerivedIndex, query: str, k: int, tenant: str, message: str
 ) -> None:
     with pytest.raises(InvalidQueryError, match=message):
         recall(memory, index, query, tenant=tenant, k=k)

@@ -38,14 +38,17 @@ from memledger.errors import (
     NotFoundError,
     ReviewNotFoundError,
     RevisionNotMetError,
+    RewriterError,
     StoreError,
     StoreLockedError,
     StoreNotFoundError,
     UnknownFamilyError,
     UnknownKindError,
 )
+from memledger.index.derived import DerivedIndex
 from memledger.memory import Memory
 from memledger.ports import FamilySlot
+from memledger.read.recall import Recalled, RecallResult, RecallSettings
 
 __version__ = "0.1.0"
 
@@ -54,6 +57,7 @@ __all__ = [
     "Claim",
     "ClaimResult",
     "ConflictError",
+    "DerivedIndex",
     "EmbedderError",
     "EventConflictError",
     "EventNotFoundError",
@@ -77,11 +81,15 @@ __all__ = [
     "MemoryRecord",
     "MigrationError",
     "NotFoundError",
+    "RecallResult",
+    "RecallSettings",
+    "Recalled",
     "Receipt",
     "ReviewItem",
     "ReviewNotFoundError",
     "RevisionNotMetError",
     "RevocationReceipt",
+    "RewriterError",
     "Schema",
     "SourceEvent",
     "StoreError",

@@ -22,6 +22,7 @@ who do not know memledger's classes::
     ├── RevisionNotMetError                     a read cannot meet its revision floor
     ├── ExtractionError                         an extractor failed; the job stays queued
     ├── EmbedderError                           an embedder failed: endpoint, model or answer
+    ├── RewriterError                           a query rewriter failed; recall uses the query
     └── StoreError (RuntimeError)               the backend failed, not the caller
         ├── StoreLockedError                    gave up waiting for a write lock
         └── MigrationError                      schema missing, newer, or tampered
@@ -49,6 +50,7 @@ __all__ = [
     "NotFoundError",
     "ReviewNotFoundError",
     "RevisionNotMetError",
+    "RewriterError",
     "StoreError",
     "StoreLockedError",
     "StoreNotFoundError",
@@ -127,6 +129,17 @@ class ExtractionError(MemledgerError):
     nothing was written."""
 
     def __init__(self, message: str, *, reason: str = "extractor_failed") -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class RewriterError(MemledgerError):
+    """A query rewriter could not rewrite a query (endpoint down, too slow, invalid
+    output). Recall then searches the original query alone. ``reason`` is
+    machine-readable (``"endpoint_unreachable"``, ``"timeout"``, ``"http_<code>"``,
+    ``"invalid_json"``, ``"schema_mismatch"``)."""
+
+    def __init__(self, message: str, *, reason: str = "rewriter_failed") -> None:
         super().__init__(message)
         self.reason = reason
 

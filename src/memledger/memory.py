@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from memledger.domain.families import Schema
 from memledger.domain.policy import WritePolicy
@@ -34,6 +35,8 @@ from memledger.errors import (
     MemoryNotFoundError,
     NotFoundError,
 )
+from memledger.index.derived import DerivedIndex, Progress, default_index_path
+from memledger.index.embedders import default_embedder
 from memledger.ports import (
     Clock,
     Extractor,
@@ -43,12 +46,16 @@ from memledger.ports import (
     UnitOfWork,
     generations_of,
 )
+from memledger.read.recall import RecallResult, RecallSettings, recall
 from memledger.read.views import check_floor, select
 from memledger.store import open_store
 from memledger.write.commit import Batch, append_to_ledger, commit_event, job_id_for
 from memledger.write.rederive import Rederivation, rederive
 from memledger.write.revoke import revoke_family, revoke_memory
 from memledger.write.worker import Worker, WorkerSettings, WorkReport
+
+if TYPE_CHECKING:
+    from memledger.read.rewrite import QueryRewriter
 
 
 class Memory:
@@ -61,11 +68,13 @@ class Memory:
         clock: Clock | None = None,
         schema: Schema | None = None,
         policy: WritePolicy | None = None,
+        index: DerivedIndex | None = None,
     ) -> None:
         self.store = store
         self.clock: Clock = clock or SystemClock()
         self.schema = schema or Schema.default()
         self.policy = policy or WritePolicy()
+        self._index = index
 
     @classmethod
     def open(
@@ -76,19 +85,32 @@ class Memory:
         schema: Schema | None = None,
         policy: WritePolicy | None = None,
         create: bool = True,
+        index: DerivedIndex | None = None,
     ) -> Memory:
         """Open a store by URL: ``None`` is ``./memledger.db``; ``"sqlite:///path.db"``.
 
         A missing store is created unless ``create=False``, which raises
         :class:`StoreNotFoundError` instead (for read-only tools).
         """
-        return cls(open_store(url, create=create), clock=clock, schema=schema, policy=policy)
+        return cls(
+            open_store(url, create=create), clock=clock, schema=schema, policy=policy, index=index
+        )
 
     @property
     def url(self) -> str:
         return self.store.url
 
+    @property
+    def index(self) -> DerivedIndex:
+        """The derived index recall reads: the one given, else ``<store file>.index``
+        with :func:`~memledger.index.embedders.default_embedder`, opened on first use."""
+        if self._index is None:
+            self._index = DerivedIndex(default_index_path(self.store), embedder=default_embedder())
+        return self._index
+
     def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
         self.store.close()
 
     def __enter__(self) -> Memory:
@@ -101,6 +123,46 @@ class Memory:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+    # -- recall -------------------------------------------------------------------------
+
+    def recall(
+        self,
+        query: str,
+        *,
+        tenant: str,
+        subject: str | None = None,
+        k: int = 10,
+        valid_at: datetime | None = None,
+        min_revision: int | None = None,
+        settings: RecallSettings | None = None,
+        rewriter: QueryRewriter | None = None,
+        sync: bool = True,
+    ) -> RecallResult:
+        """The ``k`` most useful memories for ``query`` (:func:`memledger.read.recall.recall`).
+
+        ``sync=True`` first applies what the outbox holds beyond the index's
+        cursor (one cheap query when it is caught up); with ``sync=False`` a
+        lagging index is read as it is, and ``index_lag`` says by how much.
+        """
+        if sync:
+            self.index.sync(self.store)
+        return recall(
+            self,
+            self.index,
+            query,
+            tenant=tenant,
+            subject=subject,
+            k=k,
+            valid_at=valid_at,
+            min_revision=min_revision,
+            settings=settings,
+            rewriter=rewriter,
+        )
+
+    def reindex(self, *, progress: Progress | None = None) -> int:
+        """Drop the derived index and rebuild it from the outbox; returns rows applied."""
+        return self.index.rebuild(self.store, progress=progress)
 
     # -- writes -----------------------------------------------------------------------
 

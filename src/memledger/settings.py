@@ -30,6 +30,7 @@ from memledger.errors import InvalidInputError
 
 if TYPE_CHECKING:
     from memledger.domain.families import Schema
+    from memledger.read.rewrite import LLMQueryRewriter
     from memledger.write.extract.llm import LLMExtractor
 
 __all__ = ["Settings"]
@@ -76,6 +77,28 @@ class Settings:
         Raises :class:`~memledger.errors.InvalidInputError` naming the variables
         that are missing, and ``ImportError`` if the ``llm`` extra is not installed.
         """
+        base_url, model = self._endpoint("the LLM extractor")
+        from memledger.write.extract.llm import LLMExtractor
+
+        return LLMExtractor(
+            base_url=base_url,
+            model=model,
+            api_key=self.llm_api_key,
+            schema=schema,
+            timeout=timeout,
+        )
+
+    def query_rewriter(self, *, timeout: float = 10.0) -> LLMQueryRewriter:
+        """An :class:`~memledger.read.rewrite.LLMQueryRewriter` on the same endpoint as the
+        extractor (``MEMLEDGER_LLM_*``); errors as :meth:`llm_extractor`."""
+        base_url, model = self._endpoint("the LLM query rewriter")
+        from memledger.read.rewrite import LLMQueryRewriter
+
+        return LLMQueryRewriter(
+            base_url=base_url, model=model, api_key=self.llm_api_key, timeout=timeout
+        )
+
+    def _endpoint(self, what: str) -> tuple[str, str]:
         base_url, model = self.llm_base_url, self.llm_model
         if base_url is None or model is None:
             missing = [
@@ -87,18 +110,10 @@ class Settings:
                 if value is None
             ]
             raise InvalidInputError(
-                f"the LLM extractor is not configured: set {' and '.join(missing)} "
+                f"{what} is not configured: set {' and '.join(missing)} "
                 "(and MEMLEDGER_LLM_API_KEY if the endpoint needs one)"
             )
-        from memledger.write.extract.llm import LLMExtractor
-
-        return LLMExtractor(
-            base_url=base_url,
-            model=model,
-            api_key=self.llm_api_key,
-            schema=schema,
-            timeout=timeout,
-        )
+        return base_url, model
 
 
 def _flag(environ: Mapping[str, str], name: str) -> bool:

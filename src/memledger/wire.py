@@ -55,6 +55,7 @@ from memledger.errors import (
     InvalidIntervalError,
     UnknownKindError,
 )
+from memledger.read.recall import RecallResult
 from memledger.write.rederive import Rederivation
 from memledger.write.worker import JobOutcome, WorkReport
 
@@ -510,4 +511,44 @@ def rederivation_to_dict(diff: Rederivation, *, tenant: str) -> JsonObject:
             for c in diff.changed
         ],
         "unchanged": diff.unchanged,
+    }
+
+
+def recall_to_dict(result: RecallResult) -> JsonObject:
+    """A recall: every item with its canonical record, the exclusions and their reasons,
+    and what the query was read as."""
+    time = result.understood.time
+    return {
+        "query": result.query,
+        "abstained": result.abstained,
+        "mode": result.mode,
+        "degraded": result.degraded,
+        "index_lag": result.index_lag,
+        "understood": {
+            "queries": list(result.understood.queries),
+            "people": list(result.understood.people),
+            "time": None
+            if time is None
+            else {
+                "start": isoformat(time.start),
+                "end": isoformat(time.end),
+                "phrase": time.phrase,
+            },
+            "notes": list(result.understood.notes),
+        },
+        "items": [
+            {
+                "memory_id": item.record.memory_id,
+                "revision": item.record.revision,
+                "source_event_id": item.record.source_event_id,
+                "score": item.score,
+                "relevance": item.relevance,
+                "time_weight": item.time_weight,
+                "sources": list(item.sources),
+                "context": list(item.context),
+                "record": record_to_dict(item.record),
+            }
+            for item in result.items
+        ],
+        "excluded": [{"memory_id": e.memory_id, "reason": e.reason} for e in result.excluded],
     }

@@ -14,9 +14,11 @@ from contextlib import contextmanager
 from typing import Annotated
 
 import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from memledger.cli import render
-from memledger.cli._run import Group
+from memledger.cli._run import CliError, Group
 from memledger.cli._service import stop_on_signals
 from memledger.cli.bench import bench
 from memledger.cli.extractors import ExtractorChoice, RequiredExtractor, describe, open_extractor
@@ -39,6 +41,13 @@ from memledger.cli.options import (
 )
 from memledger.domain.records import Receipt, require_id
 from memledger.errors import InvalidInputError, InvalidQueryError, MemledgerError
+from memledger.index.derived import DerivedIndex, default_index_path
+from memledger.index.embedders import (
+    CachedEmbedder,
+    Embedder,
+    default_embedder,
+    embedder_from_name,
+)
 from memledger.memory import Memory
 from memledger.settings import Settings
 from memledger.wire import (
@@ -46,6 +55,7 @@ from memledger.wire import (
     history_entry_to_dict,
     job_to_dict,
     parse_events_json,
+    recall_to_dict,
     receipt_to_dict,
     record_to_dict,
     rederivation_to_dict,
@@ -248,6 +258,102 @@ def current(
             title=f"current {family!r} of {subject!r}",
             empty=f"no current value of {family!r} for {subject!r}",
         )
+
+
+EmbedderOption = Annotated[
+    str,
+    typer.Option(
+        "--embedder",
+        help="Vectors of the index: default (MiniLM if the 'minilm' extra is installed,"
+        " else hashing), hashing, minilm, or none (lexical only). Changing it rebuilds"
+        " the index.",
+    ),
+]
+
+
+def _index_for(memory: Memory, embedder: str) -> DerivedIndex:
+    choices = ("default", "hashing", "minilm", "none")
+    if embedder not in choices:
+        raise CliError(f"--embedder must be one of {', '.join(choices)}, got {embedder!r}")
+    vectors: Embedder | None
+    if embedder == "none":
+        vectors = None
+    elif embedder == "default":
+        vectors = default_embedder()
+    else:
+        vectors = CachedEmbedder(embedder_from_name(embedder))
+    return DerivedIndex(default_index_path(memory.store), embedder=vectors)
+
+
+@app.command("recall")
+def recall_command(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="What to remember, in words.")],
+    *,
+    subject: Annotated[
+        str | None, typer.Option("--subject", help="Only memories about this subject.")
+    ] = None,
+    k: Annotated[int, typer.Option("--k", help="How many memories, 1-100.")] = 10,
+    valid_at: ValidAt = None,
+    min_revision: MinRevision = None,
+    embedder: EmbedderOption = "default",
+    db: Db = None,
+    tenant: Tenant = None,
+    as_json: AsJson = False,
+) -> None:
+    """The memories most useful for QUERY, rechecked against the store (index synced first)."""
+    who = require_tenant(ctx, tenant)
+    with _memory(ctx, db) as opened:
+        memory = Memory(opened.store, index=_index_for(opened, embedder))
+        try:
+            result = memory.recall(
+                query,
+                tenant=who,
+                subject=subject,
+                k=k,
+                valid_at=valid_at,
+                min_revision=min_revision,
+            )
+        finally:
+            memory.index.close()
+    if as_json:
+        render.print_json(recall_to_dict(result))
+    else:
+        render.recall(render.make_console(), result)
+
+
+@app.command()
+def reindex(
+    ctx: typer.Context,
+    *,
+    embedder: EmbedderOption = "default",
+    db: Db = None,
+) -> None:
+    """Drop the derived index (<store>.index) and rebuild it from the store's outbox."""
+    with _memory(ctx, db) as opened:
+        memory = Memory(opened.store, index=_index_for(opened, embedder))
+        try:
+            with Progress(
+                TextColumn("reindex"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=Console(stderr=True),
+                transient=True,
+            ) as progress:
+                task = progress.add_task("reindex", total=None)
+
+                def report(done: int, total: int) -> None:
+                    progress.update(task, completed=done, total=total)
+
+                applied = memory.reindex(progress=report)
+            status = memory.index.status()
+        finally:
+            memory.index.close()
+    typer.echo(
+        f"reindexed {applied} outbox rows: {status.entries} entries, {status.vectors} vectors"
+        f" ({status.embedder or 'lexical only'})"
+    )
 
 
 @app.command()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import get_args
@@ -26,6 +27,8 @@ from memledger.domain.records import (
     ReviewItem,
     RevocationReceipt,
 )
+from memledger.index.lexical import entry_text
+from memledger.read.recall import RecallResult
 from memledger.wire import isoformat, record_to_dict
 from memledger.write.rederive import Rederivation
 from memledger.write.worker import JobOutcome, WorkReport
@@ -374,3 +377,29 @@ def counters(console: Console, values: Mapping[str, int], *, tenant: str) -> Non
         group, _, reason = name.partition(":")
         table.add_row(Text(_COUNTER_GROUPS.get(group, group)), Text(reason or "-"), _text(count))
     console.print(table)
+
+
+def recall(console: Console, result: RecallResult) -> None:
+    """The recalled memories, best first, then what was left out and why."""
+    if result.degraded:
+        console.print(f"[yellow]{result.degraded}[/yellow]")
+    if result.abstained:
+        console.print("no relevant memory")
+    else:
+        table = _table("score", "memory id", "rev", "source event", "kind", "text")
+        for item in result.items:
+            table.add_row(
+                f"{item.score:.3f}",
+                item.record.memory_id,
+                str(item.record.revision),
+                item.record.source_event_id,
+                item.record.kind,
+                _shorten(entry_text(item.record), 80),
+            )
+        console.print(table)
+    if result.excluded:
+        reasons = Counter(e.reason for e in result.excluded)
+        listed = ", ".join(f"{n} {reason}" for reason, n in sorted(reasons.items()))
+        console.print(f"excluded after the canonical recheck: {listed}")
+    if result.index_lag:
+        console.print(f"index lag: {result.index_lag} outbox rows")

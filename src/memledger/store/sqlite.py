@@ -626,6 +626,20 @@ class SQLiteUnit:
         )
         return None if row is None else _record(row)
 
+    def get_records(self, tenant: str, memory_ids: Sequence[str]) -> Mapping[str, MemoryRecord]:
+        found: dict[str, MemoryRecord] = {}
+        wanted = list(dict.fromkeys(memory_ids))
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            sql = (
+                f"SELECT {_RECORD_COLUMNS} FROM records WHERE tenant = ?"
+                f" AND memory_id IN ({', '.join('?' * len(chunk))})"
+            )
+            for row in self.conn.execute(sql, (tenant, *chunk)):
+                record = _record(row)
+                found[record.memory_id] = record
+        return found
+
     def family_records(
         self, tenant: str, subject: str, family: str, *, open_only: bool
     ) -> Sequence[MemoryRecord]:

@@ -19,9 +19,10 @@ from pathlib import Path
 
 from memledger.domain.records import Actor, SourceEvent
 from memledger.eval.locomo._data import Conversation
-from memledger.index.lexical import LexicalIndex
+from memledger.index.derived import DerivedIndex
+from memledger.index.embedders import Embedder
 from memledger.memory import Memory
-from memledger.read.recall import recall
+from memledger.read.recall import RecallSettings, recall
 from memledger.store.sqlite import SQLiteStore
 from memledger.testing import FrozenClock
 from memledger.write.extract.rules import RuleExtractor
@@ -36,14 +37,16 @@ def _id(text: str) -> str:
 class MemledgerRetriever:
     """recall over a scratch store fed through the normal write path."""
 
-    def __init__(self, *, tau_days: float = 365.0) -> None:
+    def __init__(
+        self, *, embedder: Embedder | None = None, settings: RecallSettings | None = None
+    ) -> None:
         self._folder = tempfile.TemporaryDirectory(prefix="memledger-locomo-")
         root = Path(self._folder.name)
         self._clock = FrozenClock(datetime(2000, 1, 1, tzinfo=UTC))
         self._memory = Memory(SQLiteStore(root / "locomo.db"), clock=self._clock)
-        self._index = LexicalIndex(root / "locomo.index")
+        self._index = DerivedIndex(root / "locomo.index", embedder=embedder)
         self._tenant = ""
-        self._tau = tau_days
+        self._settings = settings or RecallSettings(tau_days=365.0, floor=0.0)
 
     def prepare(self, conversation: Conversation, /) -> None:
         self._tenant = _id(conversation.sample_id)
@@ -80,8 +83,7 @@ class MemledgerRetriever:
             tenant=self._tenant,
             k=min(100, k * 3),
             valid_at=now + timedelta(days=1),
-            tau_days=self._tau,
-            floor=0.0,
+            settings=self._settings,
         )
         found: list[str] = []
         for item in result.items:

@@ -16,7 +16,10 @@ and make the CLI see it by registering it in :func:`_builtins` below with a
 factory that imports its module lazily (as ``dense`` does).
 
 Built-ins: ``bm25``, ``bm25-fts5``, ``dense`` (all-MiniLM-L6-v2, the ``minilm``
-extra) and ``dense-hashing`` (the character-hash embedder: numpy only).
+extra), ``dense-hashing`` (the character-hash embedder: numpy only), and the
+full read path ``memledger`` (with the default embedder: MiniLM when the
+``minilm`` extra is installed, else hashing), ``memledger-hashing`` and
+``memledger-lexical`` (no vectors).
 """
 
 from __future__ import annotations
@@ -81,10 +84,15 @@ def _dense(kind: Literal["minilm", "hashing"]) -> Retriever:
         ) from None
 
 
-def _memledger() -> Retriever:
+def _memledger(embedder: Literal["default", "hashing", "none"]) -> Retriever:
     from memledger.eval.locomo._memledger import MemledgerRetriever
+    from memledger.index.embedders import HashingEmbedder, default_embedder
 
-    return MemledgerRetriever()
+    if embedder == "none":
+        return MemledgerRetriever()
+    return MemledgerRetriever(
+        embedder=default_embedder() if embedder == "default" else HashingEmbedder()
+    )
 
 
 def _builtins() -> None:
@@ -92,7 +100,9 @@ def _builtins() -> None:
     register_retriever("bm25-fts5", Fts5Bm25)
     register_retriever("dense", lambda: _dense("minilm"))
     register_retriever("dense-hashing", lambda: _dense("hashing"))
-    register_retriever("memledger", _memledger)
+    register_retriever("memledger", lambda: _memledger("default"))
+    register_retriever("memledger-hashing", lambda: _memledger("hashing"))
+    register_retriever("memledger-lexical", lambda: _memledger("none"))
 
 
 _builtins()

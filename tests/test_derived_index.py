@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memledger import Claim, InvalidQueryError, Memory
-from memledger.index.lexical import LexicalIndex, query_terms
+from memledger.index.derived import DerivedIndex
+from memledger.index.lexical import query_terms
 from memledger.store import open_store
 from memledger.testing import FrozenClock
 from memledger.testing.scenarios import FAMILY, SUBJECT, TENANT, day, event, pref
@@ -24,13 +25,13 @@ def memory(tmp_path: Path) -> Iterator[Memory]:
 
 
 @pytest.fixture
-def index(tmp_path: Path) -> Iterator[LexicalIndex]:
-    index = LexicalIndex(tmp_path / "m.index")
+def index(tmp_path: Path) -> Iterator[DerivedIndex]:
+    index = DerivedIndex(tmp_path / "m.index")
     yield index
     index.close()
 
 
-def test_sync_follows_the_outbox_and_carries_revisions(memory: Memory, index: LexicalIndex) -> None:
+def test_sync_follows_the_outbox_and_carries_revisions(memory: Memory, index: DerivedIndex) -> None:
     memory.ingest(
         event("e1", "Digest on Fridays", occurred_at=day(10, 2), sequence=1),
         [pref("friday", grounding="on Fridays")],
@@ -54,7 +55,7 @@ def test_sync_follows_the_outbox_and_carries_revisions(memory: Memory, index: Le
     assert index.search("friday daily", tenant=TENANT, k=10) == []
 
 
-def test_a_lagging_index_still_serves_what_it_has(memory: Memory, index: LexicalIndex) -> None:
+def test_a_lagging_index_still_serves_what_it_has(memory: Memory, index: DerivedIndex) -> None:
     memory.ingest(
         event("e1", "Digest on Fridays", occurred_at=day(10, 2), sequence=1), [pref("friday")]
     )
@@ -65,7 +66,7 @@ def test_a_lagging_index_still_serves_what_it_has(memory: Memory, index: Lexical
     assert memory.get(stale.memory_id, tenant=TENANT).status == "superseded"
 
 
-def test_rebuild_gives_the_same_answers(memory: Memory, index: LexicalIndex) -> None:
+def test_rebuild_gives_the_same_answers(memory: Memory, index: DerivedIndex) -> None:
     for n, value in enumerate(["friday", "daily", "monday"], start=1):
         memory.ingest(
             event(f"e{n}", f"Send it {value}", occurred_at=day(10, n), sequence=n), [pref(value)]
@@ -82,7 +83,7 @@ def test_bad_queries() -> None:
     assert query_terms("Where does Anna live, Anna?") == ["anna", "live"]
 
 
-def test_bad_k(index: LexicalIndex) -> None:
+def test_bad_k(index: DerivedIndex) -> None:
     with pytest.raises(InvalidQueryError):
         index.search("friday", tenant=TENANT, k=0)
 
@@ -126,7 +127,7 @@ def test_another_tenants_documents_never_change_a_tenants_scores(
                         )
                     ],
                 )
-        index = LexicalIndex(folder / f"i{with_others}.index")
+        index = DerivedIndex(folder / f"i{with_others}.index")
         index.sync(memory.store)
         results.append(index.search("digest friday sushi trip", tenant="acme", k=10))
         assert all(h.tenant == "acme" for h in results[-1])

@@ -1,0 +1,580 @@
+"""The derived index: lexical (SQLite FTS5, BM25) and vectors, in one file of its own.
+
+Derived state, never the truth. It is fed from the canonical store's outbox
+(tailed by sequence, the cursor kept in the index file), may lag
+(:meth:`DerivedIndex.lag`), and can be dropped and rebuilt at any time
+(:meth:`DerivedIndex.rebuild`, ``memledger reindex``). Every entry carries
+tenant, subject, family, kind, memory id, revision and generation, so the read
+path can recheck each hit against the canonical store, and for episodes the
+speaker, the thread (session) and the time, so recall can match people and
+read a hit's neighbouring turns.
+
+Lexical: each tenant has its own FTS5 table (BM25 weighs terms by corpus
+statistics; a shared table would let one tenant's documents change another's
+scores). Queries drop stop words and match any remaining term.
+
+Vectors: one float32 row per entry, stored next to the entry and searched
+exactly (a matrix product over the tenant's rows, held in memory and reloaded
+when the index changes). Exact search keeps tenants apart by construction and
+costs about 9 ms per 100k x 384 rows on two cores (``../shared/FINDINGS.md``);
+``memledger bench recall`` measures it. When the embedder fails while feeding,
+entries are stored without vectors (lexical only, :attr:`IndexStatus.degraded`)
+and filled in by a later sync once the embedder works again.
+
+A file written by another schema or another embedder is reset and refilled on
+open: it is derived, so nothing is lost.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import numpy as np
+import numpy.typing as npt
+
+from memledger.domain.records import MemoryRecord, format_time
+from memledger.errors import EmbedderError, InvalidInputError, InvalidQueryError, StoreError
+from memledger.index._base import Embedder
+from memledger.index.lexical import entry_text, query_terms
+from memledger.ports import Store
+
+SCHEMA = "2"
+
+Progress = Callable[[int, int], None]
+"""Called as ``progress(done, total)`` while an index is (re)built."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Hit:
+    """One candidate: what the index believed about a record, and its score.
+
+    Lexical hits score by BM25 (higher is better); vector hits by their cosine
+    similarity to the query above the median of the tenant's entries (how much
+    nearer than a typical entry), with the raw ``cosine`` alongside.
+    """
+
+    tenant: str
+    memory_id: str
+    subject: str
+    family: str
+    kind: str
+    revision: int
+    generation: int
+    score: float
+    cosine: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IndexStatus:
+    cursor: int
+    entries: int
+    vectors: int
+    embedder: str | None
+    degraded: str | None
+    """Why some entries have no vector (the embedder's last error), or ``None``."""
+
+
+@dataclass(slots=True)
+class _Matrix:
+    stamp: int
+    memory_ids: list[str]
+    subjects: npt.NDArray[np.str_]
+    rows: npt.NDArray[np.float32]
+
+
+def default_index_path(store: Store) -> Path:
+    """``<store file>.index`` beside a SQLite store; other stores must be given a path."""
+    parts = urlsplit(store.url)
+    if parts.scheme != "sqlite":
+        raise InvalidInputError(
+            f"no default index path for store {store.url!r}; pass DerivedIndex(path) yourself"
+        )
+    path = parts.path[1:] if parts.path.startswith("/") else parts.path
+    return Path(f"{path}.index")
+
+
+def _table(tenant: str) -> str:
+    return "fts_" + hashlib.sha256(tenant.encode()).hexdigest()[:20]
+
+
+def _speaker(record: MemoryRecord) -> str | None:
+    if record.kind == "episode" and isinstance(record.value, dict):
+        speaker = record.value.get("speaker")
+        return speaker if isinstance(speaker, str) else None
+    return None
+
+
+def _thread(record: MemoryRecord) -> str | None:
+    if record.kind == "episode" and isinstance(record.value, dict):
+        session = record.value.get("session")
+        return session if isinstance(session, str) else None
+    return None
+
+
+class DerivedIndex:
+    """Lexical and vector search over the records of one canonical store.
+
+    ``embedder=None`` keeps the index lexical only.
+    """
+
+    def __init__(self, path: Path | str, *, embedder: Embedder | None = None) -> None:
+        self.path = Path(path)
+        self.embedder = embedder
+        self._lock = threading.RLock()
+        self._matrices: dict[str, _Matrix] = {}
+        self._names: dict[str, tuple[int, frozenset[str]]] = {}
+        try:
+            self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._conn.execute("PRAGMA journal_mode = WAL")
+            self._conn.execute("PRAGMA busy_timeout = 5000")
+            with self._transaction():
+                self._prepare()
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open the index {str(self.path)!r}: {exc}") from exc
+
+    def _prepare(self) -> None:
+        self._conn.execute(
+            "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+        )
+        wanted = {"schema": SCHEMA, "embedder": self.embedder.name if self.embedder else ""}
+        found = dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
+        if any(found.get(key) != value for key, value in wanted.items()):
+            self._drop_all()
+            for key, value in wanted.items():
+                self._set(key, value)
+        self._conn.execute(
+            "CREATE TABLE IF NOT EXISTS entries (id INTEGER PRIMARY KEY, tenant TEXT NOT NULL,"
+            " memory_id TEXT NOT NULL, subject TEXT NOT NULL, family TEXT NOT NULL,"
+            " kind TEXT NOT NULL, revision INTEGER NOT NULL, generation INTEGER NOT NULL,"
+            " text TEXT NOT NULL, speaker TEXT, thread TEXT, at TEXT NOT NULL, vector BLOB,"
+            " UNIQUE (tenant, memory_id))"
+        )
+        self._conn.execute(
+            "CREATE INDEX IF NOT EXISTS entries_thread ON entries (tenant, thread, at, id)"
+        )
+        self._conn.execute(
+            "CREATE INDEX IF NOT EXISTS entries_speaker ON entries (tenant, speaker)"
+        )
+
+    def _drop_all(self) -> None:
+        for (table,) in self._conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'fts\\_%'"
+            " ESCAPE '\\' AND sql LIKE '%VIRTUAL TABLE%'"
+        ).fetchall():
+            self._conn.execute(f"DROP TABLE {table}")
+        self._conn.execute("DROP TABLE IF EXISTS entries")
+        self._conn.execute("DELETE FROM meta")
+        self._matrices.clear()
+        self._names.clear()
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> DerivedIndex:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- state ----------------------------------------------------------------------------
+
+    def _get(self, key: str) -> str | None:
+        row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def _set(self, key: str, value: str) -> None:
+        self._conn.execute(
+            "INSERT INTO meta VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+    @property
+    def cursor(self) -> int:
+        """The last outbox sequence applied."""
+        with self._lock:
+            return int(self._get("cursor") or 0)
+
+    @property
+    def _stamp(self) -> int:
+        return int(self._get("stamp") or 0)
+
+    def lag(self, store: Store) -> int:
+        """Outbox rows the index has not applied yet (0: caught up)."""
+        with store.read() as unit:
+            return max(0, unit.outbox_head() - self.cursor)
+
+    def status(self) -> IndexStatus:
+        with self._lock:
+            entries, vectors = self._conn.execute(
+                "SELECT count(*), count(vector) FROM entries"
+            ).fetchone()
+            return IndexStatus(
+                cursor=int(self._get("cursor") or 0),
+                entries=entries,
+                vectors=vectors,
+                embedder=self.embedder.name if self.embedder else None,
+                degraded=self._get("degraded"),
+            )
+
+    # -- feeding --------------------------------------------------------------------------
+
+    def sync(
+        self,
+        store: Store,
+        *,
+        batch: int = 500,
+        limit: int | None = None,
+        progress: Progress | None = None,
+    ) -> int:
+        """Apply outbox rows after the cursor (all, or ``limit``); returns how many."""
+        applied = 0
+        with store.read() as unit:
+            total = max(0, unit.outbox_head() - self.cursor)
+        if limit is not None:
+            total = min(total, limit)
+        while limit is None or applied < limit:
+            size = batch if limit is None else min(batch, limit - applied)
+            with store.read() as unit:
+                rows = unit.outbox_after(self.cursor, limit=size)
+                by_tenant: dict[str, list[str]] = {}
+                for row in rows:
+                    if row.op == "upsert":
+                        by_tenant.setdefault(row.tenant, []).append(row.memory_id)
+                records = {
+                    (tenant, memory_id): record
+                    for tenant, ids in by_tenant.items()
+                    for memory_id, record in unit.get_records(tenant, ids).items()
+                }
+            if not rows:
+                break
+            vectors = self._embed([entry_text(r) for r in records.values()])
+            by_key = dict(zip(records, vectors, strict=True))
+            with self._lock, self._transaction():
+                for row in rows:
+                    record = records.get((row.tenant, row.memory_id))
+                    if row.op == "upsert" and record is not None:
+                        self._upsert(
+                            record,
+                            revision=row.revision,
+                            generation=row.generation,
+                            vector=by_key[(row.tenant, row.memory_id)],
+                        )
+                    elif row.op == "delete":
+                        self._delete(row.tenant, row.memory_id, revision=row.revision)
+                self._set("cursor", str(rows[-1].seq))
+                self._set("stamp", str(self._stamp + 1))
+            applied += len(rows)
+            if progress is not None:
+                progress(min(applied, max(total, applied)), max(total, applied))
+        self._backfill(batch)
+        return applied
+
+    def rebuild(self, store: Store, *, progress: Progress | None = None) -> int:
+        """Drop everything and replay the whole outbox."""
+        with self._lock, self._transaction():
+            self._drop_all()
+            self._prepare()
+        return self.sync(store, progress=progress)
+
+    def _embed(self, texts: Sequence[str]) -> list[bytes | None]:
+        if self.embedder is None or not texts:
+            return [None] * len(texts)
+        try:
+            matrix = self.embedder.embed(list(texts))
+        except EmbedderError as exc:
+            with self._lock:
+                self._set("degraded", f"{exc.reason}: {exc}")
+            return [None] * len(texts)
+        return [row.astype(np.float32).tobytes() for row in matrix]
+
+    def _backfill(self, batch: int) -> None:
+        """Give vectors to entries stored without one while the embedder was failing."""
+        if self.embedder is None:
+            return
+        with self._lock:
+            if self._get("degraded") is None:
+                return
+        while True:
+            with self._lock:
+                missing = self._conn.execute(
+                    "SELECT id, text FROM entries WHERE vector IS NULL LIMIT ?", (batch,)
+                ).fetchall()
+            if not missing:
+                with self._lock, self._transaction():
+                    self._conn.execute("DELETE FROM meta WHERE key = 'degraded'")
+                return
+            vectors = self._embed([text for _, text in missing])
+            if vectors[0] is None:
+                return  # still failing; recorded as degraded
+            with self._lock, self._transaction():
+                self._conn.executemany(
+                    "UPDATE entries SET vector = ? WHERE id = ?",
+                    [(v, entry_id) for (entry_id, _), v in zip(missing, vectors, strict=True)],
+                )
+                self._set("stamp", str(self._stamp + 1))
+
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self._conn)
+
+    def _ensure(self, tenant: str) -> str:
+        table = _table(tenant)
+        self._conn.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING fts5("
+            "text, tokenize = 'porter unicode61')"
+        )
+        return table
+
+    def _upsert(
+        self, record: MemoryRecord, *, revision: int, generation: int, vector: bytes | None
+    ) -> None:
+        row = self._conn.execute(
+            "SELECT id, revision FROM entries WHERE tenant = ? AND memory_id = ?",
+            (record.tenant, record.memory_id),
+        ).fetchone()
+        if row is not None and row[1] > revision:
+            return  # a newer revision is already indexed
+        table = self._ensure(record.tenant)
+        text = entry_text(record)
+        if row is not None:
+            self._conn.execute(
+                "UPDATE entries SET revision = ?, generation = ?, text = ?, vector = ?"
+                " WHERE id = ?",
+                (revision, generation, text, vector, row[0]),
+            )
+            self._conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (row[0],))
+            entry_id = row[0]
+        else:
+            entry_id = self._conn.execute(
+                "INSERT INTO entries (tenant, memory_id, subject, family, kind, revision,"
+                " generation, text, speaker, thread, at, vector)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    record.tenant,
+                    record.memory_id,
+                    record.subject,
+                    record.family,
+                    record.kind,
+                    revision,
+                    generation,
+                    text,
+                    _speaker(record),
+                    _thread(record),
+                    format_time(record.valid_from),
+                    vector,
+                ),
+            ).lastrowid
+        self._conn.execute(f"INSERT INTO {table} (rowid, text) VALUES (?, ?)", (entry_id, text))
+
+    def _delete(self, tenant: str, memory_id: str, *, revision: int) -> None:
+        row = self._conn.execute(
+            "SELECT id, revision FROM entries WHERE tenant = ? AND memory_id = ?",
+            (tenant, memory_id),
+        ).fetchone()
+        if row is None or row[1] > revision:
+            return
+        self._conn.execute("DELETE FROM entries WHERE id = ?", (row[0],))
+        self._conn.execute(f"DELETE FROM {self._ensure(tenant)} WHERE rowid = ?", (row[0],))
+
+    # -- searching ------------------------------------------------------------------------
+
+    def search(
+        self, query: str, *, tenant: str, k: int, subjects: Sequence[str] | None = None
+    ) -> list[Hit]:
+        """The ``k`` best lexical entries of ``tenant`` (only its own table is read)."""
+        _check_k(k)
+        terms = query_terms(query)
+        if not terms:
+            return []
+        table = _table(tenant)
+        match = " OR ".join(f'"{term}"' for term in terms)
+        sql = (
+            "SELECT e.memory_id, e.subject, e.family, e.kind, e.revision, e.generation,"
+            f" bm25({table}) FROM {table} JOIN entries e ON e.id = {table}.rowid"
+            f" WHERE {table} MATCH ? AND e.tenant = ?"
+        )
+        params: list[object] = [match, tenant]
+        if subjects is not None:
+            sql += f" AND e.subject IN ({', '.join('?' * len(subjects))})"
+            params.extend(subjects)
+        sql += f" ORDER BY bm25({table}) LIMIT ?"
+        params.append(k)
+        with self._lock:
+            exists = self._conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+            ).fetchone()
+            if exists is None:
+                return []
+            rows = self._conn.execute(sql, params).fetchall()
+        return [
+            Hit(
+                tenant=tenant,
+                memory_id=m,
+                subject=s,
+                family=f,
+                kind=kd,
+                revision=r,
+                generation=g,
+                score=-score,
+            )
+            for m, s, f, kd, r, g, score in rows
+        ]
+
+    def search_vectors(
+        self, query: str, *, tenant: str, k: int, subjects: Sequence[str] | None = None
+    ) -> list[Hit]:
+        """The ``k`` entries of ``tenant`` nearest to ``query`` by cosine (exact search).
+
+        Raises :class:`~memledger.errors.EmbedderError` when there is no embedder
+        or it fails; the caller decides whether to go on lexical only.
+        """
+        _check_k(k)
+        if self.embedder is None:
+            raise EmbedderError("this index has no embedder", reason="unavailable")
+        matrix = self._matrix(tenant)
+        if not matrix.memory_ids:
+            return []
+        vector = self.embedder.embed([query])[0]
+        scores = matrix.rows @ vector
+        typical = float(np.median(scores))
+        if subjects is not None:
+            scores = np.where(np.isin(matrix.subjects, list(subjects)), scores, -np.inf)
+        top = min(k, len(scores))
+        best = np.argpartition(-scores, top - 1)[:top]
+        best = best[np.argsort(-scores[best], kind="stable")]
+        chosen = [int(i) for i in best if np.isfinite(scores[i])]
+        ids = [matrix.memory_ids[i] for i in chosen]
+        with self._lock:
+            rows = {
+                row[0]: row
+                for row in self._conn.execute(
+                    "SELECT memory_id, subject, family, kind, revision, generation FROM entries"
+                    f" WHERE tenant = ? AND memory_id IN ({', '.join('?' * len(ids))})",
+                    (tenant, *ids),
+                )
+            }
+        return [
+            Hit(
+                tenant=tenant,
+                memory_id=m,
+                subject=rows[m][1],
+                family=rows[m][2],
+                kind=rows[m][3],
+                revision=rows[m][4],
+                generation=rows[m][5],
+                score=float(scores[i]) - typical,
+                cosine=float(scores[i]),
+            )
+            for i, m in zip(chosen, ids, strict=True)
+            if m in rows
+        ]
+
+    def _matrix(self, tenant: str) -> _Matrix:
+        with self._lock:
+            stamp = self._stamp
+            cached = self._matrices.get(tenant)
+            if cached is not None and cached.stamp == stamp:
+                return cached
+            rows = self._conn.execute(
+                "SELECT memory_id, subject, vector FROM entries"
+                " WHERE tenant = ? AND vector IS NOT NULL ORDER BY id",
+                (tenant,),
+            ).fetchall()
+        assert self.embedder is not None
+        dimensions = self.embedder.dimensions
+        buffer = b"".join(vector for _, _, vector in rows)
+        matrix = _Matrix(
+            stamp=stamp,
+            memory_ids=[m for m, _, _ in rows],
+            subjects=np.array([s for _, s, _ in rows], dtype=np.str_),
+            rows=np.frombuffer(buffer, dtype=np.float32).reshape(len(rows), dimensions),
+        )
+        with self._lock:
+            self._matrices[tenant] = matrix
+        return matrix
+
+    def names(self, tenant: str) -> frozenset[str]:
+        """The speakers and subjects of ``tenant``'s entries: who a query can name."""
+        with self._lock:
+            stamp = self._stamp
+            cached = self._names.get(tenant)
+            if cached is not None and cached[0] == stamp:
+                return cached[1]
+            speakers = self._conn.execute(
+                "SELECT DISTINCT speaker FROM entries WHERE tenant = ? AND speaker IS NOT NULL",
+                (tenant,),
+            ).fetchall()
+            subjects = self._conn.execute(
+                "SELECT DISTINCT subject FROM entries WHERE tenant = ?", (tenant,)
+            ).fetchall()
+            found = frozenset(name for (name,) in speakers + subjects)
+            self._names[tenant] = (stamp, found)
+            return found
+
+    def speakers(self, tenant: str, memory_ids: Iterable[str]) -> dict[str, str]:
+        """The speaker of each episode among ``memory_ids``."""
+        ids = list(memory_ids)
+        if not ids:
+            return {}
+        with self._lock:
+            return {
+                m: s
+                for m, s in self._conn.execute(
+                    "SELECT memory_id, speaker FROM entries WHERE tenant = ?"
+                    f" AND speaker IS NOT NULL AND memory_id IN ({', '.join('?' * len(ids))})",
+                    (tenant, *ids),
+                )
+            }
+
+    def neighbours(
+        self, tenant: str, memory_ids: Iterable[str], *, window: int
+    ) -> dict[str, list[tuple[str, int]]]:
+        """For each episode among ``memory_ids``: the entries of its thread within
+        ``window`` places before or after it, as ``(memory_id, distance)``."""
+        ids = list(memory_ids)
+        found: dict[str, list[tuple[str, int]]] = {}
+        if not ids or window < 1:
+            return found
+        with self._lock:
+            anchors = self._conn.execute(
+                "SELECT memory_id, thread, at, id FROM entries WHERE tenant = ?"
+                f" AND thread IS NOT NULL AND memory_id IN ({', '.join('?' * len(ids))})",
+                (tenant, *ids),
+            ).fetchall()
+            for memory_id, thread, at, entry_id in anchors:
+                before = self._conn.execute(
+                    "SELECT memory_id FROM entries WHERE tenant = ? AND thread = ?"
+                    " AND (at, id) < (?, ?) ORDER BY at DESC, id DESC LIMIT ?",
+                    (tenant, thread, at, entry_id, window),
+                ).fetchall()
+                after = self._conn.execute(
+                    "SELECT memory_id FROM entries WHERE tenant = ? AND thread = ?"
+                    " AND (at, id) > (?, ?) ORDER BY at, id LIMIT ?",
+                    (tenant, thread, at, entry_id, window),
+                ).fetchall()
+                found[memory_id] = [(m, d) for d, (m,) in enumerate(before, 1)] + [
+                    (m, d) for d, (m,) in enumerate(after, 1)
+                ]
+        return found
+
+
+def _check_k(k: object) -> None:
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        raise InvalidQueryError(f"k must be a positive whole number, got {k!r}")
+
+
+class _Transaction:
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def __enter__(self) -> None:
+        self._conn.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        self._conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
