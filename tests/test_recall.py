@@ -10,6 +10,7 @@ import pytest
 
 from memledger import Claim, InvalidQueryError, Memory, RevisionNotMetError
 from memledger.index.derived import DerivedIndex
+from memledger.index.embedders import HashingEmbedder
 from memledger.read.recall import recall, time_weight
 from memledger.store import open_store
 from memledger.testing import FrozenClock
@@ -30,9 +31,11 @@ def memory(tmp_path: Path, clock: FrozenClock) -> Iterator[Memory]:
     memory.close()
 
 
-@pytest.fixture
-def index(tmp_path: Path) -> Iterator[DerivedIndex]:
-    index = DerivedIndex(tmp_path / "m.index")
+@pytest.fixture(params=["lexical", "hashing"])
+def index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[DerivedIndex]:
+    """Every test runs on a lexical-only index and on one with vectors."""
+    embedder = HashingEmbedder() if request.param == "hashing" else None
+    index = DerivedIndex(tmp_path / "m.index", embedder=embedder)
     yield index
     index.close()
 

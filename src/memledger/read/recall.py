@@ -289,13 +289,13 @@ def _semantic(index: DerivedIndex) -> bool:
 
 class _Relevance:
     """How relevant a kept memory is, on an absolute scale (for abstention), computed
-    only for the memories that reach the top: its own share of the query's content
-    words, half of a neighbouring turn's share, 0.5 for a slot the query names, 1.0
+    only for the memories that reach the top: its own share of the content words
+    of the query (or of the rewriter's phrasing it covers best), half of a neighbouring turn's share, 0.5 for a slot the query names, 1.0
     for a semantic vector match."""
 
     def __init__(
         self,
-        query: str,
+        queries: Sequence[str],
         *,
         ignore: frozenset[str],
         kept: Mapping[str, MemoryRecord],
@@ -303,8 +303,11 @@ class _Relevance:
         sources: Mapping[str, set[Source]],
         cosines: Mapping[str, float],
     ) -> None:
-        wanted = content_words(" ".join(query_terms(query)))
-        self._wanted = (wanted - ignore) or wanted
+        self._wanted = []
+        for query in queries:
+            wanted = content_words(" ".join(query_terms(query)))
+            if wanted:
+                self._wanted.append((wanted - ignore) or wanted)
         self._kept = kept
         self._adjacent = adjacent
         self._sources = sources
@@ -314,8 +317,8 @@ class _Relevance:
     def own(self, memory_id: str) -> float:
         if memory_id not in self._own:
             words = content_words(entry_text(self._kept[memory_id]))
-            share = len(self._wanted & words) / len(self._wanted) if self._wanted else 0.0
-            self._own[memory_id] = share
+            shares = (len(wanted & words) / len(wanted) for wanted in self._wanted)
+            self._own[memory_id] = max(shares, default=0.0)
         return self._own[memory_id]
 
     def __call__(self, memory_id: str) -> float:
@@ -440,7 +443,7 @@ def recall(
             adjacent.setdefault(anchor, set()).add(neighbour)
             adjacent.setdefault(neighbour, set()).add(anchor)
     judge = _Relevance(
-        query,
+        understood.queries,
         ignore=name_words,
         kept=kept,
         adjacent=adjacent,
