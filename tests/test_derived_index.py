@@ -1,20 +1,28 @@
-"""The lexical derived index on real SQLite files: fed from the outbox, lagging, rebuilt."""
+"""The derived index on real SQLite files: fed from the outbox, lagging, rebuilt; lexical
+and vector search per tenant, degradation when the embedder fails, threads of turns."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import sqlite3
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memledger import Claim, InvalidQueryError, Memory
-from memledger.index.derived import DerivedIndex
-from memledger.index.lexical import query_terms
+from memledger.errors import EmbedderError, InvalidInputError
+from memledger.index.derived import DerivedIndex, IndexStatus, default_index_path
+from memledger.index.embedders import CachedEmbedder, HashingEmbedder, Vectors
+from memledger.index.lexical import entry_text, query_terms
 from memledger.store import open_store
 from memledger.testing import FrozenClock
-from memledger.testing.scenarios import FAMILY, SUBJECT, TENANT, day, event, pref
+from memledger.testing.scenarios import FAMILY, SUBJECT, TENANT, actor, day, event, pref
+from memledger.write.worker import episode_of
 
 
 @pytest.fixture
@@ -134,3 +142,411 @@ def test_another_tenants_documents_never_change_a_tenants_scores(
         index.close()
         memory.close()
     assert results[0] == results[1]
+
+
+# -- vectors, degradation, reopening, neighbours ----------------------------------------
+
+
+class FlakyEmbedder:
+    """The hashing embedder, except that it raises while ``failing`` is set."""
+
+    def __init__(self, *, failing: bool = True) -> None:
+        self.inner = HashingEmbedder()
+        self.failing = failing
+        self.calls = 0
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def dimensions(self) -> int:
+        return self.inner.dimensions
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        self.calls += 1
+        if self.failing:
+            raise EmbedderError("embedding service did not answer", reason="unreachable")
+        return self.inner.embed(texts)
+
+
+def turn(
+    memory: Memory,
+    event_id: str,
+    text: str,
+    *,
+    at: datetime,
+    session: str = "s1",
+    speaker: str = SUBJECT,
+    subject: str = SUBJECT,
+    tenant: str = TENANT,
+) -> str:
+    """Commit one conversation turn as the worker would (``episode_of``); its memory id."""
+    source = replace(
+        event(
+            event_id,
+            text,
+            occurred_at=at,
+            who=actor(actor_id=speaker),
+            subject=subject,
+            tenant=tenant,
+        ),
+        metadata={"session": session},
+    )
+    (result,) = memory.ingest(source, [episode_of(source)]).results
+    assert result.memory_id is not None
+    return result.memory_id
+
+
+TEXTS = (
+    "We adopted a grey cat called Pepper from the shelter",
+    "The quarterly budget review moved to Thursday afternoon",
+    "My sister plays the violin in the city orchestra",
+    "I am learning to bake sourdough bread on weekends",
+)
+
+
+def turns(memory: Memory, *, tenant: str = TENANT, subject: str = SUBJECT) -> list[str]:
+    return [
+        turn(
+            memory,
+            f"{tenant}-{subject}-{n}",
+            text,
+            at=day(10, 1, 9 + n),
+            tenant=tenant,
+            subject=subject,
+        )
+        for n, text in enumerate(TEXTS)
+    ]
+
+
+@pytest.fixture
+def hashed(tmp_path: Path) -> Iterator[DerivedIndex]:
+    index = DerivedIndex(tmp_path / "v.index", embedder=HashingEmbedder())
+    yield index
+    index.close()
+
+
+def entry_of(memory: Memory, memory_id: str, *, tenant: str = TENANT) -> str:
+    return entry_text(memory.get(memory_id, tenant=tenant))
+
+
+def test_every_entry_gets_a_vector_and_the_nearest_is_the_same_text(
+    memory: Memory, hashed: DerivedIndex
+) -> None:
+    ids = turns(memory)
+    hashed.sync(memory.store)
+    status = hashed.status()
+    assert status.entries == len(TEXTS) and status.vectors == status.entries
+    assert status.embedder == HashingEmbedder().name and status.degraded is None
+    for memory_id in ids:
+        hits = hashed.search_vectors(entry_of(memory, memory_id), tenant=TENANT, k=2)
+        assert hits[0].memory_id == memory_id
+        assert hits[0].cosine == pytest.approx(1.0, abs=1e-5)
+        assert hits[0].score > hits[1].score
+    hits = hashed.search_vectors(TEXTS[0], tenant=TENANT, k=len(TEXTS))
+    cosines = [h.cosine for h in hits if h.cosine is not None]
+    assert len(cosines) == len(hits) == len(TEXTS)
+    assert cosines == sorted(cosines, reverse=True)
+    median = float(np.median(cosines))  # score: how much nearer than a typical entry
+    assert [h.score for h in hits] == pytest.approx([c - median for c in cosines])
+
+
+def test_vector_search_reads_only_the_tenants_own_rows(
+    memory: Memory, hashed: DerivedIndex
+) -> None:
+    acme = set(turns(memory, tenant="acme"))
+    globex = set(turns(memory, tenant="globex"))
+    hashed.sync(memory.store)
+    query = "a cat from the shelter and the violin"
+
+    def scored(tenant: str) -> list[tuple[float, float | None]]:
+        hits = hashed.search_vectors(query, tenant=tenant, k=10)
+        assert {h.tenant for h in hits} == {tenant}
+        assert {h.memory_id for h in hits} == (acme if tenant == "acme" else globex)
+        return [(h.score, h.cosine) for h in hits]
+
+    before = scored("acme")
+    assert before == scored("globex")  # same texts, same scores
+    turn(
+        memory,
+        "globex-extra",
+        "Pepper the cat sleeps on the violin case",
+        at=day(10, 2),
+        tenant="globex",
+    )
+    hashed.sync(memory.store)
+    assert scored("acme") == before  # another tenant's rows never move a tenant's scores
+    assert hashed.search_vectors(query, tenant="initech", k=10) == []
+
+
+def test_vector_search_filters_subjects_and_checks_k(memory: Memory, hashed: DerivedIndex) -> None:
+    mine = set(turns(memory, subject="user-42"))
+    theirs = set(turns(memory, subject="user-7"))
+    hashed.sync(memory.store)
+    query = TEXTS[2]
+    only = hashed.search_vectors(query, tenant=TENANT, k=10, subjects=["user-7"])
+    assert {h.memory_id for h in only} == theirs and {h.subject for h in only} == {"user-7"}
+    both = hashed.search_vectors(query, tenant=TENANT, k=10, subjects=["user-7", "user-42"])
+    assert {h.memory_id for h in both} == mine | theirs
+    assert hashed.search_vectors(query, tenant=TENANT, k=10, subjects=["nobody"]) == []
+    assert len(hashed.search_vectors(query, tenant=TENANT, k=3)) == 3
+    for k in (0, -1, 1.5, True, "3"):
+        with pytest.raises(InvalidQueryError, match="k must"):
+            hashed.search_vectors(query, tenant=TENANT, k=k)  # type: ignore[arg-type]
+        with pytest.raises(InvalidQueryError, match="k must"):
+            hashed.search(query, tenant=TENANT, k=k)  # type: ignore[arg-type]
+
+
+def test_a_lexical_index_has_no_vectors_to_search(memory: Memory, index: DerivedIndex) -> None:
+    turns(memory)
+    index.sync(memory.store)
+    status = index.status()
+    assert (status.vectors, status.embedder, status.degraded) == (0, None, None)
+    assert status.entries == len(TEXTS)
+    with pytest.raises(EmbedderError) as raised:
+        index.search_vectors("cat", tenant=TENANT, k=5)
+    assert raised.value.reason == "unavailable"
+
+
+def test_a_failing_embedder_degrades_to_lexical_and_a_later_sync_backfills(
+    memory: Memory, tmp_path: Path
+) -> None:
+    flaky = FlakyEmbedder()
+    ids = turns(memory)
+    with DerivedIndex(tmp_path / "f.index", embedder=flaky) as index:
+        assert index.sync(memory.store) == len(TEXTS)
+        status = index.status()
+        assert (status.entries, status.vectors) == (len(TEXTS), 0)
+        assert status.degraded is not None and "unreachable" in status.degraded
+        assert index.lag(memory.store) == 0  # the cursor moved on: lexical entries are there
+        (hit,) = index.search("violin orchestra", tenant=TENANT, k=5)
+        assert hit.memory_id == ids[2]
+        assert index.search_vectors("violin", tenant=TENANT, k=5) == []  # no vectors yet
+        later = turn(memory, "e-later", "The violin lessons start in May", at=day(10, 3))
+        index.sync(memory.store)  # still failing: still degraded, still lexical
+        assert index.status().vectors == 0 and index.status().degraded is not None
+
+        flaky.failing = False
+        assert index.sync(memory.store) == 0  # nothing new in the outbox ...
+        status = index.status()
+        assert status.vectors == status.entries == len(TEXTS) + 1  # ... but vectors backfilled
+        assert status.degraded is None
+        hits = index.search_vectors(entry_of(memory, later), tenant=TENANT, k=2)
+        assert hits[0].memory_id == later
+        calls = flaky.calls
+        index.sync(memory.store)
+        assert flaky.calls == calls  # caught up and healthy: no more embedding
+
+
+def test_reopening_with_another_embedder_resets_and_refills(memory: Memory, tmp_path: Path) -> None:
+    turns(memory)
+    path = tmp_path / "r.index"
+    with DerivedIndex(path, embedder=HashingEmbedder()) as first:
+        first.sync(memory.store)
+        cursor = first.cursor
+        assert cursor > 0
+    with DerivedIndex(path, embedder=HashingEmbedder()) as same:
+        assert same.status() == IndexStatus(
+            cursor=cursor,
+            entries=len(TEXTS),
+            vectors=len(TEXTS),
+            embedder=HashingEmbedder().name,
+            degraded=None,
+        )
+        assert same.sync(memory.store) == 0
+    for embedder in (HashingEmbedder(dimensions=64), None, HashingEmbedder()):
+        with DerivedIndex(path, embedder=embedder) as reopened:
+            status = reopened.status()
+            assert (status.cursor, status.entries, status.vectors) == (0, 0, 0), embedder
+            assert reopened.lag(memory.store) == cursor
+            assert reopened.sync(memory.store) == cursor
+            status = reopened.status()
+            assert status.entries == len(TEXTS)
+            assert status.vectors == (0 if embedder is None else len(TEXTS))
+            if embedder is not None:
+                (best, *_) = reopened.search_vectors(TEXTS[1], tenant=TENANT, k=3)
+                assert "budget" in entry_of(memory, best.memory_id)
+
+
+def test_a_cached_embedder_counts_as_an_embedder_even_while_its_cache_is_empty(
+    memory: Memory, tmp_path: Path
+) -> None:
+    """``CachedEmbedder`` has ``__len__`` (0 when empty): the index must not take it for
+    ``None``. The CLI and ``Memory.index`` always wrap their embedder in one."""
+    turns(memory)
+    path = tmp_path / "c.index"
+    wide = CachedEmbedder(HashingEmbedder())
+    with DerivedIndex(path, embedder=wide) as index:
+        assert index.status().embedder == wide.name
+        index.sync(memory.store)
+        cursor = index.cursor
+    with DerivedIndex(path, embedder=HashingEmbedder()) as same:  # same vector space: kept
+        assert (same.cursor, same.status().embedder) == (cursor, wide.name)
+    narrow = CachedEmbedder(HashingEmbedder(dimensions=64))
+    with DerivedIndex(path, embedder=narrow) as switched:  # another space: reset and refilled
+        assert (switched.cursor, switched.status().entries) == (0, 0)
+        switched.sync(memory.store)
+        (best, *_) = switched.search_vectors(TEXTS[1], tenant=TENANT, k=3)
+        assert "budget" in entry_of(memory, best.memory_id)
+
+
+def test_a_file_of_another_schema_is_reset_on_open(memory: Memory, tmp_path: Path) -> None:
+    turns(memory)
+    path = tmp_path / "s.index"
+    with DerivedIndex(path) as index:
+        index.sync(memory.store)
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema'")
+    conn.close()
+    with DerivedIndex(path) as index:
+        assert (index.cursor, index.status().entries) == (0, 0)
+        index.sync(memory.store)
+        assert index.status().entries == len(TEXTS)
+
+
+def test_progress_counts_up_to_the_total(memory: Memory, hashed: DerivedIndex) -> None:
+    turns(memory)
+    turns(memory, subject="user-7")
+    with memory.store.read() as unit:
+        head = unit.outbox_head()
+    calls: list[tuple[int, int]] = []
+    assert hashed.sync(memory.store, batch=3, progress=lambda d, t: calls.append((d, t))) == head
+    assert calls == [(3, head), (6, head), (head, head)]
+    rebuilt: list[tuple[int, int]] = []
+    assert hashed.rebuild(memory.store, progress=lambda d, t: rebuilt.append((d, t))) == head
+    assert rebuilt and rebuilt[-1] == (head, head)
+    done = [d for d, _ in rebuilt]
+    assert done == sorted(done) and all(t == head for _, t in rebuilt)
+    reindexed: list[tuple[int, int]] = []
+    memory_index = Memory(memory.store, index=hashed)
+    assert memory_index.reindex(progress=lambda d, t: reindexed.append((d, t))) == head
+    assert reindexed[-1] == (head, head)
+
+
+def test_rebuild_answers_like_incremental_sync_vectors_included(
+    memory: Memory, tmp_path: Path
+) -> None:
+    incremental = DerivedIndex(tmp_path / "inc.index", embedder=HashingEmbedder())
+    rebuilt = DerivedIndex(tmp_path / "reb.index", embedder=HashingEmbedder())
+    try:
+        for n, value in enumerate(["friday", "daily", "monday"], start=1):
+            memory.ingest(
+                event(f"p{n}", f"Send it {value}", occurred_at=day(10, n), sequence=n),
+                [pref(value)],
+            )
+            turn(memory, f"t{n}", f"Digest talk number {n}: {value}", at=day(10, n, 13))
+            incremental.sync(memory.store)
+        rebuilt.rebuild(memory.store)
+        for query in ("friday daily monday", "digest talk monday"):
+            assert rebuilt.search(query, tenant=TENANT, k=10) == incremental.search(
+                query, tenant=TENANT, k=10
+            )
+            assert rebuilt.search_vectors(query, tenant=TENANT, k=10) == (
+                incremental.search_vectors(query, tenant=TENANT, k=10)
+            )
+        assert rebuilt.status() == incremental.status()
+    finally:
+        incremental.close()
+        rebuilt.close()
+
+
+def test_another_handle_sees_a_rebuild_made_elsewhere(memory: Memory, tmp_path: Path) -> None:
+    """A server's open index must not keep serving vectors or names cached before a
+    ``memledger reindex`` run by another process rebuilt the same file."""
+    path = tmp_path / "shared.index"
+    first = turn(memory, "e1", "We adopted a grey cat called Pepper", at=day(10, 1))
+    with DerivedIndex(path, embedder=HashingEmbedder()) as serving:
+        serving.sync(memory.store)
+        assert [h.memory_id for h in serving.search_vectors("cat", tenant=TENANT, k=5)] == [first]
+        assert serving.names(TENANT) == {SUBJECT}
+        second = turn(memory, "e2", "Melanie has a cat too", at=day(10, 2), speaker="melanie")
+        with DerivedIndex(path, embedder=HashingEmbedder()) as reindex:
+            reindex.rebuild(memory.store)
+        lexical = {h.memory_id for h in serving.search("cat", tenant=TENANT, k=5)}
+        vectors = {h.memory_id for h in serving.search_vectors("cat", tenant=TENANT, k=5)}
+        assert lexical == {first, second}
+        assert vectors == lexical
+        assert serving.names(TENANT) == {SUBJECT, "melanie"}
+
+
+def test_neighbours_are_the_turns_of_the_same_thread_in_time_order(
+    memory: Memory, index: DerivedIndex
+) -> None:
+    # s1 turns are ingested out of time order; s2 and another tenant interleave in time
+    s1 = {
+        hour: turn(memory, f"s1-{hour}", f"first thread at {hour}", at=day(10, 1, hour))
+        for hour in (12, 9, 11, 10, 13)
+    }
+    s2 = [
+        turn(memory, f"s2-{hour}", f"second thread at {hour}", at=day(10, 1, hour), session="s2")
+        for hour in (9, 10, 11)
+    ]
+    other = [
+        turn(memory, f"o-{hour}", f"other tenant at {hour}", at=day(10, 1, hour), tenant="globex")
+        for hour in (10, 11, 12)
+    ]
+    fact = (
+        memory.ingest(
+            event("p1", "Fridays", occurred_at=day(10, 1, 11), sequence=1), [pref("friday")]
+        )
+        .results[0]
+        .memory_id
+    )
+    index.sync(memory.store)
+    a, b, c, d, e = (s1[h] for h in (9, 10, 11, 12, 13))
+
+    assert index.neighbours(TENANT, [c], window=1) == {c: [(b, -1), (d, 1)]}
+    assert index.neighbours(TENANT, [c], window=2) == {c: [(b, -1), (a, -2), (d, 1), (e, 2)]}
+    assert index.neighbours(TENANT, [a, e], window=2) == {
+        a: [(b, 1), (c, 2)],
+        e: [(d, -1), (c, -2)],
+    }
+    assert index.neighbours(TENANT, [s2[0]], window=5) == {s2[0]: [(s2[1], 1), (s2[2], 2)]}
+    assert index.neighbours("globex", [other[1]], window=5) == {
+        other[1]: [(other[0], -1), (other[2], 1)]
+    }
+    # not an episode, another tenant's id, an unknown id, or no window: nothing
+    assert fact is not None
+    assert index.neighbours(TENANT, [fact, other[1], "mem-nope"], window=2) == {}
+    assert index.neighbours("globex", [c], window=2) == {}
+    assert index.neighbours(TENANT, [c], window=0) == {}
+    assert index.neighbours(TENANT, [], window=2) == {}
+
+
+def test_names_are_the_tenants_speakers_and_subjects(memory: Memory, index: DerivedIndex) -> None:
+    turn(memory, "e1", "hello", at=day(10, 1), speaker="melanie", subject="caroline")
+    turn(memory, "e2", "hi there", at=day(10, 1, 13), speaker="caroline", subject="caroline")
+    turn(memory, "e3", "secret", at=day(10, 1), speaker="mallory", subject="eve", tenant="globex")
+    memory.ingest(event("p1", "Fridays", occurred_at=day(10, 1), sequence=1), [pref("friday")])
+    assert index.names(TENANT) == frozenset()
+    index.sync(memory.store)
+    assert index.names(TENANT) == {"melanie", "caroline", SUBJECT}
+    assert index.names("globex") == {"mallory", "eve"}
+    assert index.names("initech") == frozenset()
+    turn(memory, "e4", "me too", at=day(10, 2), speaker="bob", subject="caroline")
+    index.sync(memory.store)
+    assert index.names(TENANT) == {"melanie", "caroline", "bob", SUBJECT}
+
+
+@dataclass
+class UrlOnly:
+    url: str
+
+
+@pytest.mark.parametrize("name", ["m.db", "m#1.db", "notes?v=2.db", "with space.db"])
+def test_default_index_path_sits_beside_a_sqlite_store(tmp_path: Path, name: str) -> None:
+    store = open_store(tmp_path / name)
+    try:
+        assert default_index_path(store) == tmp_path / f"{name}.index"
+    finally:
+        store.close()
+
+
+def test_default_index_path_of_a_relative_url_and_other_stores() -> None:
+    relative = UrlOnly("sqlite:///data/m.db")
+    assert default_index_path(relative) == Path("data/m.db.index")  # type: ignore[arg-type]
+    for url in ("postgresql://host/db", "memory://", "/plain/path.db"):
+        with pytest.raises(InvalidInputError, match="no default index path"):
+            default_index_path(UrlOnly(url))  # type: ignore[arg-type]

@@ -289,3 +289,18 @@ def test_the_facade_keeps_its_index_beside_the_store(tmp_path: Path) -> None:
         stale = memory.recall("skating on the lake", tenant=TENANT, k=1, sync=False)
         assert stale.index_lag > 0 and more[0] not in events(stale)
         assert events(memory.recall("skating on the lake", tenant=TENANT, k=1)) == more
+
+
+def test_an_index_fed_while_the_embedder_was_down_says_so(memory: Memory, tmp_path: Path) -> None:
+    flaky = FlakyEmbedder()
+    flaky.down = True
+    ids = say(memory, "s1", CONCERT)
+    with DerivedIndex(tmp_path / "gap.index", embedder=flaky) as index:
+        index.sync(memory.store)  # entries stored without vectors
+        flaky.down = False
+        gap = recall(memory, index, "calm warm paintings", tenant=TENANT, k=1)
+        index.sync(memory.store)  # backfills
+        whole = recall(memory, index, "calm warm paintings", tenant=TENANT, k=1)
+    assert gap.mode == "lexical" and gap.degraded and "unreachable" in gap.degraded
+    assert events(gap) == [ids[3]]
+    assert whole.mode == "hybrid" and whole.degraded is None and events(whole) == [ids[3]]

@@ -46,7 +46,7 @@ from memledger.ports import (
     UnitOfWork,
     generations_of,
 )
-from memledger.read.recall import RecallResult, RecallSettings, recall
+from memledger.read.recall import RecallResult, RecallSettings, check_query, recall
 from memledger.read.views import check_floor, select
 from memledger.store import open_store
 from memledger.write.commit import Batch, append_to_ledger, commit_event, job_id_for
@@ -145,6 +145,7 @@ class Memory:
         cursor (one cheap query when it is caught up); with ``sync=False`` a
         lagging index is read as it is, and ``index_lag`` says by how much.
         """
+        check_query(query, tenant, subject, k)  # before any index work
         if sync:
             self.index.sync(self.store)
         return recall(

@@ -49,6 +49,7 @@ from memledger.index.embedders import (
     embedder_from_name,
 )
 from memledger.memory import Memory
+from memledger.read.recall import check_query
 from memledger.settings import Settings
 from memledger.wire import (
     ParsedEvent,
@@ -303,6 +304,7 @@ def recall_command(
 ) -> None:
     """The memories most useful for QUERY, rechecked against the store (index synced first)."""
     who = require_tenant(ctx, tenant)
+    check_query(query, who, subject, k)  # a refused query builds no index
     with _memory(ctx, db) as opened:
         memory = Memory(opened.store, index=_index_for(opened, embedder))
         try:

@@ -382,7 +382,7 @@ def counters(console: Console, values: Mapping[str, int], *, tenant: str) -> Non
 def recall(console: Console, result: RecallResult) -> None:
     """The recalled memories, best first, then what was left out and why."""
     if result.degraded:
-        console.print(f"[yellow]{result.degraded}[/yellow]")
+        console.print(result.degraded, style="yellow")
     if result.abstained:
         console.print("no relevant memory")
     else:

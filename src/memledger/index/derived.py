@@ -33,7 +33,6 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import numpy as np
 import numpy.typing as npt
@@ -90,13 +89,12 @@ class _Matrix:
 
 def default_index_path(store: Store) -> Path:
     """``<store file>.index`` beside a SQLite store; other stores must be given a path."""
-    parts = urlsplit(store.url)
-    if parts.scheme != "sqlite":
+    prefix = "sqlite:///"
+    if not store.url.startswith(prefix):
         raise InvalidInputError(
             f"no default index path for store {store.url!r}; pass DerivedIndex(path) yourself"
         )
-    path = parts.path[1:] if parts.path.startswith("/") else parts.path
-    return Path(f"{path}.index")
+    return Path(store.url.removeprefix(prefix) + ".index")
 
 
 def _table(tenant: str) -> str:
@@ -142,7 +140,8 @@ class DerivedIndex:
         self._conn.execute(
             "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
         )
-        wanted = {"schema": SCHEMA, "embedder": self.embedder.name if self.embedder else ""}
+        embedder = "" if self.embedder is None else self.embedder.name
+        wanted = {"schema": SCHEMA, "embedder": embedder}
         found = dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
         if any(found.get(key) != value for key, value in wanted.items()):
             self._drop_all()
@@ -169,7 +168,9 @@ class DerivedIndex:
         ).fetchall():
             self._conn.execute(f"DROP TABLE {table}")
         self._conn.execute("DROP TABLE IF EXISTS entries")
+        stamp = self._stamp  # keeps rising, so other handles see the change
         self._conn.execute("DELETE FROM meta")
+        self._set("stamp", str(stamp + 1))
         self._matrices.clear()
         self._names.clear()
 
@@ -210,6 +211,13 @@ class DerivedIndex:
         with store.read() as unit:
             return max(0, unit.outbox_head() - self.cursor)
 
+    @property
+    def degraded(self) -> str | None:
+        """Why some entries were stored without a vector (the embedder's last error), or
+        ``None`` when every entry has one."""
+        with self._lock:
+            return self._get("degraded")
+
     def status(self) -> IndexStatus:
         with self._lock:
             entries, vectors = self._conn.execute(
@@ -219,7 +227,7 @@ class DerivedIndex:
                 cursor=int(self._get("cursor") or 0),
                 entries=entries,
                 vectors=vectors,
-                embedder=self.embedder.name if self.embedder else None,
+                embedder=None if self.embedder is None else self.embedder.name,
                 degraded=self._get("degraded"),
             )
 
@@ -536,7 +544,8 @@ class DerivedIndex:
         self, tenant: str, memory_ids: Iterable[str], *, window: int
     ) -> dict[str, list[tuple[str, int]]]:
         """For each episode among ``memory_ids``: the entries of its thread within
-        ``window`` places before or after it, as ``(memory_id, distance)``."""
+        ``window`` places before or after it, as ``(memory_id, offset)``: -1 the turn
+        just before, 1 the turn just after."""
         ids = list(memory_ids)
         found: dict[str, list[tuple[str, int]]] = {}
         if not ids or window < 1:
@@ -558,7 +567,7 @@ class DerivedIndex:
                     " AND (at, id) > (?, ?) ORDER BY at, id LIMIT ?",
                     (tenant, thread, at, entry_id, window),
                 ).fetchall()
-                found[memory_id] = [(m, d) for d, (m,) in enumerate(before, 1)] + [
+                found[memory_id] = [(m, -d) for d, (m,) in enumerate(before, 1)] + [
                     (m, d) for d, (m,) in enumerate(after, 1)
                 ]
         return found

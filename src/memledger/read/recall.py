@@ -16,7 +16,7 @@
    (``mode="lexical"``, ``degraded`` gives the reason).
 3. **Context**: conversation turns are read with their neighbours. A turn
    near strongly matching turns of the same thread gains a share of their
-   score (weights by distance, ``context_weights``), and neighbours join as
+   score (weights by distance, ``context_after`` and ``context_before``), and neighbours join as
    candidates: an answer often sits one or two turns after the words of the
    question.
 4. **Canonical recheck**: every candidate is read back from the store in one
@@ -98,8 +98,11 @@ class RecallSettings:
     candidates: int = 50
     """How many hits each source (lexical, vector) contributes before fusion."""
     vector_weight: float = 0.6
-    context_weights: tuple[float, ...] = (0.5, 0.3, 0.1)
-    """Share of a turn's score given to the turns 1, 2, 3 places before and after it."""
+    context_after: tuple[float, ...] = (0.6, 0.4, 0.2, 0.1)
+    """Share of a turn's score given to the turns 1, 2, 3 places after it (the answer to
+    a question follows it)."""
+    context_before: tuple[float, ...] = (0.5, 0.3, 0.1)
+    """Share of a turn's score given to the turns 1, 2, 3 places before it."""
     context_anchors: int = 30
     person_boost: float = 1.0
     """Memories said by (or about) the one person a query names score ``1 + boost`` times."""
@@ -117,7 +120,8 @@ class RecallSettings:
             "person_boost": self.person_boost,
             "time_boost": self.time_boost,
             "context_anchors": self.context_anchors,
-            **{f"context_weights[{i}]": w for i, w in enumerate(self.context_weights)},
+            **{f"context_after[{i}]": w for i, w in enumerate(self.context_after)},
+            **{f"context_before[{i}]": w for i, w in enumerate(self.context_before)},
         }
         for name, value in weights.items():
             if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
@@ -211,7 +215,8 @@ def people_named(query: str, names: frozenset[str]) -> tuple[str, ...]:
     return tuple(found)
 
 
-def _check(query: object, tenant: object, subject: object, k: object) -> str:
+def check_query(query: object, tenant: object, subject: object, k: object) -> str:
+    """``query`` if a recall with these arguments is possible, else InvalidQueryError."""
     require_id(tenant, "tenant", InvalidQueryError)
     if subject is not None:
         require_id(subject, "subject", InvalidQueryError)
@@ -290,7 +295,8 @@ def _semantic(index: DerivedIndex) -> bool:
 class _Relevance:
     """How relevant a kept memory is, on an absolute scale (for abstention), computed
     only for the memories that reach the top: its own share of the content words
-    of the query (or of the rewriter's phrasing it covers best), half of a neighbouring turn's share, 0.5 for a slot the query names, 1.0
+    of the query (or of the rewriter's phrasing it covers best), half of a
+    neighbouring turn's share, 0.5 for a slot the query names, 1.0
     for a semantic vector match."""
 
     def __init__(
@@ -352,7 +358,7 @@ def recall(
     rewriter: QueryRewriter | None = None,
 ) -> RecallResult:
     """The ``k`` most useful memories for ``query``; see the module docstring."""
-    _check(query, tenant, subject, k)
+    check_query(query, tenant, subject, k)
     if valid_at is not None:
         require_aware(valid_at, "valid_at", InvalidQueryError)
     tuning = settings or RecallSettings()
@@ -371,6 +377,7 @@ def recall(
     vectors: dict[str, float] = {}
     cosines: dict[str, float] = {}
     degraded: str | None = None
+    used_vectors = False
     if index.embedder is None:
         degraded = "no embedder: lexical only"
     else:
@@ -381,6 +388,11 @@ def recall(
         except EmbedderError as exc:
             degraded = f"embedder failed ({exc.reason}): lexical only"
         else:
+            gap = index.degraded
+            used_vectors = gap is None or bool(hits)
+            if gap is not None:
+                degraded = f"some entries have no vector yet ({gap})"
+                degraded += "" if hits else ": lexical only"
             vectors = _relative(hits)
             cosines = {h.memory_id: h.cosine or 0.0 for h in hits}
             for hit in hits:
@@ -396,11 +408,14 @@ def recall(
         checker.admit(list(sources), kept, excluded)
         # 3. context: neighbouring turns share their anchors' scores
         anchors = sorted((m for m in kept), key=lambda m: (-base[m], m))
-        window = len(tuning.context_weights)
+        window = max(len(tuning.context_after), len(tuning.context_before))
         near = index.neighbours(tenant, anchors[: tuning.context_anchors], window=window)
         for anchor, neighbours in near.items():
-            for neighbour, distance in neighbours:
-                share = tuning.context_weights[distance - 1] * base[anchor]
+            for neighbour, offset in neighbours:
+                weights = tuning.context_after if offset > 0 else tuning.context_before
+                if abs(offset) > len(weights):
+                    continue
+                share = weights[abs(offset) - 1] * base[anchor]
                 fused[neighbour] = fused.get(neighbour, 0.0) + share
                 sources.setdefault(neighbour, set()).add("context")
         checker.admit(
@@ -484,7 +499,7 @@ def recall(
         excluded=tuple(excluded),
         abstained=not items,
         index_lag=index_lag,
-        mode="lexical" if degraded else "hybrid",
+        mode="hybrid" if used_vectors else "lexical",
         degraded=degraded,
         understood=understood,
     )
