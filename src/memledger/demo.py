@@ -199,3 +199,21 @@ def run_demo(url: str | Path | None, console: Console) -> None:
             )
             console.print(f"       the late job finishes -> {outcome}; nothing comes back")
         _show(console, "user-7 after revocation", memory.timeline("user-7", FAMILY, tenant=TENANT))
+
+        clock.set(_at(11, 3))
+        console.print()
+        for subject, question in (
+            ("user-42", "When should my digest be delivered?"),
+            ("user-7", "When should my digest be delivered?"),
+        ):
+            found = memory.recall(question, tenant=TENANT, subject=subject, k=3)
+            answer = (
+                "no relevant memory"
+                if found.abstained
+                else ", ".join(f"{i.record.value!r} via {'+'.join(i.sources)}" for i in found.items)
+            )
+            reasons = sorted({e.reason for e in found.excluded})
+            console.print(
+                f"recall for {subject} on Nov 3, {question!r} -> {answer}"
+                + (f"; left out: {', '.join(reasons)}" if reasons else "")
+            )
