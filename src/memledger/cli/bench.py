@@ -19,7 +19,7 @@ from rich.progress import (
 )
 
 from memledger.cli._run import CliError
-from memledger.eval import bench_write
+from memledger.eval import bench_recall, bench_write
 from memledger.eval.machine import describe
 
 bench = typer.Typer(help="Benchmarks (figures for the README; not tests).", no_args_is_help=True)
@@ -115,6 +115,70 @@ def write(
             "lag": asdict(lag),
         }
         json_out.write_text(json.dumps(body, indent=2) + "\n")
+
+
+@bench.command("recall")
+def recall(
+    *,
+    records: Annotated[
+        str, typer.Option(help="Comma-separated record counts of the measured tenant.")
+    ] = "10000,100000",
+    queries: Annotated[
+        int, typer.Option(min=1, help="Timed recalls and slot reads per size and embedder.")
+    ] = 500,
+    embedder: Annotated[
+        str, typer.Option(help="Comma-separated modes: hashing (hybrid), none (lexical only).")
+    ] = "hashing,none",
+    json_out: Annotated[
+        Path | None, typer.Option("--json", metavar="OUT", help="Write results as JSON to OUT.")
+    ] = None,
+) -> None:
+    """Read-path latency: recall and exact slot reads on synthetic memories of many subjects.
+
+    Each size is one store: the measured tenant holds about that many records
+    over size/50 subjects, three other tenants a tenth each. Each embedder mode
+    indexes the same store; questions come from the data (four in five about a
+    stated fact, one in five about something never said).
+    """
+    sizes = _sizes(records, "--records")
+    modes: dict[str, bench_recall.EmbedderMode] = {m: m for m in bench_recall.EMBEDDER_MODES}
+    names = [name.strip() for name in embedder.split(",") if name.strip()]
+    if not names or len(set(names)) != len(names) or any(n not in modes for n in names):
+        raise CliError(
+            f"--embedder takes distinct comma-separated modes of {', '.join(modes)}, "
+            f"got {embedder!r}"
+        )
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as progress:
+        tasks: dict[str, TaskID] = {}
+
+        def report(phase: str, done: int, total: int) -> None:
+            if phase not in tasks:
+                tasks[phase] = progress.add_task(phase, total=total)
+            progress.update(tasks[phase], completed=done, total=total)
+
+        result = bench_recall.run(
+            sizes, [modes[n] for n in names], queries=queries, progress=report
+        )
+    machine = result.machine
+    out = Console(soft_wrap=True)
+    out.print(
+        f"memledger bench recall, {queries} questions per row (k={bench_recall.K}), "
+        f"3 other tenants of a tenth each, SQLite {machine['sqlite']}, "
+        f"{machine['cores']} cores, {machine['cpu']}; stores fed in "
+        f"{', '.join(dict.fromkeys(result.fed_in))}, indexed and read in {result.read_in}\n",
+        markup=False,
+        highlight=False,
+    )
+    out.print(bench_recall.markdown(result), markup=False, highlight=False)
+    if json_out is not None:
+        json_out.write_text(json.dumps(bench_recall.json_body(result), indent=2) + "\n")
 
 
 @bench.command("locomo")

@@ -43,7 +43,7 @@ from memledger.index._base import Embedder
 from memledger.index.lexical import entry_text, query_terms
 from memledger.ports import Store
 
-SCHEMA = "2"
+SCHEMA = "3"
 
 Progress = Callable[[int, int], None]
 """Called as ``progress(done, total)`` while an index is (re)built."""
@@ -54,7 +54,7 @@ class Hit:
     """One candidate: what the index believed about a record, and its score.
 
     Lexical hits score by BM25 (higher is better); vector hits by their cosine
-    similarity to the query above the median of the tenant's entries (how much
+    similarity to the query above the median of the entries searched (how much
     nearer than a typical entry), with the raw ``cosine`` alongside.
     """
 
@@ -83,7 +83,8 @@ class IndexStatus:
 class _Matrix:
     stamp: int
     memory_ids: list[str]
-    subjects: npt.NDArray[np.str_]
+    by_subject: dict[str, npt.NDArray[np.intp]]
+    """Row positions of each subject's entries."""
     rows: npt.NDArray[np.float32]
 
 
@@ -95,6 +96,11 @@ def default_index_path(store: Store) -> Path:
             f"no default index path for store {store.url!r}; pass DerivedIndex(path) yourself"
         )
     return Path(store.url.removeprefix(prefix) + ".index")
+
+
+def _scope_token(subject: str) -> str:
+    """One FTS5 token for a subject (letters and digits only, so no tokenizer splits it)."""
+    return "s" + hashlib.sha256(subject.encode()).hexdigest()[:24]
 
 
 def _table(tenant: str) -> str:
@@ -335,7 +341,7 @@ class DerivedIndex:
         table = _table(tenant)
         self._conn.execute(
             f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING fts5("
-            "text, tokenize = 'porter unicode61')"
+            "text, scope, tokenize = 'porter unicode61')"
         )
         return table
 
@@ -378,7 +384,10 @@ class DerivedIndex:
                     vector,
                 ),
             ).lastrowid
-        self._conn.execute(f"INSERT INTO {table} (rowid, text) VALUES (?, ?)", (entry_id, text))
+        self._conn.execute(
+            f"INSERT INTO {table} (rowid, text, scope) VALUES (?, ?, ?)",
+            (entry_id, text, _scope_token(record.subject)),
+        )
 
     def _delete(self, tenant: str, memory_id: str, *, revision: int) -> None:
         row = self._conn.execute(
@@ -401,18 +410,21 @@ class DerivedIndex:
         if not terms:
             return []
         table = _table(tenant)
-        match = " OR ".join(f'"{term}"' for term in terms)
+        match = "text : (" + " OR ".join(f'"{term}"' for term in terms) + ")"
+        if subjects is not None:
+            if not subjects:
+                return []
+            scopes = " OR ".join(f'"{_scope_token(s)}"' for s in subjects)
+            match = f"scope : ({scopes}) AND {match}"
+        # the subject filter is part of the MATCH, so BM25 is computed for the subject's
+        # entries only and the LIMIT applies inside the full-text search
         sql = (
             "SELECT e.memory_id, e.subject, e.family, e.kind, e.revision, e.generation,"
-            f" bm25({table}) FROM {table} JOIN entries e ON e.id = {table}.rowid"
-            f" WHERE {table} MATCH ? AND e.tenant = ?"
+            f" f.score FROM (SELECT rowid, bm25({table}, 1.0, 0.0) AS score FROM {table}"
+            f" WHERE {table} MATCH ? ORDER BY score LIMIT ?) AS f"
+            " JOIN entries e ON e.id = f.rowid WHERE e.tenant = ? ORDER BY f.score"
         )
-        params: list[object] = [match, tenant]
-        if subjects is not None:
-            sql += f" AND e.subject IN ({', '.join('?' * len(subjects))})"
-            params.extend(subjects)
-        sql += f" ORDER BY bm25({table}) LIMIT ?"
-        params.append(k)
+        params: list[object] = [match, k, tenant]
         with self._lock:
             exists = self._conn.execute(
                 "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
@@ -449,15 +461,23 @@ class DerivedIndex:
         if not matrix.memory_ids:
             return []
         vector = self.embedder.embed([query])[0]
-        scores = matrix.rows @ vector
+        if subjects is None:
+            positions = None
+            scores = matrix.rows @ vector
+        else:  # only the subjects' rows are read
+            groups = [
+                matrix.by_subject[s] for s in dict.fromkeys(subjects) if s in matrix.by_subject
+            ]
+            if not groups:
+                return []
+            positions = np.concatenate(groups)
+            scores = matrix.rows[positions] @ vector
         typical = float(np.median(scores))
-        if subjects is not None:
-            scores = np.where(np.isin(matrix.subjects, list(subjects)), scores, -np.inf)
         top = min(k, len(scores))
         best = np.argpartition(-scores, top - 1)[:top]
         best = best[np.argsort(-scores[best], kind="stable")]
-        chosen = [int(i) for i in best if np.isfinite(scores[i])]
-        ids = [matrix.memory_ids[i] for i in chosen]
+        chosen = [int(i) for i in best]
+        ids = [matrix.memory_ids[i if positions is None else int(positions[i])] for i in chosen]
         with self._lock:
             rows = {
                 row[0]: row
@@ -497,10 +517,13 @@ class DerivedIndex:
         assert self.embedder is not None
         dimensions = self.embedder.dimensions
         buffer = b"".join(vector for _, _, vector in rows)
+        grouped: dict[str, list[int]] = {}
+        for position, (_, subject, _) in enumerate(rows):
+            grouped.setdefault(subject, []).append(position)
         matrix = _Matrix(
             stamp=stamp,
             memory_ids=[m for m, _, _ in rows],
-            subjects=np.array([s for _, s, _ in rows], dtype=np.str_),
+            by_subject={s: np.array(p, dtype=np.intp) for s, p in grouped.items()},
             rows=np.frombuffer(buffer, dtype=np.float32).reshape(len(rows), dimensions),
         )
         with self._lock:
@@ -535,7 +558,8 @@ class DerivedIndex:
                 m: s
                 for m, s in self._conn.execute(
                     "SELECT memory_id, speaker FROM entries WHERE tenant = ?"
-                    f" AND speaker IS NOT NULL AND memory_id IN ({', '.join('?' * len(ids))})",
+                    # "+": look rows up by memory id, never scan the speaker index
+                    f" AND +speaker IS NOT NULL AND memory_id IN ({', '.join('?' * len(ids))})",
                     (tenant, *ids),
                 )
             }
@@ -553,22 +577,28 @@ class DerivedIndex:
         with self._lock:
             anchors = self._conn.execute(
                 "SELECT memory_id, thread, at, id FROM entries WHERE tenant = ?"
-                f" AND thread IS NOT NULL AND memory_id IN ({', '.join('?' * len(ids))})",
+                # "+": look rows up by memory id, never scan the thread index
+                f" AND +thread IS NOT NULL AND memory_id IN ({', '.join('?' * len(ids))})",
                 (tenant, *ids),
             ).fetchall()
+            if not anchors:
+                return found
+            # per anchor one cached statement: the turns before it, then those after it
+            sql = (
+                "SELECT * FROM (SELECT -1, memory_id, at, id FROM entries"
+                " WHERE tenant = ?1 AND thread = ?2 AND (at, id) < (?3, ?4)"
+                " ORDER BY at DESC, id DESC LIMIT ?5) UNION ALL"
+                " SELECT * FROM (SELECT 1, memory_id, at, id FROM entries"
+                " WHERE tenant = ?1 AND thread = ?2 AND (at, id) > (?3, ?4)"
+                " ORDER BY at, id LIMIT ?5)"
+            )
             for memory_id, thread, at, entry_id in anchors:
-                before = self._conn.execute(
-                    "SELECT memory_id FROM entries WHERE tenant = ? AND thread = ?"
-                    " AND (at, id) < (?, ?) ORDER BY at DESC, id DESC LIMIT ?",
-                    (tenant, thread, at, entry_id, window),
-                ).fetchall()
-                after = self._conn.execute(
-                    "SELECT memory_id FROM entries WHERE tenant = ? AND thread = ?"
-                    " AND (at, id) > (?, ?) ORDER BY at, id LIMIT ?",
-                    (tenant, thread, at, entry_id, window),
-                ).fetchall()
-                found[memory_id] = [(m, -d) for d, (m,) in enumerate(before, 1)] + [
-                    (m, d) for d, (m,) in enumerate(after, 1)
+                rows = self._conn.execute(sql, (tenant, thread, at, entry_id, window)).fetchall()
+                # nearest first on each side (SQL does not promise a UNION ALL's order)
+                before = sorted((r for r in rows if r[0] < 0), key=lambda r: (r[2], r[3]))
+                after = sorted((r for r in rows if r[0] > 0), key=lambda r: (r[2], r[3]))
+                found[memory_id] = [(r[1], -d) for d, r in enumerate(reversed(before), 1)] + [
+                    (r[1], d) for d, r in enumerate(after, 1)
                 ]
         return found
 

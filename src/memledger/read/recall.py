@@ -43,16 +43,18 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from typing import TYPE_CHECKING, Literal
 
 from memledger.domain.gates import content_words
 from memledger.domain.records import MemoryRecord, require_aware, require_id
 from memledger.errors import EmbedderError, InvalidQueryError, MemledgerError
 from memledger.index.derived import DerivedIndex, Hit
-from memledger.index.lexical import entry_text, query_terms
+from memledger.index.lexical import STOP_WORDS, entry_text, query_terms
 from memledger.read.views import check_floor
 from memledger.read.when import TimeFocus, question_time, time_boost
 
@@ -86,6 +88,7 @@ FAMILY_WORDS: Mapping[str, tuple[str, ...]] = {
     "timezone": ("timezone", "time zone"),
 }
 _SEMANTIC_FLOOR = 0.5
+SHARED_PART = 3
 _NAME_PART = re.compile(r"[^\W_]+")
 
 
@@ -198,21 +201,48 @@ def families_named(query: str) -> list[str]:
     return [family for family, cue in FAMILY_WORDS.items() if words & set(cue)]
 
 
-def people_named(query: str, names: frozenset[str]) -> tuple[str, ...]:
-    """The known ``names`` the query mentions: a whole name part in any case, or a
-    capitalised word of three letters or more that starts one ("Mel" for Melanie)."""
-    words = _NAME_PART.findall(query)
-    found: list[str] = []
-    for name in sorted(names):
-        parts = [p.casefold() for p in _NAME_PART.findall(name) if len(p) > 1]
-        for word in words:
+class NameBook:
+    """Who a query can name: the parts of the speaker and subject names of a tenant.
+
+    A query names a person by a whole name part in any case ("caroline"), or by
+    a capitalised word of three letters or more that starts one ("Mel" for
+    Melanie; stop words such as "The" never count). Parts shared by more than
+    :data:`SHARED_PART` names ("user" in user-1, user-2, ...) and numbers name
+    nobody.
+    """
+
+    def __init__(self, names: frozenset[str]) -> None:
+        owners: dict[str, set[str]] = {}
+        for name in names:
+            for part in _NAME_PART.findall(name):
+                if len(part) > 1 and not part.isdigit():
+                    owners.setdefault(part.casefold(), set()).add(name)
+        self._owners = {p: frozenset(n) for p, n in owners.items() if len(n) <= SHARED_PART}
+        self._parts = sorted(self._owners)
+
+    def find(self, query: str) -> tuple[str, ...]:
+        found: set[str] = set()
+        for word in _NAME_PART.findall(query):
             folded = word.casefold()
-            if folded in parts or (
-                word[0].isupper() and len(word) >= 3 and any(p.startswith(folded) for p in parts)
-            ):
-                found.append(name)
-                break
-    return tuple(found)
+            found |= self._owners.get(folded, frozenset())
+            if word[0].isupper() and len(word) >= 3 and folded not in STOP_WORDS:
+                at = bisect_left(self._parts, folded)
+                while at < len(self._parts) and self._parts[at].startswith(folded):
+                    found |= self._owners[self._parts[at]]
+                    at += 1
+        return tuple(sorted(found))
+
+
+@lru_cache(maxsize=64)
+def name_book(names: frozenset[str]) -> NameBook:
+    """The :class:`NameBook` of a tenant's names (the index hands back the same set
+    object until it changes, so this is a lookup)."""
+    return NameBook(names)
+
+
+def people_named(query: str, names: frozenset[str]) -> tuple[str, ...]:
+    """The known ``names`` the query mentions (see :class:`NameBook`)."""
+    return name_book(names).find(query)
 
 
 def check_query(query: object, tenant: object, subject: object, k: object) -> str:

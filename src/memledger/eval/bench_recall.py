@@ -1,0 +1,651 @@
+"""``memledger bench recall``: read-path latency on synthetic but realistic memories.
+
+For each size N one fresh SQLite store is filled through the whole write path
+(``ingest``, then :meth:`Memory.process` with the rule extractor): the measured
+tenant holds about N open memory records over N/50 subjects, and three other
+tenants N/10 each over the same subject ids, so tenant filtering is part of
+every read. A subject is a chat stream: six turns stating two or three facts
+each (home city, employer and role, four likes or dislikes, two tools, two
+relatives, two habits, two plans, half of them a digest preference, a third
+moving city later) among everyday turns that become episodes. Records are
+counted from the outbox: open records, what the index holds. The store is fed
+on tmpfs when there is room (a commit's fsync would otherwise dominate the
+run) and copied to the scratch folder, where it is indexed and read.
+
+Each embedder mode then gets its own derived index over the same store,
+built and timed with :meth:`DerivedIndex.sync`: ``none`` is lexical only
+(FTS5), ``hashing`` adds exact vector search with the plain
+:class:`HashingEmbedder` (no cache). Questions are drawn from the data, asked
+for one subject as an agent would (``recall(..., subject=, sync=False)``):
+four in five about a fact the subject stated (a hit when the fact is among
+the ten returned), one in five about something never said (it should
+abstain). Exact slot reads are ``Memory.current(subject, family)``. Twenty
+warm-up queries run first; each call is timed with ``perf_counter_ns``.
+Nothing is asserted about timings.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Literal, assert_never
+
+from memledger.domain.records import Actor, Grant, SourceEvent
+from memledger.errors import InvalidInputError
+from memledger.eval.machine import describe
+from memledger.eval.synthetic import FAMILIES
+from memledger.index.derived import DerivedIndex
+from memledger.index.embedders import HashingEmbedder
+from memledger.index.lexical import entry_text
+from memledger.memory import Memory
+from memledger.store.sqlite import SQLiteStore
+from memledger.write.extract.rules import RuleExtractor
+
+EmbedderMode = Literal["none", "hashing"]
+EMBEDDER_MODES: tuple[EmbedderMode, ...] = ("none", "hashing")
+
+Progress = Callable[[str, int, int], None]
+"""Called as ``progress(phase, done, total)``; the phase names the size and the mode."""
+
+MEASURED = "tenant-main"
+OTHERS = ("tenant-b", "tenant-c", "tenant-d")
+RECORDS_PER_SUBJECT = 50
+WARMUP = 20
+K = 10
+
+CITIES = """Delhi Bangalore Berlin Lisbon Toronto Nairobi Osaka Lima Oslo Porto Krakow Hanoi
+Quito Dakar Tunis Seville Dublin Montreal Denver Austin Valencia Bogota Santiago Manila Jakarta
+Seoul Taipei Vienna Prague Budapest Helsinki Tallinn Riga Vilnius Zagreb Sofia Athens Cairo Accra
+Kigali""".split()
+ORGS = """Acme Globex Initech Umbrella Hooli Vandelay Wonka Tyrell Cyberdyne Soylent Wayne Oscorp
+Monarch Gringotts Aperture Dunder Stark Wernham Nakatomi Gekko""".split()
+ROLES = """nurse teacher chef pilot architect pharmacist electrician accountant librarian
+surveyor translator paramedic carpenter florist economist""".split()
+FOODS = """sushi ramen tacos pizza olives cilantro dumplings falafel paella risotto kimchi
+pierogi tamales curry lasagne hummus pho gnocchi baklava churros mango durian oysters tofu
+okra beetroot anchovies""".split()
+TOOLS = """Figma Excel Notion Trello Slack Obsidian Blender Photoshop Jira Airtable Canva Miro
+Zotero Asana Logseq""".split()
+RELATIVES = ["sister", "brother", "wife", "husband", "friend", "cousin", "boss", "neighbour"]
+NAMES = """Anna Ravi Mei Tom Priya Lucas Amara Kenji Sofia Omar Ines Mateo Leila Jonas Yara
+Felix Nadia Tariq Elena Marco Zainab Hugo Chiara Kwame""".split()
+HABITS = """meditate journal stretch swim cycle row sketch""".split()
+PLANS = """Japan Iceland Peru Morocco Vietnam Norway Chile Kenya Portugal Canada""".split()
+SKILLS = """pottery Portuguese sailing welding calligraphy salsa knitting archery fencing""".split()
+DAYS = ["Mondays", "Tuesdays", "Wednesdays", "Thursdays", "Fridays", "Saturdays"]
+
+_FILL: dict[str, list[str]] = {
+    "city": CITIES,
+    "name": NAMES,
+    "food": FOODS,
+    "dish": "soup stew salad curry pie casserole stir-fry omelette".split(),
+    "book": "Dune Middlemarch Beloved Rebecca Emma Ulysses Solaris Persuasion Kindred".split(),
+    "film": "Alien Amelie Arrival Heat Parasite Vertigo Rashomon Paprika Coco Up".split(),
+    "transport": "train bus ferry tram flight".split(),
+    "topic": """solar panels interest rates coral reefs sleep research urban gardening
+        electric cars ancient Rome jazz history deep sea mining chess openings""".split("\n"),
+    "thing": "boiler roof gutter fence heater window lease insurance invoice".split(),
+    "pro": "plumber landlord accountant mechanic electrician locksmith".split(),
+    "sport": "football basketball cricket rugby tennis hockey volleyball".split(),
+    "weather": "cold and rainy sunny and warm foggy windy and grey humid".split(" and "),
+    "count": [str(n) for n in range(5, 95, 5)],
+    "gift": "stamps postcards teapots minerals comics fountain pens".split(),
+    "project": "mobile app billing dashboard search onboarding checkout".split(),
+}
+_CHAT = [
+    "Can you suggest a recipe with {food} and {food} for tonight?",
+    "The {transport} to {city} was delayed by {count} minutes this morning.",
+    "Finished reading {book} last night, the ending surprised me.",
+    "Our team shipped the {project} release after a long week.",
+    "The {sport} game went to overtime yesterday, what a finish.",
+    "Remind me to call the {pro} about the {thing} on Thursday.",
+    "Drafting an email to {name} about the {thing} paperwork.",
+    "The weather in {city} turned {weather} again.",
+    "Watched {film} with {name}; the soundtrack was great.",
+    "Need ideas for a birthday gift for {name}, who collects {gift}.",
+    "Summarise this article about {topic} for me.",
+    "How long should a {dish} with {food} simmer?",
+    "{name} recommended a bakery near the old harbour in {city}.",
+    "Spent the afternoon fixing the {thing} with {name}.",
+    "What are good day trips from {city} by {transport}?",
+    "The {project} demo went better than expected today.",
+    "Explain {topic} like I'm twelve, please.",
+    "Booked a table for {count} people at a {food} place downtown.",
+    "The museum in {city} had a great exhibit on {topic}.",
+    "Translate this note for {name} into Spanish: see you at the station.",
+]
+ABSENT = [
+    ("What is my blood type?", "blood"),
+    ("Do I own a saxophone?", "saxophone"),
+    ("Who is my dentist?", "dentist"),
+    ("What is my passport number?", "passport"),
+    ("Have I ever been skydiving?", "skydiving"),
+    ("What breed is my parrot?", "parrot"),
+    ("Which vaccine did I receive?", "vaccine"),
+    ("What is my shoe size?", "shoe"),
+    ("What is my locker combination?", "locker"),
+    ("What is my licence plate?", "licence"),
+]
+SLOT_FAMILIES = ("home_city", "employer", "role", "likes", "delivery_preference")
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    subject: str
+    text: str
+    family: str | None
+    """The family of the fact asked about; ``None``: never said, recall should abstain."""
+    keyword: str
+    """A word of the expected record (or of the absent topic)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Subject:
+    subject: str
+    turns: tuple[str, ...]
+    questions: tuple[Question, ...]
+
+
+def _fill(template: str, rng: random.Random) -> str:
+    out = template
+    while "{" in out:
+        start = out.index("{")
+        end = out.index("}", start)
+        out = out[:start] + rng.choice(_FILL[out[start + 1 : end]]).strip() + out[end + 1 :]
+    return out
+
+
+def _profile(subject: str, records: int, rng: random.Random) -> _Subject:
+    """A subject whose turns leave about ``records`` open records: six turns of
+    facts (two or three each), a third of them moving city later, and chat."""
+    city, org, role = rng.choice(CITIES), rng.choice(ORGS), rng.choice(ROLES)
+    f1, f2, f3, f4 = rng.sample(FOODS, 4)
+    t1, t2 = rng.sample(TOOLS, 2)
+    (r1, r2), (n1, n2), (h1, h2) = (
+        rng.sample(RELATIVES, 2),
+        rng.sample(NAMES, 2),
+        rng.sample(HABITS, 2),
+    )
+    trip, skill, day = rng.choice(PLANS), rng.choice(SKILLS), rng.choice(DAYS)
+    facts = [
+        f"I live in {city} and I work at {org} as a {role}.",
+        f"I love {f1}. I can't stand {f2}. I also enjoy {f3}.",
+        f"I use {t1} for most of my work. My {r1} {n1} is visiting next week.",
+        f"I {h1} every morning. I'm planning a trip to {trip}.",
+        f"I like {f4}. I use {t2} at home. My {r2} {n2} is coming for dinner on Friday.",
+        f"I usually {h2} on weekends. I'm planning to learn {skill}.",
+    ]
+    asked = [
+        ("Which company do I work for?", "employer", org),
+        ("What is my role at work?", "role", role),
+        (f"Do I like {f1}?", "likes", f1),
+        (f"How do I feel about {f2}?", "likes", f2),
+        (f"Would I enjoy a plate of {f3}?", "likes", f3),
+        (f"Is {f4} something I like?", "likes", f4),
+        (f"How often do I use {t1}?", "tool", t1),
+        (f"Do I still use {t2}?", "tool", t2),
+        (f"Who is {n1}?", "relationship", n1),
+        (f"What do I know about {n2}?", "relationship", n2),
+        ("What do I do every morning?", "habit", h1),
+        ("What do I do on weekends?", "habit", h2),
+        (f"Am I still planning the {trip} trip?", "plan", trip),
+        (f"Am I still planning to learn {skill}?", "plan", skill),
+    ]
+    count = 15 + len(facts)  # fifteen facts; each fact turn is also an episode
+    if rng.random() < 0.5:
+        facts[3] += f" Please send my digest on {day}."
+        asked.append(("When should my digest arrive?", "delivery_preference", day[:-1]))
+        count += 1
+    moved = rng.random() < 1 / 3  # one more episode; the new city replaces the old one
+    turns = [_fill(rng.choice(_CHAT), rng) for _ in range(max(0, records - count - moved))]
+    for n, fact in enumerate(facts):  # in order, spread over the first turns
+        turns.insert(min(len(turns), n * 2), fact)
+    if moved:
+        city = rng.choice([c for c in CITIES if c != city])
+        turns.insert(rng.randint(len(turns) // 2, len(turns)), f"I moved to {city} last month.")
+    asked.append(("Where do I live these days?", "home_city", city))
+    questions = [Question(subject, text, family, word) for text, family, word in asked]
+    questions += [Question(subject, text, None, word) for text, word in ABSENT]
+    return _Subject(subject, tuple(turns), tuple(questions))
+
+
+def population(tenant: str, records: int, *, seed: int) -> list[_Subject]:
+    """The subjects of one tenant, about ``records`` open records in all."""
+    rng = random.Random(f"{seed}:{tenant}")
+    count = max(1, round(records / RECORDS_PER_SUBJECT))
+    share, extra = divmod(records, count)
+    return [_profile(f"u{n:06d}", share + (n < extra), rng) for n in range(count)]
+
+
+def events(
+    tenant: str,
+    subjects: Sequence[_Subject],
+    *,
+    start: datetime = datetime(2025, 1, 6, 9, tzinfo=UTC),
+    span: timedelta = timedelta(days=300),
+) -> Iterator[SourceEvent]:
+    """The subjects' turns, one round of every subject after another, in time order."""
+    grants = frozenset(Grant(family=f) for f in FAMILIES)
+    rounds = max((len(s.turns) for s in subjects), default=0)
+    slots = max(1, rounds * len(subjects))
+    for r in range(rounds):
+        for i, person in enumerate(subjects):
+            if r >= len(person.turns):
+                continue
+            yield SourceEvent(
+                tenant=tenant,
+                event_id=f"{person.subject}-{r}",
+                subject=person.subject,
+                actor=Actor(id=person.subject, authenticated=True, grants=grants),
+                channel="chat",
+                occurred_at=start + span * ((r * len(subjects) + i) / slots),
+                text=person.turns[r],
+                sequence=r + 1,
+                metadata={"session": f"{person.subject}-s{r // 10}"},
+            )
+
+
+# -- results --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Percentiles:
+    p50: float
+    p95: float
+    p99: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Result:
+    records: int
+    """Open records of the measured tenant (what its index holds)."""
+    requested: int
+    embedder: EmbedderMode
+    recall_ms: Percentiles
+    slot_ms: Percentiles
+    index_seconds: float
+    feed_seconds: float
+    queries: int
+    subjects: int
+    other_records: int
+    """Open records of the other tenants, in all."""
+    hit_rate: float
+    """Questions about a stated fact whose record was among the first ten."""
+    abstain_rate: float
+    """Questions about something never said that returned nothing."""
+    mode: str
+    """What recall reported: ``hybrid`` or ``lexical``."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Growth:
+    embedder: EmbedderMode
+    records_from: int
+    records_to: int
+    records_ratio: float
+    recall_p50_ratio: float
+    recall_p95_ratio: float
+    slot_p50_ratio: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Report:
+    machine: dict[str, str | int]
+    read_in: str
+    """Where stores were indexed and read."""
+    fed_in: tuple[str, ...]
+    """Where each size's store was fed (then copied to ``read_in``)."""
+    results: tuple[Result, ...]
+    growth: tuple[Growth, ...]
+
+
+def percentiles(values: Sequence[float]) -> Percentiles:
+    """Nearest-rank p50, p95 and p99 (0.0 for no values)."""
+    ordered = sorted(values)
+
+    def rank(q: float) -> float:
+        if not ordered:
+            return 0.0
+        return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
+
+    return Percentiles(p50=rank(0.5), p95=rank(0.95), p99=rank(0.99))
+
+
+# -- the run --------------------------------------------------------------------------------
+
+
+def _say(progress: Progress | None, phase: str, done: int, total: int) -> None:
+    if progress is not None:
+        progress(phase, done, total)
+
+
+def _feed(memory: Memory, people: dict[str, list[_Subject]], progress: Progress | None) -> None:
+    rules = RuleExtractor()
+    total = sum(len(s.turns) for group in people.values() for s in group)
+    phase = f"feed    {len(people)} tenants"
+    done = 0
+    for tenant, group in people.items():
+        for event in events(tenant, group):
+            memory.ingest(event)
+            done += 1
+            if done % 256 == 0 or done == total:
+                report = memory.process(extractor=rules)
+                stuck = {o: n for o, n in report.outcomes.items() if o in ("retry", "failed")}
+                if stuck:
+                    raise RuntimeError(f"extraction did not finish: {stuck}: {report.errors[:3]}")
+                _say(progress, phase, done, total)
+
+
+def open_records(memory: Memory) -> dict[str, int]:
+    """Open records per tenant, from the outbox (upserts minus deletes)."""
+    live: dict[str, set[str]] = {}
+    seq = 0
+    while True:
+        with memory.store.read() as unit:
+            rows = unit.outbox_after(seq, limit=5000)
+        if not rows:
+            return {tenant: len(ids) for tenant, ids in live.items()}
+        for row in rows:
+            ids = live.setdefault(row.tenant, set())
+            if row.op == "upsert":
+                ids.add(row.memory_id)
+            else:
+                ids.discard(row.memory_id)
+        seq = rows[-1].seq
+
+
+def _embedder(mode: EmbedderMode) -> HashingEmbedder | None:
+    if mode == "none":
+        return None
+    if mode == "hashing":
+        return HashingEmbedder()
+    assert_never(mode)
+
+
+def _ask(memory: Memory, question: Question) -> tuple[int, bool, str]:
+    """One timed recall: nanoseconds, whether it answered as it should, its mode."""
+    started = time.perf_counter_ns()
+    result = memory.recall(
+        question.text, tenant=MEASURED, subject=question.subject, k=K, sync=False
+    )
+    elapsed = time.perf_counter_ns() - started
+    if question.family is None:
+        return elapsed, result.abstained, result.mode
+    word = question.keyword.casefold()
+    found = any(
+        item.record.family == question.family and word in entry_text(item.record).casefold()
+        for item in result.items
+    )
+    return elapsed, found, result.mode
+
+
+@dataclass(frozen=True, slots=True)
+class _Run:
+    index_seconds: float
+    recall_ns: list[int]
+    ok: list[bool]
+    slot_ns: list[int]
+    mode: str
+
+
+def _measure(
+    store: SQLiteStore,
+    folder: Path,
+    *,
+    mode: EmbedderMode,
+    questions: Sequence[Question],
+    label: str,
+    progress: Progress | None,
+) -> _Run:
+    """Build ``mode``'s index over ``store``, then time recalls and slot reads."""
+    index = DerivedIndex(folder / f"index-{mode}", embedder=_embedder(mode))
+    memory = Memory(store, index=index)
+    try:
+        started = time.perf_counter()
+        index.sync(
+            store, progress=lambda done, total: _say(progress, f"index   {label}", done, total)
+        )
+        built = time.perf_counter() - started
+        if lag := index.lag(store):
+            raise RuntimeError(f"the index still lags by {lag} rows after sync")
+        modes = {_ask(memory, question)[2] for question in questions[:WARMUP]}
+        timed: list[tuple[int, bool, str]] = []
+        for n, question in enumerate(questions[WARMUP:], start=1):
+            timed.append(_ask(memory, question))
+            if n % 10 == 0 or n == len(questions) - WARMUP:
+                _say(progress, f"queries {label}", n, len(questions) - WARMUP)
+        slots: list[int] = []
+        for n, question in enumerate(questions):
+            family = SLOT_FAMILIES[n % len(SLOT_FAMILIES)]
+            started_ns = time.perf_counter_ns()
+            memory.current(question.subject, family, tenant=MEASURED)
+            if n >= WARMUP:
+                slots.append(time.perf_counter_ns() - started_ns)
+        return _Run(
+            index_seconds=built,
+            recall_ns=[t for t, _, _ in timed],
+            ok=[ok for _, ok, _ in timed],
+            slot_ns=slots,
+            mode="/".join(sorted(modes | {m for _, _, m in timed})),
+        )
+    finally:
+        index.close()
+
+
+def _questions(people: Sequence[_Subject], count: int, seed: int) -> list[Question]:
+    rng = random.Random(seed)
+    present = [q for s in people for q in s.questions if q.family is not None]
+    absent = [q for s in people for q in s.questions if q.family is None]
+    chosen: list[Question] = []
+    for n in range(count + WARMUP):
+        chosen.append(rng.choice(absent if n % 5 == 4 else present))
+    return chosen
+
+
+def _rate(flags: Sequence[bool]) -> float:
+    return sum(flags) / len(flags) if flags else 0.0
+
+
+def tmpfs(records: int) -> Path | None:
+    """``/dev/shm`` when it is a writable folder with room for a store of ``records``
+    records (and the other tenants'), else ``None``."""
+    shm = Path("/dev/shm")
+    if not (shm.is_dir() and os.access(shm, os.W_OK)):
+        return None
+    return shm if shutil.disk_usage(shm).free > 4096 * records * 1.3 + (1 << 28) else None
+
+
+def _build(
+    people: dict[str, list[_Subject]],
+    folder: Path,
+    *,
+    feed_in: Path | None,
+    progress: Progress | None,
+) -> tuple[Path, float]:
+    """Feed the store in ``feed_in`` (where a commit's fsync is cheap), then copy it
+    into ``folder``, where it is indexed and read; returns its path and the feed time."""
+    target = folder / "store.db"
+    with tempfile.TemporaryDirectory(prefix="memledger-feed-", dir=feed_in) as feeding:
+        path = target if feed_in is None else Path(feeding) / "store.db"
+        memory = Memory(SQLiteStore(path))
+        try:
+            started = time.perf_counter()
+            _feed(memory, people, progress)
+            fed = time.perf_counter() - started
+            left = sum(len(memory.jobs(tenant=tenant)) for tenant in people)
+            if left:
+                raise RuntimeError(f"{left} extraction jobs were left undone")
+        finally:
+            memory.close()
+        if path != target:
+            for suffix in ("", "-wal"):
+                if Path(f"{path}{suffix}").exists():
+                    shutil.copyfile(f"{path}{suffix}", f"{target}{suffix}")
+    return target, fed
+
+
+def run_size(
+    records: int,
+    embedders: Sequence[EmbedderMode],
+    *,
+    queries: int,
+    folder: Path,
+    feed_in: Path | None = None,
+    seed: int = 7,
+    progress: Progress | None = None,
+) -> list[Result]:
+    """One store of about ``records`` records for the measured tenant, every mode over it."""
+    people = {MEASURED: population(MEASURED, records, seed=seed)}
+    for tenant in OTHERS:
+        people[tenant] = population(tenant, max(1, records // 10), seed=seed)
+    path, fed = _build(people, folder, feed_in=feed_in, progress=progress)
+    store = SQLiteStore(path)
+    try:
+        counts = open_records(Memory(store))
+        questions = _questions(people[MEASURED], queries, seed)
+        asked = questions[WARMUP:]
+        results = []
+        for mode in embedders:
+            label = f"{mode:7} {records:,}"
+            run = _measure(
+                store, folder, mode=mode, questions=questions, label=label, progress=progress
+            )
+            results.append(
+                Result(
+                    records=counts.get(MEASURED, 0),
+                    requested=records,
+                    embedder=mode,
+                    recall_ms=percentiles([t / 1e6 for t in run.recall_ns]),
+                    slot_ms=percentiles([t / 1e6 for t in run.slot_ns]),
+                    index_seconds=run.index_seconds,
+                    feed_seconds=fed,
+                    queries=len(run.recall_ns),
+                    subjects=len(people[MEASURED]),
+                    other_records=sum(n for t, n in counts.items() if t != MEASURED),
+                    hit_rate=_rate([ok for ok, q in zip(run.ok, asked, strict=True) if q.family]),
+                    abstain_rate=_rate(
+                        [ok for ok, q in zip(run.ok, asked, strict=True) if q.family is None]
+                    ),
+                    mode=run.mode,
+                )
+            )
+        return results
+    finally:
+        store.close()
+
+
+def growth(results: Sequence[Result]) -> tuple[Growth, ...]:
+    """Per mode: the largest size against the smallest (nothing with one size)."""
+    out: list[Growth] = []
+    for mode in dict.fromkeys(r.embedder for r in results):
+        mine = sorted((r for r in results if r.embedder == mode), key=lambda r: r.records)
+        small, large = mine[0], mine[-1]
+        if len(mine) < 2 or small.records == 0:
+            continue
+        out.append(
+            Growth(
+                embedder=mode,
+                records_from=small.records,
+                records_to=large.records,
+                records_ratio=large.records / small.records,
+                recall_p50_ratio=large.recall_ms.p50 / max(small.recall_ms.p50, 1e-9),
+                recall_p95_ratio=large.recall_ms.p95 / max(small.recall_ms.p95, 1e-9),
+                slot_p50_ratio=large.slot_ms.p50 / max(small.slot_ms.p50, 1e-9),
+            )
+        )
+    return tuple(out)
+
+
+def run(
+    sizes: Sequence[int],
+    embedders: Sequence[EmbedderMode] = EMBEDDER_MODES,
+    *,
+    queries: int = 500,
+    progress: Progress | None = None,
+    folder: Path | None = None,
+    fast_feed: bool = True,
+    seed: int = 7,
+) -> Report:
+    """Every size with every embedder mode, each size in a fresh scratch folder under
+    ``folder`` (default: the system's temporary folder), where stores are indexed
+    and read. With ``fast_feed`` a store is fed on tmpfs (:func:`tmpfs`) and copied
+    there: the write path's per-event fsync would otherwise dominate the run."""
+    if not sizes or min(sizes) < 1:
+        raise InvalidInputError(f"sizes must be positive whole numbers, got {list(sizes)!r}")
+    if queries < 1:
+        raise InvalidInputError(f"queries must be positive, got {queries!r}")
+    if not embedders or any(mode not in EMBEDDER_MODES for mode in embedders):
+        raise InvalidInputError(f"embedders must be some of {EMBEDDER_MODES!r}, got {embedders!r}")
+    results: list[Result] = []
+    fed_in: list[str] = []
+    for size in sizes:
+        feed_in = tmpfs(size) if fast_feed else None
+        fed_in.append(str(feed_in or folder or tempfile.gettempdir()))
+        with tempfile.TemporaryDirectory(prefix="memledger-recall-", dir=folder) as scratch:
+            results.extend(
+                run_size(
+                    size,
+                    embedders,
+                    queries=queries,
+                    folder=Path(scratch),
+                    feed_in=feed_in,
+                    seed=seed,
+                    progress=progress,
+                )
+            )
+    return Report(
+        machine=describe(),
+        read_in=str(folder or tempfile.gettempdir()),
+        fed_in=tuple(fed_in),
+        results=tuple(results),
+        growth=growth(results),
+    )
+
+
+# -- rendering ------------------------------------------------------------------------------
+
+
+def json_body(report: Report) -> dict[str, object]:
+    return {
+        "benchmark": "recall",
+        "machine": report.machine,
+        "read_in": report.read_in,
+        "fed_in": list(report.fed_in),
+        "results": [asdict(r) for r in report.results],
+        "growth": {
+            g.embedder: {k: v for k, v in asdict(g).items() if k != "embedder"}
+            for g in report.growth
+        },
+    }
+
+
+def markdown(report: Report) -> str:
+    lines = [
+        "| records | embedder | index s | recall p50 ms | p95 | p99 | slot p50 ms | p95 "
+        "| hit rate | abstain rate |",
+        "| ---: | :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in report.results:
+        lines.append(
+            f"| {r.records:,} | {r.embedder} | {r.index_seconds:.1f} | {r.recall_ms.p50:.2f} | "
+            f"{r.recall_ms.p95:.2f} | {r.recall_ms.p99:.2f} | {r.slot_ms.p50:.3f} | "
+            f"{r.slot_ms.p95:.3f} | {r.hit_rate:.0%} | {r.abstain_rate:.0%} |"
+        )
+    if report.growth:
+        lines.append("")
+    for g in report.growth:
+        lines.append(
+            f"growth ({g.embedder}): {g.records_from:,} to {g.records_to:,} records "
+            f"(x{g.records_ratio:.1f}): recall p50 "
+            f"x{g.recall_p50_ratio:.2f}, p95 x{g.recall_p95_ratio:.2f}, "
+            f"slot p50 x{g.slot_p50_ratio:.2f}"
+        )
+    return "\n".join(lines)
