@@ -322,7 +322,8 @@ def test_a_failing_embedder_degrades_to_lexical_and_a_later_sync_backfills(
         assert index.lag(memory.store) == 0  # the cursor moved on: lexical entries are there
         (hit,) = index.search("violin orchestra", tenant=TENANT, k=5)
         assert hit.memory_id == ids[2]
-        assert index.search_vectors("violin", tenant=TENANT, k=5) == []  # no vectors yet
+        with pytest.raises(EmbedderError):  # the query cannot be embedded either
+            index.search_vectors("violin", tenant=TENANT, k=5)
         later = turn(memory, "e-later", "The violin lessons start in May", at=day(10, 3))
         index.sync(memory.store)  # still failing: still degraded, still lexical
         assert index.status().vectors == 0 and index.status().degraded is not None
@@ -550,3 +551,48 @@ def test_default_index_path_of_a_relative_url_and_other_stores() -> None:
     for url in ("postgresql://host/db", "memory://", "/plain/path.db"):
         with pytest.raises(InvalidInputError, match="no default index path"):
             default_index_path(UrlOnly(url))  # type: ignore[arg-type]
+
+
+def test_vectors_held_in_memory_follow_every_change_like_a_fresh_load(
+    memory: Memory, tmp_path: Path
+) -> None:
+    """A long-lived reader's vectors, brought up to date from what changed, answer exactly
+    as a handle that loads everything anew: after new entries, a correction that removes
+    entries, a revocation, and a rebuild by another handle."""
+    path = tmp_path / "v.index"
+    reader = DerivedIndex(path, embedder=HashingEmbedder())
+    writer = DerivedIndex(path, embedder=HashingEmbedder())
+    query = "digest delivered on fridays, daily or weekly"
+
+    def same_as_fresh() -> list[str]:
+        with DerivedIndex(path, embedder=HashingEmbedder()) as fresh:
+            expected = fresh.search_vectors(query, tenant=TENANT, k=50)
+        found = reader.search_vectors(query, tenant=TENANT, k=50)
+        assert [(h.memory_id, round(h.score, 6)) for h in found] == [
+            (h.memory_id, round(h.score, 6)) for h in expected
+        ]
+        return [h.memory_id for h in found]
+
+    try:
+        memory.ingest(
+            event("e1", "Digest on Fridays", occurred_at=day(10, 2), sequence=1),
+            [pref("friday", grounding="on Fridays")],
+        )
+        turn(memory, "t1", "The weekly digest is too long", at=day(10, 2))
+        writer.sync(memory.store)
+        first = same_as_fresh()
+        memory.ingest(
+            event("e2", "Daily instead", occurred_at=day(10, 5), sequence=2), [pref("daily")]
+        )
+        gone = turn(memory, "t2", "Could the digest come daily?", at=day(10, 5))
+        writer.sync(memory.store)
+        second = same_as_fresh()
+        assert set(first) - set(second)  # the corrected record left the reader's vectors
+        memory.revoke(gone, tenant=TENANT)
+        writer.sync(memory.store)
+        assert gone not in same_as_fresh()
+        writer.rebuild(memory.store)
+        assert same_as_fresh() and gone not in same_as_fresh()
+    finally:
+        reader.close()
+        writer.close()

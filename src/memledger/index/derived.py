@@ -35,7 +35,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import numpy.typing as npt
 
 from memledger.domain.records import MemoryRecord, format_time
 from memledger.errors import EmbedderError, InvalidInputError, InvalidQueryError, StoreError
@@ -43,7 +42,7 @@ from memledger.index._base import Embedder
 from memledger.index.lexical import entry_text, query_terms
 from memledger.ports import Store
 
-SCHEMA = "3"
+SCHEMA = "4"
 
 Progress = Callable[[int, int], None]
 """Called as ``progress(done, total)`` while an index is (re)built."""
@@ -79,13 +78,46 @@ class IndexStatus:
     """Why some entries have no vector (the embedder's last error), or ``None``."""
 
 
-@dataclass(slots=True)
 class _Matrix:
-    stamp: int
-    memory_ids: list[str]
-    by_subject: dict[str, npt.NDArray[np.intp]]
-    """Row positions of each subject's entries."""
-    rows: npt.NDArray[np.float32]
+    """One tenant's vectors in memory, kept up to date from the rows the index changed
+    since it was loaded (never reloaded whole unless the index was rebuilt)."""
+
+    def __init__(self, *, epoch: int, dimensions: int) -> None:
+        self.epoch = epoch
+        self.stamp = -1
+        self.memory_ids: list[str] = []
+        self.position: dict[str, int] = {}
+        self.by_subject: dict[str, list[int]] = {}
+        self.rows = np.zeros((0, dimensions), dtype=np.float32)
+        self.alive = np.zeros(0, dtype=bool)
+
+    @property
+    def count(self) -> int:
+        return len(self.memory_ids)
+
+    def remove(self, memory_id: str) -> None:
+        at = self.position.get(memory_id)
+        if at is not None:
+            self.alive[at] = False
+
+    def put(self, memory_id: str, subject: str, vector: bytes | None) -> None:
+        at = self.position.get(memory_id)
+        if at is None:
+            if vector is None:
+                return
+            at = self.count
+            if at == len(self.rows):  # grow by doubling
+                size = max(64, 2 * len(self.rows))
+                self.rows = np.resize(self.rows, (size, self.rows.shape[1]))
+                self.alive = np.resize(self.alive, size)
+            self.memory_ids.append(memory_id)
+            self.position[memory_id] = at
+            self.by_subject.setdefault(subject, []).append(at)
+        if vector is None:
+            self.alive[at] = False
+        else:
+            self.rows[at] = np.frombuffer(vector, dtype=np.float32)
+            self.alive[at] = True
 
 
 def default_index_path(store: Store) -> Path:
@@ -158,7 +190,17 @@ class DerivedIndex:
             " memory_id TEXT NOT NULL, subject TEXT NOT NULL, family TEXT NOT NULL,"
             " kind TEXT NOT NULL, revision INTEGER NOT NULL, generation INTEGER NOT NULL,"
             " text TEXT NOT NULL, speaker TEXT, thread TEXT, at TEXT NOT NULL, vector BLOB,"
-            " UNIQUE (tenant, memory_id))"
+            " changed INTEGER NOT NULL, UNIQUE (tenant, memory_id))"
+        )
+        self._conn.execute(
+            "CREATE INDEX IF NOT EXISTS entries_changed ON entries (tenant, changed)"
+        )
+        self._conn.execute(
+            "CREATE TABLE IF NOT EXISTS removed (tenant TEXT NOT NULL, memory_id TEXT NOT NULL,"
+            " changed INTEGER NOT NULL)"
+        )
+        self._conn.execute(
+            "CREATE INDEX IF NOT EXISTS removed_changed ON removed (tenant, changed)"
         )
         self._conn.execute(
             "CREATE INDEX IF NOT EXISTS entries_thread ON entries (tenant, thread, at, id)"
@@ -174,9 +216,11 @@ class DerivedIndex:
         ).fetchall():
             self._conn.execute(f"DROP TABLE {table}")
         self._conn.execute("DROP TABLE IF EXISTS entries")
-        stamp = self._stamp  # keeps rising, so other handles see the change
+        self._conn.execute("DROP TABLE IF EXISTS removed")
+        stamp = self._stamp + 1  # keeps rising, so other handles see the change
         self._conn.execute("DELETE FROM meta")
-        self._set("stamp", str(stamp + 1))
+        self._set("stamp", str(stamp))
+        self._set("epoch", str(stamp))  # vectors held in memory before this are void
         self._matrices.clear()
         self._names.clear()
 
@@ -271,6 +315,7 @@ class DerivedIndex:
             vectors = self._embed([entry_text(r) for r in records.values()])
             by_key = dict(zip(records, vectors, strict=True))
             with self._lock, self._transaction():
+                stamp = self._stamp + 1
                 for row in rows:
                     record = records.get((row.tenant, row.memory_id))
                     if row.op == "upsert" and record is not None:
@@ -279,11 +324,12 @@ class DerivedIndex:
                             revision=row.revision,
                             generation=row.generation,
                             vector=by_key[(row.tenant, row.memory_id)],
+                            stamp=stamp,
                         )
                     elif row.op == "delete":
-                        self._delete(row.tenant, row.memory_id, revision=row.revision)
+                        self._delete(row.tenant, row.memory_id, revision=row.revision, stamp=stamp)
                 self._set("cursor", str(rows[-1].seq))
-                self._set("stamp", str(self._stamp + 1))
+                self._set("stamp", str(stamp))
             applied += len(rows)
             if progress is not None:
                 progress(min(applied, max(total, applied)), max(total, applied))
@@ -328,11 +374,15 @@ class DerivedIndex:
             if vectors[0] is None:
                 return  # still failing; recorded as degraded
             with self._lock, self._transaction():
+                stamp = self._stamp + 1
                 self._conn.executemany(
-                    "UPDATE entries SET vector = ? WHERE id = ?",
-                    [(v, entry_id) for (entry_id, _), v in zip(missing, vectors, strict=True)],
+                    "UPDATE entries SET vector = ?, changed = ? WHERE id = ?",
+                    [
+                        (v, stamp, entry_id)
+                        for (entry_id, _), v in zip(missing, vectors, strict=True)
+                    ],
                 )
-                self._set("stamp", str(self._stamp + 1))
+                self._set("stamp", str(stamp))
 
     def _transaction(self) -> _Transaction:
         return _Transaction(self._conn)
@@ -346,7 +396,13 @@ class DerivedIndex:
         return table
 
     def _upsert(
-        self, record: MemoryRecord, *, revision: int, generation: int, vector: bytes | None
+        self,
+        record: MemoryRecord,
+        *,
+        revision: int,
+        generation: int,
+        vector: bytes | None,
+        stamp: int,
     ) -> None:
         row = self._conn.execute(
             "SELECT id, revision FROM entries WHERE tenant = ? AND memory_id = ?",
@@ -358,17 +414,17 @@ class DerivedIndex:
         text = entry_text(record)
         if row is not None:
             self._conn.execute(
-                "UPDATE entries SET revision = ?, generation = ?, text = ?, vector = ?"
-                " WHERE id = ?",
-                (revision, generation, text, vector, row[0]),
+                "UPDATE entries SET revision = ?, generation = ?, text = ?, vector = ?,"
+                " changed = ? WHERE id = ?",
+                (revision, generation, text, vector, stamp, row[0]),
             )
             self._conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (row[0],))
             entry_id = row[0]
         else:
             entry_id = self._conn.execute(
                 "INSERT INTO entries (tenant, memory_id, subject, family, kind, revision,"
-                " generation, text, speaker, thread, at, vector)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " generation, text, speaker, thread, at, vector, changed)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     record.tenant,
                     record.memory_id,
@@ -382,6 +438,7 @@ class DerivedIndex:
                     _thread(record),
                     format_time(record.valid_from),
                     vector,
+                    stamp,
                 ),
             ).lastrowid
         self._conn.execute(
@@ -389,7 +446,7 @@ class DerivedIndex:
             (entry_id, text, _scope_token(record.subject)),
         )
 
-    def _delete(self, tenant: str, memory_id: str, *, revision: int) -> None:
+    def _delete(self, tenant: str, memory_id: str, *, revision: int, stamp: int) -> None:
         row = self._conn.execute(
             "SELECT id, revision FROM entries WHERE tenant = ? AND memory_id = ?",
             (tenant, memory_id),
@@ -398,6 +455,7 @@ class DerivedIndex:
             return
         self._conn.execute("DELETE FROM entries WHERE id = ?", (row[0],))
         self._conn.execute(f"DELETE FROM {self._ensure(tenant)} WHERE rowid = ?", (row[0],))
+        self._conn.execute("INSERT INTO removed VALUES (?, ?, ?)", (tenant, memory_id, stamp))
 
     # -- searching ------------------------------------------------------------------------
 
@@ -457,27 +515,27 @@ class DerivedIndex:
         _check_k(k)
         if self.embedder is None:
             raise EmbedderError("this index has no embedder", reason="unavailable")
-        matrix = self._matrix(tenant)
-        if not matrix.memory_ids:
-            return []
         vector = self.embedder.embed([query])[0]
-        if subjects is None:
-            positions = None
-            scores = matrix.rows @ vector
-        else:  # only the subjects' rows are read
-            groups = [
-                matrix.by_subject[s] for s in dict.fromkeys(subjects) if s in matrix.by_subject
-            ]
-            if not groups:
+        with self._lock:
+            matrix = self._matrix(tenant)
+            if subjects is None:
+                positions = np.flatnonzero(matrix.alive[: matrix.count])
+            else:  # only the subjects' rows are read
+                wanted = [p for s in dict.fromkeys(subjects) for p in matrix.by_subject.get(s, ())]
+                positions = np.array(wanted, dtype=np.intp)
+                positions = positions[matrix.alive[positions]]
+            if not len(positions):
                 return []
-            positions = np.concatenate(groups)
-            scores = matrix.rows[positions] @ vector
-        typical = float(np.median(scores))
-        top = min(k, len(scores))
-        best = np.argpartition(-scores, top - 1)[:top]
-        best = best[np.argsort(-scores[best], kind="stable")]
-        chosen = [int(i) for i in best]
-        ids = [matrix.memory_ids[i if positions is None else int(positions[i])] for i in chosen]
+            if len(positions) == matrix.count:
+                scores = matrix.rows[: matrix.count] @ vector
+            else:
+                scores = matrix.rows[positions] @ vector
+            typical = float(np.median(scores))
+            top = min(k, len(scores))
+            best = np.argpartition(-scores, top - 1)[:top]
+            best = best[np.argsort(-scores[best], kind="stable")]
+            chosen = [int(i) for i in best]
+            ids = [matrix.memory_ids[int(positions[i])] for i in chosen]
         with self._lock:
             rows = {
                 row[0]: row
@@ -504,30 +562,27 @@ class DerivedIndex:
         ]
 
     def _matrix(self, tenant: str) -> _Matrix:
-        with self._lock:
-            stamp = self._stamp
-            cached = self._matrices.get(tenant)
-            if cached is not None and cached.stamp == stamp:
-                return cached
-            rows = self._conn.execute(
-                "SELECT memory_id, subject, vector FROM entries"
-                " WHERE tenant = ? AND vector IS NOT NULL ORDER BY id",
-                (tenant,),
-            ).fetchall()
+        """``tenant``'s vectors, brought up to date (call with the lock held)."""
         assert self.embedder is not None
-        dimensions = self.embedder.dimensions
-        buffer = b"".join(vector for _, _, vector in rows)
-        grouped: dict[str, list[int]] = {}
-        for position, (_, subject, _) in enumerate(rows):
-            grouped.setdefault(subject, []).append(position)
-        matrix = _Matrix(
-            stamp=stamp,
-            memory_ids=[m for m, _, _ in rows],
-            by_subject={s: np.array(p, dtype=np.intp) for s, p in grouped.items()},
-            rows=np.frombuffer(buffer, dtype=np.float32).reshape(len(rows), dimensions),
-        )
-        with self._lock:
+        stamp, epoch = self._stamp, int(self._get("epoch") or 0)
+        matrix = self._matrices.get(tenant)
+        if matrix is None or matrix.epoch != epoch:
+            matrix = _Matrix(epoch=epoch, dimensions=self.embedder.dimensions)
             self._matrices[tenant] = matrix
+        if matrix.stamp == stamp:
+            return matrix
+        for (memory_id,) in self._conn.execute(
+            "SELECT memory_id FROM removed WHERE tenant = ? AND changed > ? ORDER BY changed",
+            (tenant, matrix.stamp),
+        ):
+            matrix.remove(memory_id)
+        for memory_id, subject, vector in self._conn.execute(
+            "SELECT memory_id, subject, vector FROM entries WHERE tenant = ? AND changed > ?"
+            " ORDER BY id",
+            (tenant, matrix.stamp),
+        ):
+            matrix.put(memory_id, subject, vector)
+        matrix.stamp = stamp
         return matrix
 
     def names(self, tenant: str) -> frozenset[str]:
