@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -157,3 +158,27 @@ def test_old_memories_are_down_weighted_not_dropped() -> None:
     assert time_weight(0, tau_days=30) == pytest.approx(1.0)
     assert time_weight(10_000, tau_days=30) == pytest.approx(0.3)
     assert time_weight(30, tau_days=30) > time_weight(60, tau_days=30) > 0.3
+
+
+def test_a_hit_through_an_entry_older_than_its_record_is_checked(
+    memory: Memory, index: DerivedIndex, tmp_path: Path
+) -> None:
+    """A repeat raises the record's revision (mentions) past its index entry: same words,
+    still returned. An entry older than the record with other words is excluded."""
+    first = memory.ingest(
+        event("e1", "Fridays", occurred_at=day(10, 2), sequence=1), digest("friday")
+    )
+    index.sync(memory.store)
+    memory.ingest(event("e2", "Fridays", occurred_at=day(10, 3), sequence=2), digest("friday"))
+    (record,) = memory.timeline(SUBJECT, FAMILY, tenant=TENANT)
+    (memory_id,) = [r.memory_id for r in first.results]
+    assert record.memory_id == memory_id and record.mentions == 2  # a NOOP, revision 2
+    kept = recall(memory, index, "digest friday", tenant=TENANT)
+    assert [i.record.memory_id for i in kept.items] == [memory_id]
+    assert kept.items[0].record.revision == 2 and kept.index_lag > 0
+
+    with sqlite3.connect(index.path) as conn:  # an index copy that held other words
+        conn.execute("UPDATE entries SET text = 'Digest delivered on Mondays'")
+    stale = recall(memory, index, "digest friday", tenant=TENANT)
+    assert stale.items == ()
+    assert [(e.memory_id, e.reason) for e in stale.excluded] == [(memory_id, "stale_index")]

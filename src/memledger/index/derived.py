@@ -65,6 +65,8 @@ class Hit:
     revision: int
     generation: int
     score: float
+    text: str
+    """The text the index holds for the entry (what it was found by)."""
     cosine: float | None = None
 
 
@@ -478,7 +480,7 @@ class DerivedIndex:
         # entries only and the LIMIT applies inside the full-text search
         sql = (
             "SELECT e.memory_id, e.subject, e.family, e.kind, e.revision, e.generation,"
-            f" f.score FROM (SELECT rowid, bm25({table}, 1.0, 0.0) AS score FROM {table}"
+            f" f.score, e.text FROM (SELECT rowid, bm25({table}, 1.0, 0.0) AS score FROM {table}"
             f" WHERE {table} MATCH ? ORDER BY score LIMIT ?) AS f"
             " JOIN entries e ON e.id = f.rowid WHERE e.tenant = ? ORDER BY f.score"
         )
@@ -500,8 +502,9 @@ class DerivedIndex:
                 revision=r,
                 generation=g,
                 score=-score,
+                text=text,
             )
-            for m, s, f, kd, r, g, score in rows
+            for m, s, f, kd, r, g, score, text in rows
         ]
 
     def search_vectors(
@@ -540,7 +543,8 @@ class DerivedIndex:
             rows = {
                 row[0]: row
                 for row in self._conn.execute(
-                    "SELECT memory_id, subject, family, kind, revision, generation FROM entries"
+                    "SELECT memory_id, subject, family, kind, revision, generation, text"
+                    " FROM entries"
                     f" WHERE tenant = ? AND memory_id IN ({', '.join('?' * len(ids))})",
                     (tenant, *ids),
                 )
@@ -555,6 +559,7 @@ class DerivedIndex:
                 revision=rows[m][4],
                 generation=rows[m][5],
                 score=float(scores[i]) - typical,
+                text=rows[m][6],
                 cosine=float(scores[i]),
             )
             for i, m in zip(chosen, ids, strict=True)

@@ -21,7 +21,8 @@
    question.
 4. **Canonical recheck**: every candidate is read back from the store in one
    query; a record that is gone, closed (superseded, retracted), revoked, from
-   a revoked source, unauthorised, expired or not yet valid at ``valid_at`` is
+   a revoked source, unauthorised, expired or not yet valid at ``valid_at``, or
+   found through an index entry older than the record with other words, is
    excluded with a typed reason. What is returned is always the canonical
    record, never the index's copy, so a lagging index cannot hand back a
    stale value.
@@ -65,6 +66,7 @@ if TYPE_CHECKING:
 
 RecallExclusion = Literal[
     "not_found",
+    "stale_index",
     "superseded",
     "retracted",
     "revoked",
@@ -176,6 +178,14 @@ class RecallResult:
 def time_weight(age_days: float, *, tau_days: float) -> float:
     """``0.3 + 0.7 * exp(-age / tau)``: 1.0 when new, never below 0.3."""
     return 0.3 + 0.7 * math.exp(-max(0.0, age_days) / tau_days)
+
+
+def _stale(hit: Hit, record: MemoryRecord) -> bool:
+    """The index found this record by words it no longer has: its entry is older than the
+    record and its text differs. (A record's words never change under its memory id here,
+    corrections write new records; an older entry otherwise only means a lower mention
+    count, and recall returns the canonical record anyway.)"""
+    return hit.revision < record.revision and hit.text != entry_text(record)
 
 
 def _why_not(record: MemoryRecord | None, *, at: datetime, revoked: bool) -> RecallExclusion | None:
@@ -290,10 +300,13 @@ def understand(
 class _Checker:
     """Reads candidates back from the store and sorts them into kept and excluded."""
 
-    def __init__(self, unit: UnitOfWork, *, tenant: str, at: datetime) -> None:
+    def __init__(
+        self, unit: UnitOfWork, *, tenant: str, at: datetime, indexed: Mapping[str, Hit]
+    ) -> None:
         self.unit = unit
         self.tenant = tenant
         self.at = at
+        self.indexed = indexed
         self.seen: set[str] = set()
         self._revoked: dict[tuple[str, str], frozenset[str]] = {}
 
@@ -311,6 +324,9 @@ class _Checker:
                     self._revoked[key] = self.unit.revoked_sources(self.tenant, *key)
                 gone = record.source_event_id in self._revoked[key]
             why = _why_not(record, at=self.at, revoked=gone)
+            hit = self.indexed.get(memory_id)
+            if why is None and record is not None and hit is not None and _stale(hit, record):
+                why = "stale_index"
             if why is not None or record is None:
                 excluded.append(Excluded(memory_id=memory_id, reason=why or "not_found"))
             else:
@@ -398,9 +414,11 @@ def recall(
 
     # 2. candidates from each source, fused
     sources: dict[str, set[Source]] = {}
+    indexed: dict[str, Hit] = {}  # what the index held for each hit, to check it is current
     lexical: dict[str, float] = {}
     for phrasing in understood.queries:
         hits = index.search(phrasing, tenant=tenant, k=tuning.candidates, subjects=subjects)
+        indexed.update((h.memory_id, h) for h in hits)
         for memory_id, score in _relative(hits).items():
             lexical[memory_id] = max(score, lexical.get(memory_id, 0.0))
             sources.setdefault(memory_id, set()).add("lexical")
@@ -424,6 +442,7 @@ def recall(
                 degraded = f"some entries have no vector yet ({gap})"
                 degraded += "" if hits else ": lexical only"
             vectors = _relative(hits)
+            indexed.update((h.memory_id, h) for h in hits)
             cosines = {h.memory_id: h.cosine or 0.0 for h in hits}
             for hit in hits:
                 sources.setdefault(hit.memory_id, set()).add("vector")
@@ -434,7 +453,7 @@ def recall(
     fused = dict(base)
     with memory.store.read() as unit:
         # 4. canonical recheck: only what passes it can lend its score to a neighbour
-        checker = _Checker(unit, tenant=tenant, at=at)
+        checker = _Checker(unit, tenant=tenant, at=at, indexed=indexed)
         checker.admit(list(sources), kept, excluded)
         # 3. context: neighbouring turns share their anchors' scores
         anchors = sorted((m for m in kept), key=lambda m: (-base[m], m))
