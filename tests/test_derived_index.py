@@ -596,3 +596,33 @@ def test_vectors_held_in_memory_follow_every_change_like_a_fresh_load(
     finally:
         reader.close()
         writer.close()
+
+
+def test_a_turn_is_also_found_by_the_words_around_it_until_they_are_revoked(
+    memory: Memory, index: DerivedIndex
+) -> None:
+    ids = [
+        turn(memory, f"w{n}", text, at=day(10, 2, 9, n))
+        for n, text in enumerate(
+            [
+                "We adopted a greyhound called Pixel last week.",
+                "That is lovely news, congratulations!",
+                "She sleeps on the sofa all day long.",
+                "Work has been busy with the product launch.",
+            ]
+        )
+    ]
+    turn(memory, "other", "A greyhound ran past our office.", at=day(10, 2, 9), session="s2")
+    index.sync(memory.store)
+
+    def found(words: str) -> set[str]:
+        return {h.memory_id for h in index.search(words, tenant=TENANT, k=10, windows=True)}
+
+    assert index.search("greyhound", tenant=TENANT, k=10, windows=False)
+    near = found("greyhound Pixel")
+    assert {ids[0], ids[1], ids[2]} <= near  # two turns on each side carry its words
+    assert ids[3] not in near  # three turns away
+    memory.revoke(ids[0], tenant=TENANT)
+    index.sync(memory.store)
+    assert not found("Pixel")  # a revoked turn leaves no words in its neighbours' windows
+    assert {ids[1], ids[2], ids[3]} <= found("sofa")

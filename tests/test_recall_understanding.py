@@ -201,9 +201,9 @@ def test_a_broken_embedder_degrades_to_lexical_and_says_so(memory: Memory, tmp_p
     ids = say(memory, "s1", CONCERT)
     with DerivedIndex(tmp_path / "flaky.index", embedder=flaky) as index:
         index.sync(memory.store)
-        hybrid = recall(memory, index, "lake paintings", tenant=TENANT, k=2)
+        hybrid = recall(memory, index, "calm warm paintings", tenant=TENANT, k=2)
         flaky.down = True
-        lexical = recall(memory, index, "lake paintings", tenant=TENANT, k=2)
+        lexical = recall(memory, index, "calm warm paintings", tenant=TENANT, k=2)
     assert hybrid.mode == "hybrid" and hybrid.degraded is None
     assert lexical.mode == "lexical"
     assert lexical.degraded is not None and "unreachable" in lexical.degraded

@@ -42,7 +42,10 @@ from memledger.index._base import Embedder
 from memledger.index.lexical import entry_text, query_terms
 from memledger.ports import Store
 
-SCHEMA = "4"
+SCHEMA = "5"
+WINDOW_BEFORE = 2
+WINDOW_AFTER = 2
+"""A turn's window document: its words and those of the turns just around it."""
 
 Progress = Callable[[int, int], None]
 """Called as ``progress(done, total)`` while an index is (re)built."""
@@ -137,8 +140,10 @@ def _scope_token(subject: str) -> str:
     return "s" + hashlib.sha256(subject.encode()).hexdigest()[:24]
 
 
-def _table(tenant: str) -> str:
-    return "fts_" + hashlib.sha256(tenant.encode()).hexdigest()[:20]
+def _table(tenant: str, kind: str = "fts") -> str:
+    """The tenant's FTS5 table: ``fts`` (each entry's own words) or ``win`` (a turn with
+    the turns around it)."""
+    return f"{kind}_" + hashlib.sha256(tenant.encode()).hexdigest()[:20]
 
 
 def _speaker(record: MemoryRecord) -> str | None:
@@ -213,8 +218,8 @@ class DerivedIndex:
 
     def _drop_all(self) -> None:
         for (table,) in self._conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'fts\\_%'"
-            " ESCAPE '\\' AND sql LIKE '%VIRTUAL TABLE%'"
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE '%VIRTUAL TABLE%'"
+            " AND (name LIKE 'fts\\_%' ESCAPE '\\' OR name LIKE 'win\\_%' ESCAPE '\\')"
         ).fetchall():
             self._conn.execute(f"DROP TABLE {table}")
         self._conn.execute("DROP TABLE IF EXISTS entries")
@@ -389,13 +394,63 @@ class DerivedIndex:
     def _transaction(self) -> _Transaction:
         return _Transaction(self._conn)
 
-    def _ensure(self, tenant: str) -> str:
-        table = _table(tenant)
+    def _ensure(self, tenant: str, kind: str = "fts") -> str:
+        table = _table(tenant, kind)
         self._conn.execute(
             f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING fts5("
             "text, scope, tokenize = 'porter unicode61')"
         )
         return table
+
+    def _around(self, tenant: str, entry_id: int, *, before: int, after: int) -> list[int]:
+        """Entry ids of the ``before`` turns before and ``after`` turns after an entry in
+        its thread (none when it has no thread)."""
+        anchor = self._conn.execute(
+            "SELECT thread, at FROM entries WHERE id = ? AND thread IS NOT NULL", (entry_id,)
+        ).fetchone()
+        if anchor is None:
+            return []
+        thread, at = anchor
+        earlier = self._conn.execute(
+            "SELECT id FROM entries WHERE tenant = ? AND thread = ? AND (at, id) < (?, ?)"
+            " ORDER BY at DESC, id DESC LIMIT ?",
+            (tenant, thread, at, entry_id, before),
+        ).fetchall()
+        later = self._conn.execute(
+            "SELECT id FROM entries WHERE tenant = ? AND thread = ? AND (at, id) > (?, ?)"
+            " ORDER BY at, id LIMIT ?",
+            (tenant, thread, at, entry_id, after),
+        ).fetchall()
+        return [i for (i,) in reversed(earlier)] + [i for (i,) in later]
+
+    def _rewindow(self, tenant: str, entry_ids: Iterable[int]) -> None:
+        """Rewrite the window documents of these entries from the turns now around them."""
+        table = self._ensure(tenant, "win")
+        for entry_id in entry_ids:
+            self._conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (entry_id,))
+            row = self._conn.execute(
+                "SELECT subject, text FROM entries WHERE id = ? AND thread IS NOT NULL",
+                (entry_id,),
+            ).fetchone()
+            if row is None:
+                continue
+            around = self._around(tenant, entry_id, before=WINDOW_BEFORE, after=WINDOW_AFTER)
+            texts = dict(
+                self._conn.execute(
+                    f"SELECT id, text FROM entries WHERE id IN ({', '.join('?' * len(around))})",
+                    around,
+                ).fetchall()
+            )
+            words = " ".join([row[1], *(texts[i] for i in around if i in texts)])
+            self._conn.execute(
+                f"INSERT INTO {table} (rowid, text, scope) VALUES (?, ?, ?)",
+                (entry_id, words, _scope_token(row[0])),
+            )
+
+    def _affected(self, tenant: str, entry_id: int) -> list[int]:
+        """The entries whose windows hold this one: the turns after it that look back to
+        it, and the turns before it that look ahead to it."""
+        return self._around(tenant, entry_id, before=WINDOW_AFTER, after=WINDOW_BEFORE)
 
     def _upsert(
         self,
@@ -447,6 +502,8 @@ class DerivedIndex:
             f"INSERT INTO {table} (rowid, text, scope) VALUES (?, ?, ?)",
             (entry_id, text, _scope_token(record.subject)),
         )
+        if _thread(record) is not None:
+            self._rewindow(record.tenant, [entry_id, *self._affected(record.tenant, entry_id)])
 
     def _delete(self, tenant: str, memory_id: str, *, revision: int, stamp: int) -> None:
         row = self._conn.execute(
@@ -455,21 +512,35 @@ class DerivedIndex:
         ).fetchone()
         if row is None or row[1] > revision:
             return
+        affected = self._affected(tenant, row[0])
         self._conn.execute("DELETE FROM entries WHERE id = ?", (row[0],))
         self._conn.execute(f"DELETE FROM {self._ensure(tenant)} WHERE rowid = ?", (row[0],))
+        # the windows around it lose its words (a revoked turn leaves no trace)
+        self._rewindow(tenant, [row[0], *affected])
         self._conn.execute("INSERT INTO removed VALUES (?, ?, ?)", (tenant, memory_id, stamp))
 
     # -- searching ------------------------------------------------------------------------
 
     def search(
-        self, query: str, *, tenant: str, k: int, subjects: Sequence[str] | None = None
+        self,
+        query: str,
+        *,
+        tenant: str,
+        k: int,
+        subjects: Sequence[str] | None = None,
+        windows: bool = False,
     ) -> list[Hit]:
-        """The ``k`` best lexical entries of ``tenant`` (only its own table is read)."""
+        """The ``k`` best lexical entries of ``tenant`` (only its own tables are read).
+
+        With ``windows=True`` conversation turns are matched together with the turns
+        around them (:data:`WINDOW_BEFORE` before, :data:`WINDOW_AFTER` after), and
+        only turns are found.
+        """
         _check_k(k)
         terms = query_terms(query)
         if not terms:
             return []
-        table = _table(tenant)
+        table = _table(tenant, "win" if windows else "fts")
         match = "text : (" + " OR ".join(f'"{term}"' for term in terms) + ")"
         if subjects is not None:
             if not subjects:

@@ -103,6 +103,8 @@ class RecallSettings:
     candidates: int = 50
     """How many hits each source (lexical, vector) contributes before fusion."""
     vector_weight: float = 0.6
+    window_weight: float = 1.0
+    """Weight of BM25 over a turn together with the turns around it."""
     context_after: tuple[float, ...] = (0.6, 0.4, 0.2, 0.1)
     """Share of a turn's score given to the turns 1, 2, 3 places after it (the answer to
     a question follows it)."""
@@ -122,6 +124,7 @@ class RecallSettings:
         weights = {
             "floor": self.floor,
             "vector_weight": self.vector_weight,
+            "window_weight": self.window_weight,
             "person_boost": self.person_boost,
             "time_boost": self.time_boost,
             "context_anchors": self.context_anchors,
@@ -416,12 +419,23 @@ def recall(
     sources: dict[str, set[Source]] = {}
     indexed: dict[str, Hit] = {}  # what the index held for each hit, to check it is current
     lexical: dict[str, float] = {}
+    windowed: dict[str, float] = {}
     for phrasing in understood.queries:
-        hits = index.search(phrasing, tenant=tenant, k=tuning.candidates, subjects=subjects)
-        indexed.update((h.memory_id, h) for h in hits)
-        for memory_id, score in _relative(hits).items():
-            lexical[memory_id] = max(score, lexical.get(memory_id, 0.0))
-            sources.setdefault(memory_id, set()).add("lexical")
+        for found, windows in ((lexical, False), (windowed, True)):
+            if windows and not tuning.window_weight:
+                continue
+            hits = index.search(
+                phrasing, tenant=tenant, k=tuning.candidates, subjects=subjects, windows=windows
+            )
+            relative = _relative(hits)
+            for hit in hits:
+                score = relative.get(hit.memory_id, 0.0)
+                found[hit.memory_id] = max(score, found.get(hit.memory_id, 0.0))
+                sources.setdefault(hit.memory_id, set()).add("lexical")
+                if not windows:
+                    indexed[hit.memory_id] = hit
+                    if hit.kind != "episode":  # a memory outside any thread is its own window
+                        windowed[hit.memory_id] = max(score, windowed.get(hit.memory_id, 0.0))
     vectors: dict[str, float] = {}
     cosines: dict[str, float] = {}
     degraded: str | None = None
@@ -446,7 +460,12 @@ def recall(
             cosines = {h.memory_id: h.cosine or 0.0 for h in hits}
             for hit in hits:
                 sources.setdefault(hit.memory_id, set()).add("vector")
-    base = {m: lexical.get(m, 0.0) + tuning.vector_weight * vectors.get(m, 0.0) for m in sources}
+    base = {
+        m: lexical.get(m, 0.0)
+        + tuning.window_weight * windowed.get(m, 0.0)
+        + tuning.vector_weight * vectors.get(m, 0.0)
+        for m in sources
+    }
 
     excluded: list[Excluded] = []
     kept: dict[str, MemoryRecord] = {}
