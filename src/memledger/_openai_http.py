@@ -1,8 +1,11 @@
-"""What every client of an OpenAI-compatible endpoint here shares: one JSON POST with
-its failures mapped to reasons, body excerpts, and URLs with their secrets masked.
+"""What every client of an OpenAI-compatible endpoint here shares: the checked
+settings and the HTTP client (:class:`Endpoint`), one JSON POST with its failures
+mapped to reasons, the answer's body validated, body excerpts, and URLs and API
+keys masked out of messages.
 
-Used by the LLM extractor and the embeddings client; each maps a failure to its
-own error class through the ``fail`` callback it passes.
+Used by the LLM extractor, the query rewriter and the embeddings client; each
+maps a failure to its own error class through the ``fail`` callback it passes.
+The chat-completion answer they read is :mod:`memledger._openai_chat`'s.
 """
 
 from __future__ import annotations
@@ -10,8 +13,10 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, NoReturn, TypeVar
 from urllib.parse import urlsplit, urlunsplit
+
+from pydantic import BaseModel, ValidationError
 
 from memledger.errors import InvalidInputError
 
@@ -23,6 +28,8 @@ MASK = "***"
 
 Fail = Callable[..., NoReturn]
 """``fail(message, reason=...)``: raise the caller's error class."""
+
+M = TypeVar("M", bound=BaseModel)
 
 
 def check_settings(*, base_url: object, model: object, timeout: object, api_key: object) -> None:
@@ -76,6 +83,24 @@ def redact_url(url: object) -> str:
     return urlunsplit(parts._replace(netloc=f"{MASK}@{host}"))
 
 
+def is_json_error(exc: ValidationError) -> bool:
+    """Whether pydantic refused the text as JSON, rather than the JSON's shape."""
+    return any(error["type"] == "json_invalid" for error in exc.errors())
+
+
+def validate_body(body: bytes, model: type[M], *, what: str, shown: str, fail: Fail) -> M:
+    """``body`` parsed as ``model``; otherwise ``fail`` with ``invalid_json``, saying
+    whether it is not JSON or not ``what`` (``"an embeddings list"``)."""
+    try:
+        return model.model_validate_json(body)
+    except ValidationError as exc:
+        problem = "is not JSON" if is_json_error(exc) else f"is not {what}"
+        fail(
+            f"the response body from {shown!r} {problem}: {excerpt(body)!r}",
+            reason="invalid_json",
+        )
+
+
 def post_json(
     client: httpx.Client,
     endpoint: str,
@@ -117,3 +142,63 @@ def post_json(
             reason=f"http_{response.status_code}",
         )
     return response.content
+
+
+class Endpoint:
+    """One OpenAI-compatible endpoint as a client uses it: ``{base_url}{path}``.
+
+    Construction checks the settings (:func:`check_settings`) and that httpx is
+    installed, naming ``owner`` (the client's class) if not. ``url`` is where
+    requests go, ``shown`` the same URL as messages may name it. Without
+    ``client`` the endpoint owns an ``httpx.Client`` that :meth:`close` closes;
+    a client passed in stays the caller's to close.
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        path: str,
+        model: str,
+        api_key: str | None,
+        timeout: float,
+        client: httpx.Client | None,
+        owner: str,
+    ) -> None:
+        check_settings(base_url=base_url, model=model, timeout=timeout, api_key=api_key)
+        require_httpx(owner)
+        import httpx
+
+        self.url = base_url.rstrip("/") + path
+        self.shown = redact_url(self.url)
+        self.model = model
+        self.timeout = float(timeout)
+        self._owner = owner
+        self._api_key = api_key
+        self._owns_client = client is None
+        self._client = client if client is not None else httpx.Client(timeout=self.timeout)
+
+    def describe(self) -> str:
+        """The ``repr`` of the client using this endpoint (no credentials in it)."""
+        return f"{self._owner}(endpoint={self.shown!r}, model={self.model!r})"
+
+    def post(self, body: object, *, fail: Fail) -> bytes:
+        """POST ``body`` as JSON with the API key; see :func:`post_json`."""
+        return post_json(
+            self._client,
+            self.url,
+            body=body,
+            api_key=self._api_key,
+            timeout=self.timeout,
+            shown=self.shown,
+            fail=fail,
+        )
+
+    def mask(self, text: str) -> str:
+        """``text`` with the API key replaced by ``***``."""
+        return text.replace(self._api_key, MASK) if self._api_key else text
+
+    def close(self) -> None:
+        """Close the HTTP client if this endpoint created it."""
+        if self._owns_client:
+            self._client.close()

@@ -29,16 +29,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal, NoReturn
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
-from memledger._openai_http import (
-    MASK,
-    check_settings,
-    excerpt,
-    post_json,
-    redact_url,
-    require_httpx,
-)
+from memledger._openai_http import Endpoint, excerpt, validate_body
 from memledger.errors import EmbedderError
 from memledger.index._base import Vectors, check_dimensions, check_texts, normalise_rows
 
@@ -93,22 +86,20 @@ class OpenAIEmbedder:
         timeout: float = 20.0,
         client: httpx.Client | None = None,
     ) -> None:
-        check_settings(base_url=base_url, model=model, timeout=timeout, api_key=api_key)
         check_dimensions(dimensions)
         check_dimensions(batch_size, what="batch_size")
-        require_httpx("OpenAIEmbedder")
-        import httpx
-
-        self._endpoint = base_url.rstrip("/") + "/embeddings"
-        self._shown_endpoint = redact_url(self._endpoint)
-        self._model = model
+        self._endpoint = Endpoint(
+            base_url=base_url,
+            path="/embeddings",
+            model=model,
+            api_key=api_key,
+            timeout=timeout,
+            client=client,
+            owner="OpenAIEmbedder",
+        )
         self._dimensions = dimensions
-        self._api_key = api_key
         self._request_dimensions = bool(request_dimensions)
         self._batch_size = batch_size
-        self._timeout = float(timeout)
-        self._owns_client = client is None
-        self._client = client if client is not None else httpx.Client(timeout=self._timeout)
         self._name = f"openai:{model}:{dimensions}:v{VERSION}"
 
     @property
@@ -120,12 +111,11 @@ class OpenAIEmbedder:
         return self._dimensions
 
     def __repr__(self) -> str:
-        return f"OpenAIEmbedder(endpoint={self._shown_endpoint!r}, model={self._model!r})"
+        return self._endpoint.describe()
 
     def close(self) -> None:
         """Close the HTTP client if this embedder created it."""
-        if self._owns_client:
-            self._client.close()
+        self._endpoint.close()
 
     def __enter__(self) -> OpenAIEmbedder:
         return self
@@ -136,7 +126,7 @@ class OpenAIEmbedder:
     def request_body(self, texts: Sequence[str]) -> dict[str, object]:
         """The JSON body posted for one batch (no credentials in it)."""
         body: dict[str, object] = {
-            "model": self._model,
+            "model": self._endpoint.model,
             "input": list(texts),
             "encoding_format": "float",
         }
@@ -155,10 +145,16 @@ class OpenAIEmbedder:
         return batches[0] if len(batches) == 1 else np.concatenate(batches)
 
     def _embed_batch(self, texts: list[str]) -> Vectors:
-        answer = self._parse(self._post(self.request_body(texts)))
+        answer = validate_body(
+            self._endpoint.post(self.request_body(texts), fail=self._fail),
+            _Answer,
+            what="an embeddings list",
+            shown=self._endpoint.shown,
+            fail=self._fail,
+        )
         if sorted(item.index for item in answer.data) != list(range(len(texts))):
             self._fail(
-                f"{self._shown_endpoint!r} answered {len(answer.data)} embeddings with indices "
+                f"{self._endpoint.shown!r} answered {len(answer.data)} embeddings with indices "
                 f"{excerpt(str([item.index for item in answer.data]))} "
                 f"for {len(texts)} inputs",
                 reason="invalid_json",
@@ -167,9 +163,9 @@ class OpenAIEmbedder:
         for index, row in enumerate(rows):
             if row.shape != (self._dimensions,):
                 self._fail(
-                    f"{self._shown_endpoint!r} answered a vector of {row.shape[0]} dimensions "
+                    f"{self._endpoint.shown!r} answered a vector of {row.shape[0]} dimensions "
                     f"for input {index}, expected {self._dimensions} "
-                    f"(model {self._model!r}; is 'dimensions' right?)",
+                    f"(model {self._endpoint.model!r}; is 'dimensions' right?)",
                     reason="dimension_mismatch",
                 )
         try:
@@ -177,31 +173,7 @@ class OpenAIEmbedder:
         except EmbedderError as exc:
             self._fail(str(exc), reason=exc.reason)
 
-    # -- transport ------------------------------------------------------------------
-
-    def _post(self, body: dict[str, object]) -> bytes:
-        return post_json(
-            self._client,
-            self._endpoint,
-            body=body,
-            api_key=self._api_key,
-            timeout=self._timeout,
-            shown=self._shown_endpoint,
-            fail=self._fail,
-        )
-
     # -- answer ---------------------------------------------------------------------
-
-    def _parse(self, body: bytes) -> _Answer:
-        try:
-            return _Answer.model_validate_json(body)
-        except ValidationError as exc:
-            json_error = any(error["type"] == "json_invalid" for error in exc.errors())
-            what = "is not JSON" if json_error else "is not an embeddings list"
-            self._fail(
-                f"the response body from {self._shown_endpoint!r} {what}: {excerpt(body)!r}",
-                reason="invalid_json",
-            )
 
     def _vector(self, item: _Item) -> Vectors:
         if isinstance(item.embedding, list):
@@ -212,15 +184,12 @@ class OpenAIEmbedder:
             raw = None
         if raw is None or len(raw) % 4:
             self._fail(
-                f"embedding {item.index} from {self._shown_endpoint!r} is neither a list of "
+                f"embedding {item.index} from {self._endpoint.shown!r} is neither a list of "
                 f"numbers nor base64 float32",
                 reason="invalid_json",
             )
         return np.frombuffer(raw, dtype="<f4").astype(np.float32)
 
-    def _mask(self, text: str) -> str:
-        return text.replace(self._api_key, MASK) if self._api_key else text
-
     def _fail(self, message: str, *, reason: str) -> NoReturn:
         """Raise ``EmbedderError``; ``reason`` is a ``FailureReason`` or ``http_<code>``."""
-        raise EmbedderError(self._mask(message), reason=reason) from None
+        raise EmbedderError(self._endpoint.mask(message), reason=reason) from None

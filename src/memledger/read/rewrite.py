@@ -38,25 +38,17 @@ in a message or a ``repr``.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
 from typing import TYPE_CHECKING, NoReturn, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
-from memledger._openai_http import (
-    MASK,
-    check_settings,
-    excerpt,
-    post_json,
-    redact_url,
-    require_httpx,
-)
+from memledger._openai_chat import chat_request, read_answer
+from memledger._openai_http import Endpoint
 from memledger.domain.records import JsonValue, require_aware
 from memledger.errors import InvalidQueryError, RewriterError
-from memledger.write.extract.llm import _Completion, _errors, _is_json_error, _strip_fence
 
 if TYPE_CHECKING:
     import httpx
@@ -225,29 +217,22 @@ class LLMQueryRewriter:
         timeout: float = 10.0,
         client: httpx.Client | None = None,
     ) -> None:
-        check_settings(base_url=base_url, model=model, timeout=timeout, api_key=api_key)
-        require_httpx("LLMQueryRewriter")
-        import httpx
-
-        self._endpoint = base_url.rstrip("/") + "/chat/completions"
-        self._shown_endpoint = redact_url(self._endpoint)
-        self._model = model
-        self._api_key = api_key
-        self._timeout = float(timeout)
-        self._owns_client = client is None
-        self._client = client if client is not None else httpx.Client(timeout=self._timeout)
-        self._response_format: dict[str, JsonValue] = {
-            "type": "json_schema",
-            "json_schema": {"name": RESPONSE_NAME, "schema": RESPONSE_SCHEMA, "strict": True},
-        }
+        self._endpoint = Endpoint(
+            base_url=base_url,
+            path="/chat/completions",
+            model=model,
+            api_key=api_key,
+            timeout=timeout,
+            client=client,
+            owner="LLMQueryRewriter",
+        )
 
     def __repr__(self) -> str:
-        return f"LLMQueryRewriter(endpoint={self._shown_endpoint!r}, model={self._model!r})"
+        return self._endpoint.describe()
 
     def close(self) -> None:
         """Close the HTTP client if this rewriter created it."""
-        if self._owns_client:
-            self._client.close()
+        self._endpoint.close()
 
     def __enter__(self) -> LLMQueryRewriter:
         return self
@@ -258,75 +243,36 @@ class LLMQueryRewriter:
     def request_body(self, query: str, *, now: datetime) -> dict[str, JsonValue]:
         """The JSON body :meth:`rewrite` posts (no credentials in it)."""
         _check(query, now)
-        return {
-            "model": self._model,
-            "temperature": 0,
-            "messages": [
-                {"role": "system", "content": _SYSTEM},
-                {"role": "user", "content": _user_prompt(query, now)},
-            ],
-            "response_format": self._response_format,
-        }
+        return chat_request(
+            model=self._endpoint.model,
+            system=_SYSTEM,
+            user=_user_prompt(query, now),
+            name=RESPONSE_NAME,
+            schema=RESPONSE_SCHEMA,
+        )
 
     def rewrite(self, query: str, *, now: datetime) -> Rewrite:
         """Ask the endpoint about ``query``; raise ``RewriterError`` if it cannot answer."""
-        body = post_json(
-            self._client,
-            self._endpoint,
-            body=self.request_body(query, now=now),
-            api_key=self._api_key,
-            timeout=self._timeout,
-            shown=self._shown_endpoint,
+        out, _ = read_answer(
+            self._endpoint.post(self.request_body(query, now=now), fail=self._fail),
+            RewriteOut,
+            name=RESPONSE_NAME,
+            shown=self._endpoint.shown,
             fail=self._fail,
+            blank_is_missing=True,
         )
-        out = self._answer(self._content(body))
         after, before = _window(out.after, out.before)
         return Rewrite(
             queries=_distinct(out.queries, first=query, limit=MAX_ALTERNATIVES),
             names=_distinct(out.names),
             after=after,
             before=before,
-            model=self._model,
+            model=self._endpoint.model,
             prompt_version=PROMPT_VERSION,
         )
 
-    def _content(self, body: bytes) -> str:
-        try:
-            completion = _Completion.model_validate_json(body)
-        except ValidationError as exc:
-            what = "is not JSON" if _is_json_error(exc) else "is not a chat completion"
-            self._fail(
-                f"the response body from {self._shown_endpoint!r} {what}: {excerpt(body)!r}",
-                reason="invalid_json",
-            )
-        if not completion.choices:
-            self._fail(
-                f"the response from {self._shown_endpoint!r} has no choices", reason="invalid_json"
-            )
-        message = completion.choices[0].message
-        if message.content is None or not message.content.strip():
-            refusal = f" (refusal: {message.refusal!r})" if message.refusal else ""
-            self._fail(f"the first choice has no message content{refusal}", reason="invalid_json")
-        return message.content
-
-    def _answer(self, content: str) -> RewriteOut:
-        try:
-            data = json.loads(_strip_fence(content))
-        except ValueError:
-            self._fail(
-                f"the message content is not JSON: {excerpt(content)!r}", reason="invalid_json"
-            )
-        try:
-            return RewriteOut.model_validate(data)
-        except ValidationError as exc:
-            self._fail(
-                f"the message content does not match the {RESPONSE_NAME!r} schema: {_errors(exc)}",
-                reason="schema_mismatch",
-            )
-
     def _fail(self, message: str, *, reason: str) -> NoReturn:
-        masked = message.replace(self._api_key, MASK) if self._api_key else message
-        raise RewriterError(masked, reason=reason) from None
+        raise RewriterError(self._endpoint.mask(message), reason=reason) from None
 
 
 # -- helpers --------------------------------------------------------------------------------

@@ -47,23 +47,15 @@ message, a ``repr`` or ``info``; it is masked out of quoted response bodies.
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal, NoReturn, cast
 
-from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic import JsonValue as PydanticJson
+from pydantic import ValidationError
 
-from memledger._openai_http import (
-    MASK,
-    check_settings,
-    excerpt,
-    post_json,
-    redact_url,
-    require_httpx,
-)
+from memledger._openai_chat import chat_request, error_summary, read_answer
+from memledger._openai_http import Endpoint
 from memledger.domain.families import Schema
 from memledger.domain.records import (
     Claim,
@@ -86,26 +78,6 @@ VERSION = "1"
 
 FailureReason = Literal["endpoint_unreachable", "timeout", "invalid_json", "schema_mismatch"]
 """The fixed ``ExtractionError.reason`` values; a non-2xx status gives ``"http_<code>"``."""
-
-
-class _Message(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    content: str | None = None
-    refusal: str | None = None
-
-
-class _Choice(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    message: _Message
-    finish_reason: str | None = None
-
-
-class _Completion(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    choices: list[_Choice]
 
 
 class LLMExtractor:
@@ -131,18 +103,16 @@ class LLMExtractor:
         prompt_version: str = claims_v1.VERSION,
         client: httpx.Client | None = None,
     ) -> None:
-        check_settings(base_url=base_url, model=model, timeout=timeout, api_key=api_key)
-        require_httpx("LLMExtractor")
-        import httpx
-
-        self._endpoint = base_url.rstrip("/") + "/chat/completions"
-        self._shown_endpoint = redact_url(self._endpoint)
-        self._model = model
-        self._api_key = api_key
+        self._endpoint = Endpoint(
+            base_url=base_url,
+            path="/chat/completions",
+            model=model,
+            api_key=api_key,
+            timeout=timeout,
+            client=client,
+            owner="LLMExtractor",
+        )
         self._schema = schema if schema is not None else Schema.default()
-        self._timeout = float(timeout)
-        self._owns_client = client is None
-        self._client = client if client is not None else httpx.Client(timeout=self._timeout)
         self._info = ExtractorInfo(
             kind="llm",
             name="openai-compatible",
@@ -151,26 +121,18 @@ class LLMExtractor:
             prompt_version=prompt_version,
         )
         self._system = claims_v1.system_prompt(self._schema)
-        self._response_format: dict[str, JsonValue] = {
-            "type": "json_schema",
-            "json_schema": {
-                "name": claims_v1.RESPONSE_NAME,
-                "schema": claims_v1.response_schema(self._schema),
-                "strict": True,
-            },
-        }
+        self._response_schema = claims_v1.response_schema(self._schema)
 
     @property
     def info(self) -> ExtractorInfo:
         return self._info
 
     def __repr__(self) -> str:
-        return f"LLMExtractor(endpoint={self._shown_endpoint!r}, model={self._model!r})"
+        return self._endpoint.describe()
 
     def close(self) -> None:
         """Close the HTTP client if this extractor created it."""
-        if self._owns_client:
-            self._client.close()
+        self._endpoint.close()
 
     def __enter__(self) -> LLMExtractor:
         return self
@@ -180,21 +142,23 @@ class LLMExtractor:
 
     def request_body(self, event: SourceEvent) -> dict[str, JsonValue]:
         """The JSON body :meth:`extract` posts for ``event`` (no credentials in it)."""
-        return {
-            "model": self._model,
-            "temperature": 0,
-            "messages": [
-                {"role": "system", "content": self._system},
-                {"role": "user", "content": claims_v1.user_prompt(event)},
-            ],
-            "response_format": self._response_format,
-        }
+        return chat_request(
+            model=self._endpoint.model,
+            system=self._system,
+            user=claims_v1.user_prompt(event),
+            name=claims_v1.RESPONSE_NAME,
+            schema=self._response_schema,
+        )
 
     def extract(self, event: SourceEvent) -> Extraction:
         """Ask the endpoint for ``event``'s claims; raise ``ExtractionError`` if it cannot."""
-        body = self._post(self.request_body(event))
-        content, truncated = self._content(body)
-        batch = self._batch(content, truncated=truncated)
+        batch, truncated = read_answer(
+            self._endpoint.post(self.request_body(event), fail=self._fail),
+            claims_v1.ClaimsOut,
+            name=claims_v1.RESPONSE_NAME,
+            shown=self._endpoint.shown,
+            fail=self._fail,
+        )
         claims: list[Claim] = []
         dropped: list[str] = []
         for index, item in enumerate(batch.claims):
@@ -202,72 +166,16 @@ class LLMExtractor:
             if isinstance(claim, Claim):
                 claims.append(claim)
             else:
-                dropped.append(self._mask(claim))
+                dropped.append(self._endpoint.mask(claim))
         return Extraction(
             claims=tuple(claims),
             complete=batch.complete and not truncated,
             dropped=tuple(dropped),
         )
 
-    # -- transport ------------------------------------------------------------------
-
-    def _post(self, body: dict[str, JsonValue]) -> bytes:
-        return post_json(
-            self._client,
-            self._endpoint,
-            body=body,
-            api_key=self._api_key,
-            timeout=self._timeout,
-            shown=self._shown_endpoint,
-            fail=self._fail,
-        )
-
-    # -- answer ---------------------------------------------------------------------
-
-    def _content(self, body: bytes) -> tuple[str, bool]:
-        """The first choice's content and whether it was cut off by the length limit."""
-        try:
-            completion = _Completion.model_validate_json(body)
-        except ValidationError as exc:
-            what = "is not JSON" if _is_json_error(exc) else "is not a chat completion"
-            self._fail(
-                f"the response body from {self._shown_endpoint!r} {what}: {excerpt(body)!r}",
-                reason="invalid_json",
-            )
-        if not completion.choices:
-            self._fail(
-                f"the response from {self._shown_endpoint!r} has no choices", reason="invalid_json"
-            )
-        choice = completion.choices[0]
-        if choice.message.content is None:
-            refusal = f" (refusal: {choice.message.refusal!r})" if choice.message.refusal else ""
-            self._fail(f"the first choice has no message content{refusal}", reason="invalid_json")
-        return choice.message.content, choice.finish_reason == "length"
-
-    def _batch(self, content: str, *, truncated: bool) -> claims_v1.ClaimsOut:
-        try:
-            data = json.loads(_strip_fence(content))
-        except ValueError:
-            cut = " (cut off by the length limit)" if truncated else ""
-            self._fail(
-                f"the message content is not JSON{cut}: {excerpt(content)!r}",
-                reason="invalid_json",
-            )
-        try:
-            return claims_v1.ClaimsOut.model_validate(data)
-        except ValidationError as exc:
-            self._fail(
-                f"the message content does not match the {claims_v1.RESPONSE_NAME!r} schema: "
-                f"{_errors(exc)}",
-                reason="schema_mismatch",
-            )
-
-    def _mask(self, text: str) -> str:
-        return text.replace(self._api_key, MASK) if self._api_key else text
-
     def _fail(self, message: str, *, reason: str) -> NoReturn:
         """Raise ``ExtractionError``; ``reason`` is a ``FailureReason`` or ``http_<code>``."""
-        raise ExtractionError(self._mask(message), reason=reason) from None
+        raise ExtractionError(self._endpoint.mask(message), reason=reason) from None
 
 
 def _convert(item: dict[str, PydanticJson], *, index: int, schema: Schema) -> Claim | str:
@@ -277,7 +185,7 @@ def _convert(item: dict[str, PydanticJson], *, index: int, schema: Schema) -> Cl
     try:
         out = claims_v1.ClaimOut.model_validate(item)
     except ValidationError as exc:
-        return f"{label}: malformed: {_errors(exc)}"
+        return f"{label}: malformed: {error_summary(exc)}"
     try:
         schema.check(out.family, out.kind)
         if out.kind == "observation":
@@ -307,26 +215,3 @@ def _timestamp(text: str | None, what: str) -> datetime | None:
         return datetime.fromisoformat(text.strip())
     except ValueError:
         raise InvalidInputError(f"{what} {text!r} is not an ISO 8601 timestamp") from None
-
-
-_FENCE = re.compile(r"^```[A-Za-z0-9_-]*\s*\n(.*)\n\s*```$", re.DOTALL)
-
-
-def _strip_fence(content: str) -> str:
-    """Content without a Markdown code fence some servers wrap JSON in."""
-    text = content.strip()
-    match = _FENCE.match(text)
-    return match.group(1) if match else text
-
-
-def _is_json_error(exc: ValidationError) -> bool:
-    return any(error["type"] == "json_invalid" for error in exc.errors())
-
-
-def _errors(exc: ValidationError, limit: int = 3) -> str:
-    parts = [
-        f"{'.'.join(str(p) for p in error['loc']) or '(root)'}: {error['msg']}"
-        for error in exc.errors(include_url=False)[:limit]
-    ]
-    more = exc.error_count() - limit
-    return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
