@@ -15,6 +15,7 @@ them); authority, the order rule and trust apply to every candidate at commit.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from memledger.domain.records import Claim, JsonValue
@@ -37,6 +38,7 @@ class GateSettings:
     min_confidence: float = 0.3
 
 
+@lru_cache(maxsize=1 << 16)
 def _stem(word: str) -> str:
     """A light, consistent stem: love, loves, loved and loving all become ``lov``."""
     if word.endswith("ies") and len(word) > 4:

@@ -557,12 +557,12 @@ class DerivedIndex:
         )
         params: list[object] = [match, k, tenant]
         with self._lock:
-            exists = self._conn.execute(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
-            ).fetchone()
-            if exists is None:
-                return []
-            rows = self._conn.execute(sql, params).fetchall()
+            try:
+                rows = self._conn.execute(sql, params).fetchall()
+            except sqlite3.OperationalError as exc:
+                if "no such table" in str(exc):
+                    return []  # nothing of this tenant's has been indexed yet
+                raise StoreError(f"index search failed: {exc}") from exc
         return [
             Hit(
                 tenant=tenant,
