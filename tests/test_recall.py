@@ -182,3 +182,8 @@ def test_a_hit_through_an_entry_older_than_its_record_is_checked(
     stale = recall(memory, index, "digest friday", tenant=TENANT)
     assert stale.items == ()
     assert [(e.memory_id, e.reason) for e in stale.excluded] == [(memory_id, "stale_index")]
+
+
+def test_a_revision_floor_without_a_subject_is_refused(memory: Memory, index: DerivedIndex) -> None:
+    with pytest.raises(InvalidQueryError, match="needs a subject"):
+        recall(memory, index, QUESTION, tenant=TENANT, min_revision=1)

@@ -14,11 +14,13 @@
    rank fusion over the same lists scored 0.59 against 0.67 for the linear
    blend). Without a working embedder recall runs lexical only and says so
    (``mode="lexical"``, ``degraded`` gives the reason).
-3. **Context**: conversation turns are read with their neighbours. A turn
-   near strongly matching turns of the same thread gains a share of their
-   score (weights by distance, ``context_after`` and ``context_before``), and neighbours join as
-   candidates: an answer often sits one or two turns after the words of the
-   question.
+3. **Context**: conversation turns are read with their neighbours. BM25 also
+   runs over each turn's window (the turn with the turns around it), and a
+   turn near strongly matching turns of the same thread gains a share of their
+   score (weights by distance, ``context_after`` and ``context_before``), the
+   neighbours joining as candidates: an answer often sits one or two turns
+   after the words of the question. Only candidates that pass the recheck (4)
+   lend their score.
 4. **Canonical recheck**: every candidate is read back from the store in one
    query; a record that is gone, closed (superseded, retracted), revoked, from
    a revoked source, unauthorised, expired or not yet valid at ``valid_at``, or
@@ -28,7 +30,9 @@
    stale value.
 5. **Overlay**: the current slot values of the families the query names are
    added even when the index has not caught up with them (read your
-   corrections); with ``min_revision`` a store below the floor refuses.
+   corrections); with ``min_revision`` (which needs ``subject``: a token
+   belongs to a subject's family) a store below the floor for a family the
+   query names refuses.
 6. **Rank**: fused relevance x person and time boosts x time weight
    ``0.3 + 0.7 * exp(-age / tau)`` (old memories are down-weighted, never
    dropped) x confidence x trust (floored at 0.05: untrusted sources rank
@@ -101,15 +105,15 @@ class RecallSettings:
     tau_days: float = 180.0
     floor: float = 0.25
     candidates: int = 50
-    """How many hits each source (lexical, vector) contributes before fusion."""
+    """How many hits each source (BM25, BM25 over windows, vectors) contributes."""
     vector_weight: float = 0.6
     window_weight: float = 1.0
     """Weight of BM25 over a turn together with the turns around it."""
     context_after: tuple[float, ...] = (0.6, 0.4, 0.2, 0.1)
-    """Share of a turn's score given to the turns 1, 2, 3 places after it (the answer to
+    """Share of a turn's score given to the turns 1, 2, ... places after it (the answer to
     a question follows it)."""
     context_before: tuple[float, ...] = (0.5, 0.3, 0.1)
-    """Share of a turn's score given to the turns 1, 2, 3 places before it."""
+    """Share of a turn's score given to the turns 1, 2, ... places before it."""
     context_anchors: int = 30
     person_boost: float = 1.0
     """Memories said by (or about) the one person a query names score ``1 + boost`` times."""
@@ -408,6 +412,10 @@ def recall(
 ) -> RecallResult:
     """The ``k`` most useful memories for ``query``; see the module docstring."""
     check_query(query, tenant, subject, k)
+    if min_revision is not None and subject is None:
+        raise InvalidQueryError(
+            "min_revision needs a subject: revision tokens belong to a subject's family"
+        )
     if valid_at is not None:
         require_aware(valid_at, "valid_at", InvalidQueryError)
     tuning = settings or RecallSettings()
@@ -549,7 +557,8 @@ def recall(
         )
         if len(chosen) == k:
             break
-    beside_chosen = index.neighbours(tenant, [r.record.memory_id for r in chosen], window=1)
+    unread = [r.record.memory_id for r in chosen if r.record.memory_id not in near]
+    beside_chosen = {**near, **index.neighbours(tenant, unread, window=1)}
     items = tuple(
         Recalled(
             record=r.record,
@@ -557,7 +566,9 @@ def recall(
             relevance=r.relevance,
             time_weight=r.time_weight,
             sources=r.sources,
-            context=tuple(m for m, _ in beside_chosen.get(r.record.memory_id, ())),
+            context=tuple(
+                m for m, offset in beside_chosen.get(r.record.memory_id, ()) if abs(offset) == 1
+            ),
         )
         for r in chosen
     )
