@@ -527,8 +527,11 @@ def test_names_are_the_tenants_speakers_and_subjects(memory: Memory, index: Deri
     assert index.names("globex") == {"mallory", "eve"}
     assert index.names("initech") == frozenset()
     turn(memory, "e4", "me too", at=day(10, 2), speaker="bob", subject="caroline")
-    index.sync(memory.store)
+    index.sync(memory.store)  # read incrementally: only what changed since the last call
     assert index.names(TENANT) == {"melanie", "caroline", "bob", SUBJECT}
+    index.rebuild(memory.store)
+    assert index.names(TENANT) == {"melanie", "caroline", "bob", SUBJECT}
+    assert index.names("globex") == {"mallory", "eve"}
 
 
 @dataclass

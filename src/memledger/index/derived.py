@@ -9,17 +9,25 @@ path can recheck each hit against the canonical store, and for episodes the
 speaker, the thread (session) and the time, so recall can match people and
 read a hit's neighbouring turns.
 
-Lexical: each tenant has its own FTS5 table (BM25 weighs terms by corpus
+Lexical: each tenant has its own FTS5 tables (BM25 weighs terms by corpus
 statistics; a shared table would let one tenant's documents change another's
-scores). Queries drop stop words and match any remaining term.
+scores): one of each entry's words, with a token of its subject so that a
+subject filter is part of the match, and one of windows, a turn with the
+:data:`WINDOW_BEFORE` turns before and :data:`WINDOW_AFTER` after it in its
+thread, rewritten whenever a turn comes or goes (a separate table because
+FTS5's BM25 normalises by the length of all columns). Queries drop stop words
+and match any remaining term.
 
 Vectors: one float32 row per entry, stored next to the entry and searched
-exactly (a matrix product over the tenant's rows, held in memory and reloaded
-when the index changes). Exact search keeps tenants apart by construction and
-costs about 9 ms per 100k x 384 rows on two cores (``../shared/FINDINGS.md``);
-``memledger bench recall`` measures it. When the embedder fails while feeding,
-entries are stored without vectors (lexical only, :attr:`IndexStatus.degraded`)
-and filled in by a later sync once the embedder works again.
+exactly over the subject's (or the tenant's) rows. Each tenant's rows are held
+in memory and brought up to date from what changed since they were read
+(entries carry the stamp of their last change, removals are recorded in
+``removed``, a rebuild starts a new epoch). Exact search keeps tenants apart by
+construction and costs about 9 ms per 100k x 384 rows on two cores
+(``../shared/FINDINGS.md``); ``memledger bench recall`` measures it. When
+the embedder fails while feeding, entries are stored without vectors (lexical
+only, :attr:`IndexStatus.degraded`) and filled in by a later sync once the
+embedder works again.
 
 A file written by another schema or another embedder is reset and refilled on
 open: it is derived, so nothing is lost.
@@ -171,7 +179,7 @@ class DerivedIndex:
         self.embedder = embedder
         self._lock = threading.RLock()
         self._matrices: dict[str, _Matrix] = {}
-        self._names: dict[str, tuple[int, frozenset[str]]] = {}
+        self._names: dict[str, tuple[int, int, frozenset[str]]] = {}
         try:
             self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             self._conn.execute("PRAGMA journal_mode = WAL")
@@ -662,21 +670,28 @@ class DerivedIndex:
         return matrix
 
     def names(self, tenant: str) -> frozenset[str]:
-        """The speakers and subjects of ``tenant``'s entries: who a query can name."""
+        """The speakers and subjects of ``tenant``'s entries: who a query can name.
+
+        Kept up to date from the entries changed since the last call (a name whose
+        entries are all gone stays known until the index is rebuilt).
+        """
         with self._lock:
-            stamp = self._stamp
+            stamp, epoch = self._stamp, int(self._get("epoch") or 0)
             cached = self._names.get(tenant)
-            if cached is not None and cached[0] == stamp:
-                return cached[1]
-            speakers = self._conn.execute(
-                "SELECT DISTINCT speaker FROM entries WHERE tenant = ? AND speaker IS NOT NULL",
-                (tenant,),
-            ).fetchall()
-            subjects = self._conn.execute(
-                "SELECT DISTINCT subject FROM entries WHERE tenant = ?", (tenant,)
-            ).fetchall()
-            found = frozenset(name for (name,) in speakers + subjects)
-            self._names[tenant] = (stamp, found)
+            if cached is not None and cached[:2] == (epoch, stamp):
+                return cached[2]
+            since = cached[1] if cached is not None and cached[0] == epoch else -1
+            known = set(cached[2]) if since >= 0 and cached is not None else set()
+            for speaker, subject in self._conn.execute(
+                "SELECT DISTINCT speaker, subject FROM entries WHERE tenant = ? AND changed > ?",
+                (tenant, since),
+            ):
+                known.add(subject)
+                if speaker is not None:
+                    known.add(speaker)
+            unchanged = since >= 0 and cached is not None and len(known) == len(cached[2])
+            found = cached[2] if unchanged and cached is not None else frozenset(known)
+            self._names[tenant] = (epoch, stamp, found)
             return found
 
     def speakers(self, tenant: str, memory_ids: Iterable[str]) -> dict[str, str]:
