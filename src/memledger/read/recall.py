@@ -1,14 +1,15 @@
 """recall(query): candidates from the derived index, rechecked against the canonical store.
 
-1. **Understand the query** (no LLM needed): the people it names (matched
+1. **Understand the query** (:mod:`memledger.read.understand`, no LLM
+   needed): the people it names (matched
    against the speakers and subjects the index knows, so "Mel" finds
    Melanie), the time it asks about ("in July 2023", "last May", "two weeks
    ago": :mod:`memledger.read.when`), and, with a rewriter
    (:mod:`memledger.read.rewrite`), alternative phrasings. A failing rewriter
    is noted and the original query used.
 2. **Candidates**, filtered by tenant (and subject) inside every source: BM25
-   from the tenant's own FTS5 table, nearest vectors from the tenant's own
-   rows, and the current values of the families the query names for the
+   from the tenant's own FTS5 tables (entries and windows), nearest vectors
+   from the tenant's own rows, and the current values of the families the query names for the
    subject (exact slot lookups). Lexical and vector scores are fused
    linearly, each relative to its best hit (measured on LoCoMo: reciprocal
    rank fusion over the same lists scored 0.59 against 0.67 for the linear
@@ -47,21 +48,19 @@
 from __future__ import annotations
 
 import math
-import re
-from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import lru_cache
 from typing import TYPE_CHECKING, Literal
 
 from memledger.domain.gates import content_words
 from memledger.domain.records import MemoryRecord, require_aware, require_id
-from memledger.errors import EmbedderError, InvalidQueryError, MemledgerError
+from memledger.errors import EmbedderError, InvalidQueryError
 from memledger.index.derived import DerivedIndex, Hit
-from memledger.index.lexical import STOP_WORDS, entry_text, query_terms
+from memledger.index.lexical import entry_text, query_terms
+from memledger.read.understand import Understood, families_named, name_words, understand
 from memledger.read.views import check_floor
-from memledger.read.when import TimeFocus, question_time, time_boost
+from memledger.read.when import time_boost
 
 if TYPE_CHECKING:
     from memledger.memory import Memory
@@ -84,18 +83,7 @@ Source = Literal["lexical", "vector", "slot", "context"]
 
 MAX_QUERY = 4000
 MAX_K = 100
-FAMILY_WORDS: Mapping[str, tuple[str, ...]] = {
-    "home_city": ("live", "lives", "living", "based", "city", "move", "moved", "home"),
-    "employer": ("work", "works", "job", "employer", "company", "employed"),
-    "role": ("role", "job", "title", "position"),
-    "primary_framework": ("framework", "frameworks", "library", "pytorch", "jax"),
-    "delivery_preference": ("digest", "deliver", "delivery", "newsletter", "send"),
-    "language": ("language",),
-    "timezone": ("timezone", "time zone"),
-}
 _SEMANTIC_FLOOR = 0.5
-SHARED_PART = 3
-_NAME_PART = re.compile(r"[^\W_]+")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -138,16 +126,6 @@ class RecallSettings:
         for name, value in weights.items():
             if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
                 raise InvalidQueryError(f"{name} must be a finite number >= 0, got {value!r}")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Understood:
-    """What recall read in the query."""
-
-    queries: tuple[str, ...]
-    people: tuple[str, ...]
-    time: TimeFocus | None
-    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -213,55 +191,6 @@ def _why_not(record: MemoryRecord | None, *, at: datetime, revoked: bool) -> Rec
     return None
 
 
-def families_named(query: str) -> list[str]:
-    words = set(query_terms(query))
-    return [family for family, cue in FAMILY_WORDS.items() if words & set(cue)]
-
-
-class NameBook:
-    """Who a query can name: the parts of the speaker and subject names of a tenant.
-
-    A query names a person by a whole name part in any case ("caroline"), or by
-    a capitalised word of three letters or more that starts one ("Mel" for
-    Melanie; stop words such as "The" never count). Parts shared by more than
-    :data:`SHARED_PART` names ("user" in user-1, user-2, ...) and numbers name
-    nobody.
-    """
-
-    def __init__(self, names: frozenset[str]) -> None:
-        owners: dict[str, set[str]] = {}
-        for name in names:
-            for part in _NAME_PART.findall(name):
-                if len(part) > 1 and not part.isdigit():
-                    owners.setdefault(part.casefold(), set()).add(name)
-        self._owners = {p: frozenset(n) for p, n in owners.items() if len(n) <= SHARED_PART}
-        self._parts = sorted(self._owners)
-
-    def find(self, query: str) -> tuple[str, ...]:
-        found: set[str] = set()
-        for word in _NAME_PART.findall(query):
-            folded = word.casefold()
-            found |= self._owners.get(folded, frozenset())
-            if word[0].isupper() and len(word) >= 3 and folded not in STOP_WORDS:
-                at = bisect_left(self._parts, folded)
-                while at < len(self._parts) and self._parts[at].startswith(folded):
-                    found |= self._owners[self._parts[at]]
-                    at += 1
-        return tuple(sorted(found))
-
-
-@lru_cache(maxsize=64)
-def name_book(names: frozenset[str]) -> NameBook:
-    """The :class:`NameBook` of a tenant's names (the index hands back the same set
-    object until it changes, so this is a lookup)."""
-    return NameBook(names)
-
-
-def people_named(query: str, names: frozenset[str]) -> tuple[str, ...]:
-    """The known ``names`` the query mentions (see :class:`NameBook`)."""
-    return name_book(names).find(query)
-
-
 def check_query(query: object, tenant: object, subject: object, k: object) -> str:
     """``query`` if a recall with these arguments is possible, else InvalidQueryError."""
     require_id(tenant, "tenant", InvalidQueryError)
@@ -274,34 +203,6 @@ def check_query(query: object, tenant: object, subject: object, k: object) -> st
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
         raise InvalidQueryError(f"k must be a whole number from 1 to {MAX_K}, got {k!r}")
     return query
-
-
-def understand(
-    query: str,
-    *,
-    names: frozenset[str],
-    at: datetime,
-    rewriter: QueryRewriter | None = None,
-) -> Understood:
-    """People, time and phrasings of ``query``; a rewriter's failure becomes a note."""
-    queries: tuple[str, ...] = (query,)
-    people = people_named(query, names)
-    focus = question_time(query, at)
-    notes: list[str] = []
-    if rewriter is not None:
-        try:
-            rewrite = rewriter.rewrite(query, now=at)
-        except MemledgerError as exc:
-            notes.append(f"rewriter failed, original query used: {exc}")
-        else:
-            queries = tuple(dict.fromkeys((query, *rewrite.queries)))
-            extra = people_named(" ".join(rewrite.names), names)
-            people = tuple(dict.fromkeys((*people, *extra)))
-            if focus is None and rewrite.after is not None and rewrite.before is not None:
-                focus = TimeFocus(
-                    start=rewrite.after, end=rewrite.before, phrase="(rewriter)", precision="day"
-                )
-    return Understood(queries=queries, people=people, time=focus, notes=tuple(notes))
 
 
 class _Checker:
@@ -512,9 +413,6 @@ def recall(
 
     # 6. rank, 7. abstain
     people = frozenset(understood.people)
-    name_words = frozenset(
-        w for name in people for w in content_words(" ".join(_NAME_PART.findall(name)))
-    )
     speakers = index.speakers(tenant, kept) if len(people) == 1 else {}
     ranked: list[tuple[float, str, float]] = []
     for memory_id, record in kept.items():
@@ -535,7 +433,7 @@ def recall(
             adjacent.setdefault(neighbour, set()).add(anchor)
     judge = _Relevance(
         understood.queries,
-        ignore=name_words,
+        ignore=name_words(understood.people),
         kept=kept,
         adjacent=adjacent,
         sources=sources,

@@ -1,0 +1,137 @@
+"""Understanding a recall question without an LLM: who it names, when it is about,
+which families it touches, and, with a rewriter, how else it could be asked.
+
+* **People**: the parts of the tenant's speaker and subject names
+  (:class:`NameBook`), matched in any case, or by a capitalised prefix ("Mel"
+  for Melanie).
+* **Time**: :func:`memledger.read.when.question_time` ("in July 2023",
+  "last May", "two weeks ago").
+* **Families**: words that name a slot ("live" for ``home_city``), so recall
+  can overlay the slot's current value.
+* **Phrasings**: an optional :class:`~memledger.read.rewrite.QueryRewriter`;
+  its failure becomes a note and the original query is used.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from memledger.domain.gates import content_words
+from memledger.errors import MemledgerError
+from memledger.index.lexical import STOP_WORDS, query_terms
+from memledger.read.when import TimeFocus, question_time
+
+if TYPE_CHECKING:
+    from memledger.read.rewrite import QueryRewriter
+
+FAMILY_WORDS: Mapping[str, tuple[str, ...]] = {
+    "home_city": ("live", "lives", "living", "based", "city", "move", "moved", "home"),
+    "employer": ("work", "works", "job", "employer", "company", "employed"),
+    "role": ("role", "job", "title", "position"),
+    "primary_framework": ("framework", "frameworks", "library", "pytorch", "jax"),
+    "delivery_preference": ("digest", "deliver", "delivery", "newsletter", "send"),
+    "language": ("language",),
+    "timezone": ("timezone", "time zone"),
+}
+SHARED_PART = 3
+_NAME_PART = re.compile(r"[^\W_]+")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Understood:
+    """What recall read in the query."""
+
+    queries: tuple[str, ...]
+    people: tuple[str, ...]
+    time: TimeFocus | None
+    notes: tuple[str, ...] = ()
+
+
+def families_named(query: str) -> list[str]:
+    words = set(query_terms(query))
+    return [family for family, cue in FAMILY_WORDS.items() if words & set(cue)]
+
+
+class NameBook:
+    """Who a query can name: the parts of the speaker and subject names of a tenant.
+
+    A query names a person by a whole name part in any case ("caroline"), or by
+    a capitalised word of three letters or more that starts one ("Mel" for
+    Melanie; stop words such as "The" never count). Parts shared by more than
+    :data:`SHARED_PART` names ("user" in user-1, user-2, ...) and numbers name
+    nobody.
+    """
+
+    def __init__(self, names: frozenset[str]) -> None:
+        owners: dict[str, set[str]] = {}
+        for name in names:
+            for part in _NAME_PART.findall(name):
+                if len(part) > 1 and not part.isdigit():
+                    owners.setdefault(part.casefold(), set()).add(name)
+        self._owners = {p: frozenset(n) for p, n in owners.items() if len(n) <= SHARED_PART}
+        self._parts = sorted(self._owners)
+
+    def find(self, query: str) -> tuple[str, ...]:
+        found: set[str] = set()
+        for word in _NAME_PART.findall(query):
+            folded = word.casefold()
+            found |= self._owners.get(folded, frozenset())
+            if word[0].isupper() and len(word) >= 3 and folded not in STOP_WORDS:
+                at = bisect_left(self._parts, folded)
+                while at < len(self._parts) and self._parts[at].startswith(folded):
+                    found |= self._owners[self._parts[at]]
+                    at += 1
+        return tuple(sorted(found))
+
+
+@lru_cache(maxsize=64)
+def name_book(names: frozenset[str]) -> NameBook:
+    """The :class:`NameBook` of a tenant's names (the index hands back the same set
+    object until it changes, so this is a lookup)."""
+    return NameBook(names)
+
+
+def name_words(people: tuple[str, ...]) -> frozenset[str]:
+    """The content words of these names (what relevance leaves aside)."""
+    return frozenset(
+        w for name in people for w in content_words(" ".join(_NAME_PART.findall(name)))
+    )
+
+
+def people_named(query: str, names: frozenset[str]) -> tuple[str, ...]:
+    """The known ``names`` the query mentions (see :class:`NameBook`)."""
+    return name_book(names).find(query)
+
+
+def understand(
+    query: str,
+    *,
+    names: frozenset[str],
+    at: datetime,
+    rewriter: QueryRewriter | None = None,
+) -> Understood:
+    """People, time and phrasings of ``query``; a rewriter's failure becomes a note."""
+    queries: tuple[str, ...] = (query,)
+    people = people_named(query, names)
+    focus = question_time(query, at)
+    notes: list[str] = []
+    if rewriter is not None:
+        try:
+            rewrite = rewriter.rewrite(query, now=at)
+        except MemledgerError as exc:
+            notes.append(f"rewriter failed, original query used: {exc}")
+        else:
+            queries = tuple(dict.fromkeys((query, *rewrite.queries)))
+            extra = people_named(" ".join(rewrite.names), names)
+            people = tuple(dict.fromkeys((*people, *extra)))
+            if focus is None and rewrite.after is not None and rewrite.before is not None:
+                focus = TimeFocus(
+                    start=rewrite.after, end=rewrite.before, phrase="(rewriter)", precision="day"
+                )
+    return Understood(queries=queries, people=people, time=focus, notes=tuple(notes))
