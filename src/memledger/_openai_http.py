@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NoReturn, TypeVar
+from typing import TYPE_CHECKING, NoReturn, Self, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ValidationError
@@ -202,3 +202,24 @@ class Endpoint:
         """Close the HTTP client if this endpoint created it."""
         if self._owns_client:
             self._client.close()
+
+
+class EndpointClient:
+    """What every client of one :class:`Endpoint` shares: ``repr`` (the masked URL and
+    model), ``close`` (the HTTP client, if the endpoint created it) and use as a
+    context manager. Subclasses set ``self._endpoint``."""
+
+    _endpoint: Endpoint
+
+    def __repr__(self) -> str:
+        return self._endpoint.describe()
+
+    def close(self) -> None:
+        """Close the HTTP client if this client's endpoint created it."""
+        self._endpoint.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

@@ -15,7 +15,6 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from memledger.cli import render
 from memledger.cli._run import CliError, Group
@@ -335,14 +334,7 @@ def reindex(
     with _memory(ctx, db) as opened:
         memory = Memory(opened.store, index=_index_for(opened, embedder))
         try:
-            with Progress(
-                TextColumn("reindex"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                console=Console(stderr=True),
-                transient=True,
-            ) as progress:
+            with render.progress_bar("reindex") as progress:
                 task = progress.add_task("reindex", total=None)
 
                 def report(done: int, total: int) -> None:
@@ -642,7 +634,6 @@ def demo(ctx: typer.Context, *, db: Db = None) -> None:
 
     Safe to run again: every event is then a duplicate and nothing changes.
     """
-    from rich.console import Console
 
     from memledger.demo import run_demo
 

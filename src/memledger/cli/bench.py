@@ -10,14 +10,10 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
     TaskID,
-    TextColumn,
-    TimeElapsedColumn,
 )
 
+from memledger.cli import render
 from memledger.cli._run import CliError
 from memledger.eval import bench_recall, bench_write
 from memledger.eval.machine import describe
@@ -59,15 +55,7 @@ def write(
     from memledger.write.extract.rules import RuleExtractor
 
     rules = RuleExtractor()
-    console = Console(stderr=True)
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    ) as progress:
+    with render.progress_bar() as progress:
         tasks: dict[str, TaskID] = {}
 
         def report(phase: str, done: int, total: int) -> None:
@@ -148,14 +136,7 @@ def recall(
             f"--embedder takes distinct comma-separated modes of {', '.join(modes)}, "
             f"got {embedder!r}"
         )
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        transient=True,
-    ) as progress:
+    with render.progress_bar() as progress:
         tasks: dict[str, TaskID] = {}
 
         def report(phase: str, done: int, total: int) -> None:
@@ -236,14 +217,7 @@ def locomo(
         dataset = dataset.limit(limit_conversations)
     retrievers = [(name, harness.create_retriever(name)) for name in names]
     reports: list[harness.Report] = []
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        transient=True,
-    ) as progress:
+    with render.progress_bar() as progress:
         for name, instance in retrievers:
             task = progress.add_task(f"{name:10} questions", total=None)
 

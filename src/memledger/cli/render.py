@@ -15,6 +15,7 @@ from typing import get_args
 
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
@@ -403,3 +404,15 @@ def recall(console: Console, result: RecallResult) -> None:
         console.print(f"excluded after the canonical recheck: {listed}")
     if result.index_lag:
         console.print(f"index lag: {result.index_lag} outbox rows")
+
+
+def progress_bar(label: str = "{task.description}") -> Progress:
+    """A transient progress bar on stderr: label, bar, done/total, time elapsed."""
+    return Progress(
+        TextColumn(label),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )

@@ -192,7 +192,8 @@ def _shift(unit: str, current: _Unit, step: int) -> _Unit:
     return _year(current.start.year + step)
 
 
-def _month_number(name: str) -> int:
+def month_number(name: str) -> int:
+    """1-12 for a month's name or its first three letters, in any case ("Sept" is 9)."""
     return _MONTHS[name.casefold()[:3]]
 
 
@@ -216,7 +217,7 @@ def _candidates(g: Mapping[str, str | None], p: str, ref: datetime) -> tuple[lis
         return ([unit] if unit else []), True
     for kind in ("md", "dm"):
         if g[p + kind]:
-            month = _month_number(g[p + kind + "m"] or "")
+            month = month_number(g[p + kind + "m"] or "")
             dom = _day_number(g[p + kind + "d"] or "")
             year = g[p + kind + "y"]
             chosen = [int(year)] if year else years
@@ -226,12 +227,12 @@ def _candidates(g: Mapping[str, str | None], p: str, ref: datetime) -> tuple[lis
         if g[p + "eou"]:
             end = _period((g[p + "eou"] or "").casefold(), ref).end
             return [_Unit(end, end)], True
-        month = _month_number(g[p + "eom"] or "")
+        month = month_number(g[p + "eom"] or "")
         year = g[p + "eoy"]
         ends = [_month(y, month).end for y in ([int(year)] if year else years)]
         return [_Unit(e, e) for e in ends], year is not None
     if g[p + "mo"]:
-        month = _month_number(g[p + "mom"] or "")
+        month = month_number(g[p + "mom"] or "")
         year = g[p + "moy"]
         return [_month(y, month) for y in ([int(year)] if year else years)], year is not None
     if g[p + "yr"]:
@@ -326,7 +327,7 @@ def _since_start(m: re.Match[str], ref: datetime) -> _Bounds | None:
 
 def _rest(m: re.Match[str], ref: datetime) -> _Bounds | None:
     if m.group("rm"):
-        month = _month_number(m.group("rm"))
+        month = month_number(m.group("rm"))
         units = [_month(y, month) for y in range(ref.year, ref.year + 2)]
         unit = next(u for u in units if u.end > ref)
     else:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Literal, NoReturn
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from memledger._openai_http import Endpoint, excerpt, validate_body
+from memledger._openai_http import Endpoint, EndpointClient, excerpt, validate_body
 from memledger.errors import EmbedderError
 from memledger.index._base import Vectors, check_dimensions, check_texts, normalise_rows
 
@@ -60,7 +60,7 @@ class _Answer(BaseModel):
     data: list[_Item]
 
 
-class OpenAIEmbedder:
+class OpenAIEmbedder(EndpointClient):
     """Embeds texts by posting them to ``{base_url}/embeddings`` in batches.
 
     ``dimensions`` is the vector size the model gives (1536 for OpenAI's
@@ -109,19 +109,6 @@ class OpenAIEmbedder:
     @property
     def dimensions(self) -> int:
         return self._dimensions
-
-    def __repr__(self) -> str:
-        return self._endpoint.describe()
-
-    def close(self) -> None:
-        """Close the HTTP client if this embedder created it."""
-        self._endpoint.close()
-
-    def __enter__(self) -> OpenAIEmbedder:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
     def request_body(self, texts: Sequence[str]) -> dict[str, object]:
         """The JSON body posted for one batch (no credentials in it)."""

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, NoReturn, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict
 
 from memledger._openai_chat import chat_request, read_answer
-from memledger._openai_http import Endpoint
+from memledger._openai_http import Endpoint, EndpointClient
 from memledger.domain.records import JsonValue, require_aware
 from memledger.errors import InvalidQueryError, RewriterError
 
@@ -198,7 +198,7 @@ class RewriteOut(BaseModel):
 # -- the LLM rewriter -----------------------------------------------------------------------
 
 
-class LLMQueryRewriter:
+class LLMQueryRewriter(EndpointClient):
     """Rewrites queries by asking an OpenAI-compatible chat-completions endpoint.
 
     ``base_url`` is the API root, ``/chat/completions`` is appended. ``timeout``
@@ -226,19 +226,6 @@ class LLMQueryRewriter:
             client=client,
             owner="LLMQueryRewriter",
         )
-
-    def __repr__(self) -> str:
-        return self._endpoint.describe()
-
-    def close(self) -> None:
-        """Close the HTTP client if this rewriter created it."""
-        self._endpoint.close()
-
-    def __enter__(self) -> LLMQueryRewriter:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
     def request_body(self, query: str, *, now: datetime) -> dict[str, JsonValue]:
         """The JSON body :meth:`rewrite` posts (no credentials in it)."""

@@ -86,6 +86,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Literal
 
+from memledger.domain.timephrases import month_number
 from memledger.errors import InvalidQueryError
 
 __all__ = ["Precision", "TimeFocus", "question_time", "time_boost"]
@@ -203,20 +204,6 @@ def _qualifier(word: str | None) -> _Pick:
 
 # -- words -------------------------------------------------------------------------------
 
-_MONTHS = {
-    "jan": 1,
-    "feb": 2,
-    "mar": 3,
-    "apr": 4,
-    "may": 5,
-    "jun": 6,
-    "jul": 7,
-    "aug": 8,
-    "sep": 9,
-    "oct": 10,
-    "nov": 11,
-    "dec": 12,
-}
 _NUMBERS = {
     "a": 1,
     "an": 1,
@@ -276,10 +263,6 @@ def _dm(p: str) -> str:
     )
 
 
-def _month_number(name: str) -> int:
-    return _MONTHS[name.casefold()[:3]]
-
-
 def _number(text: str) -> int:
     word = " ".join(text.casefold().split())
     if word.startswith("a couple"):
@@ -310,7 +293,7 @@ def _calendar_day(year: int, month: int, dom: int) -> _Span:
 
 def _named_day(m: re.Match[str], p: str, now: datetime) -> _Span:
     """The day of a :func:`_md`/:func:`_dm` match with prefix ``p``; yearless: the latest begun."""
-    month = _month_number(m.group(p + "m"))
+    month = month_number(m.group(p + "m"))
     dom = int(re.sub(r"\D", "", m.group(p + "d")))
     if m.group(p + "y"):
         return _calendar_day(int(m.group(p + "y")), month, dom)
@@ -362,14 +345,14 @@ def _weekday(m: re.Match[str], now: datetime) -> _Found | None:
 
 
 def _month_year(m: re.Match[str], now: datetime) -> _Found | None:
-    return _month(int(m.group("y")), _month_number(m.group("m"))), "month"
+    return _month(int(m.group("y")), month_number(m.group("m"))), "month"
 
 
 def _month_named(m: re.Match[str], now: datetime) -> _Found | None:
     name, qualifier = m.group("m"), m.groupdict().get("q")
     if qualifier and name.casefold() in _AMBIGUOUS and not name[0].isupper():
         return None  # "this may be", "the last march"
-    month = _month_number(name)
+    month = month_number(name)
     year = _relative_year(m, now)
     if year is not None:
         return _month(year, month), "month"

@@ -55,7 +55,7 @@ from pydantic import JsonValue as PydanticJson
 from pydantic import ValidationError
 
 from memledger._openai_chat import chat_request, error_summary, read_answer
-from memledger._openai_http import Endpoint
+from memledger._openai_http import Endpoint, EndpointClient
 from memledger.domain.families import Schema
 from memledger.domain.records import (
     Claim,
@@ -80,7 +80,7 @@ FailureReason = Literal["endpoint_unreachable", "timeout", "invalid_json", "sche
 """The fixed ``ExtractionError.reason`` values; a non-2xx status gives ``"http_<code>"``."""
 
 
-class LLMExtractor:
+class LLMExtractor(EndpointClient):
     """Proposes claims by asking an OpenAI-compatible chat-completions endpoint.
 
     ``base_url`` is the API root, ``/chat/completions`` is appended
@@ -126,19 +126,6 @@ class LLMExtractor:
     @property
     def info(self) -> ExtractorInfo:
         return self._info
-
-    def __repr__(self) -> str:
-        return self._endpoint.describe()
-
-    def close(self) -> None:
-        """Close the HTTP client if this extractor created it."""
-        self._endpoint.close()
-
-    def __enter__(self) -> LLMExtractor:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
     def request_body(self, event: SourceEvent) -> dict[str, JsonValue]:
         """The JSON body :meth:`extract` posts for ``event`` (no credentials in it)."""
