@@ -12,7 +12,7 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pytest
@@ -30,6 +30,8 @@ from memledger.index.embedders import (
     embedder_from_name,
 )
 from memledger.testing.openai_server import FakeChatServer, RecordedRequest, Reply
+
+pytestmark = pytest.mark.usefixtures("no_proxies")  # the fake server is on 127.0.0.1
 
 KEY = "sk-test-SECRET-0123456789"
 TEXTS = ["I moved to Lyon last week.", "She lives in Lyon now.", "Quarterly tax report due", ""]
@@ -227,20 +229,6 @@ def test_embedder_from_name() -> None:
 
 
 # -- OpenAI-compatible endpoint ---------------------------------------------------------
-
-
-@pytest.fixture(autouse=True)
-def _no_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
-    """httpx honours proxy variables even for loopback; these tests talk to 127.0.0.1."""
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
-        monkeypatch.delenv(name, raising=False)
-        monkeypatch.delenv(name.lower(), raising=False)
-
-
-@pytest.fixture
-def server() -> Iterator[FakeChatServer]:
-    with FakeChatServer() as running:
-        yield running
 
 
 def remote(server: FakeChatServer, **options: object) -> OpenAIEmbedder:

@@ -64,18 +64,7 @@ def answer(*claims: dict[str, object], complete: bool = True) -> str:
     return json.dumps({"claims": list(claims), "complete": complete})
 
 
-@pytest.fixture(autouse=True)
-def _no_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
-    """httpx honours proxy variables even for loopback; these tests talk to 127.0.0.1."""
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
-        monkeypatch.delenv(name, raising=False)
-        monkeypatch.delenv(name.lower(), raising=False)
-
-
-@pytest.fixture
-def server() -> Iterator[FakeChatServer]:
-    with FakeChatServer() as running:
-        yield running
+pytestmark = pytest.mark.usefixtures("no_proxies")
 
 
 @pytest.fixture
