@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sqlite3
 import subprocess
 import sys
 import sysconfig
@@ -18,24 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner, Result
 
-from memledger.cli import app
+from cli_helpers import assert_one_error, run, snapshot
 from memledger.errors import InvalidInputError
 from memledger.memory import Memory
 from memledger.settings import Settings
 
-runner = CliRunner()
-
-HERMETIC = {"MEMLEDGER_URL": None, "MEMLEDGER_TENANT": None, "MEMLEDGER_DEBUG": None}
-
 TEXT = "Please deliver daily for the rest of October, then Fridays. I live in Lyon."
-
-
-def run(
-    args: Sequence[str], *, stdin: str | None = None, env: dict[str, str] | None = None
-) -> Result:
-    return runner.invoke(app, list(args), input=stdin, env={**HERMETIC, **(env or {})})
 
 
 def claim(value: Any = "daily", **fields: Any) -> dict[str, Any]:
@@ -81,28 +69,6 @@ def ok_json(args: Sequence[str], **kwargs: Any) -> Any:
     assert result.exit_code == 0, result.output
     assert result.stderr == ""
     return json.loads(result.stdout)
-
-
-def snapshot(db: Path) -> list[str]:
-    conn = sqlite3.connect(db)
-    try:
-        return list(conn.iterdump())
-    finally:
-        conn.close()
-
-
-def assert_one_error(result: Result, *fragments: str, code: int = 2) -> str:
-    assert result.exit_code == code, result.output
-    assert isinstance(result.exception, SystemExit), result.exception
-    assert "Traceback" not in result.output
-    assert result.stdout == ""
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, lines
-    (line,) = lines
-    assert line.startswith("error: ")
-    for fragment in fragments:
-        assert fragment in line, line
-    return line
 
 
 @pytest.fixture

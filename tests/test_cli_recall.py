@@ -16,25 +16,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner, Result
 
-from memledger.cli import app
+from cli_helpers import assert_one_error, run, snapshot
 
-runner = CliRunner()
-
-HERMETIC = {"MEMLEDGER_URL": None, "MEMLEDGER_TENANT": None, "MEMLEDGER_DEBUG": None}
 GRANTS = ["home_city", "delivery_preference"]
 ACME = ["--tenant", "acme"]
 HASHING = ["--embedder", "hashing"]
 LATER = ["--valid-at", "2026-11-15T00:00:00Z"]
 PERU = "What is the capital of Peru?"
 VIOLIN = "Who plays the violin in an orchestra?"
-
-
-def run(
-    args: Sequence[str], *, stdin: str | None = None, env: dict[str, str] | None = None
-) -> Result:
-    return runner.invoke(app, list(args), input=stdin, env={**HERMETIC, **(env or {})})
 
 
 def ok(args: Sequence[str], **kwargs: Any) -> str:
@@ -46,28 +36,6 @@ def ok(args: Sequence[str], **kwargs: Any) -> str:
 
 def ok_json(args: Sequence[str], **kwargs: Any) -> Any:
     return json.loads(ok([*args, "--json"], **kwargs))
-
-
-def assert_one_error(result: Result, *fragments: str, code: int = 2) -> str:
-    assert result.exit_code == code, result.output
-    assert isinstance(result.exception, SystemExit), result.exception
-    assert "Traceback" not in result.output
-    assert result.stdout == ""
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, lines
-    (line,) = lines
-    assert line.startswith("error: ")
-    for fragment in fragments:
-        assert fragment in line, line
-    return line
-
-
-def snapshot(db: Path) -> list[str]:
-    conn = sqlite3.connect(db)
-    try:
-        return list(conn.iterdump())
-    finally:
-        conn.close()
 
 
 def event(event_id: str, text: str, *, hour: int, **fields: Any) -> dict[str, Any]:
