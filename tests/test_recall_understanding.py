@@ -14,10 +14,11 @@ from hypothesis import strategies as st
 
 from memledger import Memory
 from memledger.domain.records import Actor, SourceEvent
-from memledger.errors import EmbedderError, RewriterError
+from memledger.domain.text import ends_asking
+from memledger.errors import EmbedderError, InvalidQueryError, RewriterError
 from memledger.index.derived import DerivedIndex
 from memledger.index.embedders import HashingEmbedder, Vectors
-from memledger.read.recall import RecallResult, recall
+from memledger.read.recall import RecallResult, RecallSettings, recall
 from memledger.read.rewrite import Rewrite
 from memledger.store import open_store
 from memledger.testing import FrozenClock
@@ -134,7 +135,8 @@ def test_the_answer_in_the_next_turn_comes_with_its_question(
     index.sync(memory.store)
     result = recall(memory, index, "How was the concert?", tenant=TENANT, k=3)
     found = events(result)
-    assert found[:2] == [ids[0], ids[1]] or found[:2] == [ids[1], ids[0]]
+    assert found[0] == ids[1]  # the answer first: the question ends asking
+    assert ids[0] in found
     reply = next(i for i in result.items if i.record.source_event_id == ids[1])
     assert "context" in reply.sources  # it has none of the question's words
     turn_ids = {i.record.source_event_id: i.record.memory_id for i in result.items}
@@ -176,6 +178,53 @@ def test_the_person_a_question_names_comes_first(memory: Memory, index: DerivedI
         result = recall(memory, index, query, tenant=TENANT, k=2)
         assert events(result)[0] == who, query
         assert len(result.understood.people) == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        ("Where was that?", True),
+        ("Nice! Where was that?", True),
+        ('She said "really?"', True),
+        ("Where was that? [a photo of a lake at dusk]", True),
+        ("Where was that?) ", True),
+        ("Was it? No, it was Tuesday.", False),
+        ("We went to the lake. [is this a caption?]", False),
+        ("[a photo of a lake]", False),
+        ("", False),
+        ("?", True),
+    ],
+)
+def test_a_turn_ends_asking_when_its_last_sentence_is_a_question(text: str, asks: bool) -> None:
+    assert ends_asking(text) is asks
+
+
+def test_a_turn_that_ends_asking_ranks_below_one_that_states(
+    memory: Memory, index: DerivedIndex
+) -> None:
+    (asked,) = say(memory, "s1", [("alex", "Sam, you joined the kayak club on the river?")])
+    (stated,) = say(memory, "s2", [("sam", "Alex, I joined the kayak club on the river.")])
+    index.sync(memory.store)
+    query = "Who joined the kayak club on the river?"
+
+    def scores(weight: float) -> dict[str, float]:
+        settings = RecallSettings(asking_weight=weight)
+        result = recall(memory, index, query, tenant=TENANT, k=10, settings=settings)
+        return {
+            i.record.source_event_id: i.score for i in result.items if i.record.kind == "episode"
+        }
+
+    full, none, default = scores(1.0), scores(0.0), scores(RecallSettings().asking_weight)
+    weight = RecallSettings().asking_weight
+    assert 0 < weight < 1
+    # what the asking turn owes to its window (and vectors) counts ``weight`` times; its
+    # own BM25 match in full; the stating turn is untouched
+    assert none[asked] < full[asked]
+    assert default[asked] - none[asked] == pytest.approx(weight * (full[asked] - none[asked]))
+    assert default[stated] == pytest.approx(full[stated])
+    assert default[stated] > default[asked]
+    with pytest.raises(InvalidQueryError, match="asking_weight"):
+        RecallSettings(asking_weight=-0.1)
 
 
 def test_a_time_in_the_question_prefers_what_was_said_then(

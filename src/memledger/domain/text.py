@@ -9,6 +9,7 @@ so a caller can always quote the exact substring a result came from.
   ("reviewing flashcards" and "review flashcard" both give ``review-flashcard``).
 * :func:`sentences` and :func:`clauses` split text into :class:`Segment` spans.
 * :func:`normalize` collapses whitespace and straightens typographic quotes.
+* :func:`ends_asking` tells whether a turn ends with a question.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ __all__ = [
     "STOP_WORDS",
     "Segment",
     "clauses",
+    "ends_asking",
     "normalize",
     "sentences",
     "slug",
@@ -237,3 +239,20 @@ def clauses(text: str) -> tuple[Segment, ...]:
         if segment is not None:
             found.append(segment)
     return tuple(found)
+
+
+_CLOSERS = " \t\r\n\"'”’)"
+
+
+def ends_asking(text: str) -> bool:
+    """Whether ``text`` ends with a question ("Nice! Where was that?"), a trailing
+    bracketed note such as an image caption ("... that? [a photo of a lake]") aside.
+
+    Constant work for any length of text: it looks at the end only.
+    """
+    end = text.rstrip(_CLOSERS)
+    if end.endswith("]"):
+        opening = end.rfind("[")
+        if opening > 0:
+            end = end[:opening].rstrip(_CLOSERS)
+    return end.endswith("?")

@@ -34,7 +34,9 @@
    corrections); with ``min_revision`` (which needs ``subject``: a token
    belongs to a subject's family) a store below the floor for a family the
    query names refuses.
-6. **Rank**: fused relevance x person and time boosts x time weight
+6. **Rank**: fused relevance (of a turn that ends by asking a question, only
+   ``asking_weight`` of what it owes to windows, vectors and neighbours: its
+   answer comes after it) x person and time boosts x time weight
    ``0.3 + 0.7 * exp(-age / tau)`` (old memories are down-weighted, never
    dropped) x confidence x trust (floored at 0.05: untrusted sources rank
    last rather than vanish).
@@ -55,6 +57,7 @@ from typing import TYPE_CHECKING, Literal
 
 from memledger.domain.gates import content_words
 from memledger.domain.records import MemoryRecord, require_aware, require_id
+from memledger.domain.text import ends_asking
 from memledger.errors import EmbedderError, InvalidQueryError
 from memledger.index.derived import DerivedIndex, Hit
 from memledger.index.lexical import entry_text, query_terms
@@ -107,6 +110,11 @@ class RecallSettings:
     """Memories said by (or about) the one person a query names score ``1 + boost`` times."""
     time_boost: float = 1.0
     """Memories from the time a query names score up to ``1 + boost`` times."""
+    asking_weight: float = 0.6
+    """A turn that ends by asking a question keeps this much of what it gains from
+    windows, vectors and its neighbours (its own BM25 match counts in full): what
+    it asks about is answered, and stated, in the turns after it, which its
+    context share reaches."""
 
     def __post_init__(self) -> None:
         positive = {"tau_days": self.tau_days, "candidates": self.candidates}
@@ -119,6 +127,7 @@ class RecallSettings:
             "window_weight": self.window_weight,
             "person_boost": self.person_boost,
             "time_boost": self.time_boost,
+            "asking_weight": self.asking_weight,
             "context_anchors": self.context_anchors,
             **{f"context_after[{i}]": w for i, w in enumerate(self.context_after)},
             **{f"context_before[{i}]": w for i, w in enumerate(self.context_before)},
@@ -239,6 +248,11 @@ class _Checker:
                 excluded.append(Excluded(memory_id=memory_id, reason=why or "not_found"))
             else:
                 kept[memory_id] = record
+
+
+def _asks(record: MemoryRecord) -> bool:
+    text = record.value.get("text") if isinstance(record.value, dict) else None
+    return isinstance(text, str) and ends_asking(text)
 
 
 def _semantic(index: DerivedIndex) -> bool:
@@ -416,7 +430,11 @@ def recall(
     speakers = index.speakers(tenant, kept) if len(people) == 1 else {}
     ranked: list[tuple[float, str, float]] = []
     for memory_id, record in kept.items():
-        score = max(fused.get(memory_id, 0.0), 0.5 if "slot" in sources[memory_id] else 0.0)
+        score = fused.get(memory_id, 0.0)
+        if record.kind == "episode" and _asks(record):  # its own words keep their weight
+            own = lexical.get(memory_id, 0.0)
+            score = own + tuning.asking_weight * (score - own)
+        score = max(score, 0.5 if "slot" in sources[memory_id] else 0.0)
         if people and (speakers.get(memory_id) in people or record.subject in people):
             score *= 1.0 + tuning.person_boost
         if understood.time is not None:
