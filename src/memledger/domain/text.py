@@ -247,9 +247,7 @@ _CLOSERS = " \t\r\n\"'”’)"
 def ends_asking(text: str) -> bool:
     """Whether ``text`` ends with a question ("Nice! Where was that?"), a trailing
     bracketed note such as an image caption ("... that? [a photo of a lake]") aside.
-
-    Constant work for any length of text: it looks at the end only.
-    """
+    A question earlier in the text ("Was it? No, it was Tuesday.") does not count."""
     end = text.rstrip(_CLOSERS)
     if end.endswith("]"):
         opening = end.rfind("[")
