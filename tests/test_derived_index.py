@@ -601,6 +601,57 @@ def test_vectors_held_in_memory_follow_every_change_like_a_fresh_load(
         writer.close()
 
 
+def removals(path: Path) -> int:
+    with sqlite3.connect(path) as conn:
+        (count,) = conn.execute("SELECT count(*) FROM removed").fetchone()
+    return int(count)
+
+
+def test_recorded_removals_are_pruned_and_a_reader_from_before_reads_again(
+    memory: Memory, tmp_path: Path
+) -> None:
+    """The record of removals does not grow without end: after ``prune_after`` of them a
+    sync deletes it, and a long-lived reader whose vectors predate the prune (it can no
+    longer learn what was removed) reads them again rather than keep a removed row."""
+    path = tmp_path / "v.index"
+    ids = turns(memory)
+    reader = DerivedIndex(path, embedder=HashingEmbedder())
+    writer = DerivedIndex(path, embedder=HashingEmbedder(), prune_after=2)
+    query = TEXTS[0]
+
+    def same_as_fresh() -> list[str]:
+        with DerivedIndex(path, embedder=HashingEmbedder()) as fresh:
+            expected = fresh.search_vectors(query, tenant=TENANT, k=len(TEXTS))
+        found = reader.search_vectors(query, tenant=TENANT, k=len(TEXTS))
+        assert [(h.memory_id, round(h.score, 6)) for h in found] == [
+            (h.memory_id, round(h.score, 6)) for h in expected
+        ]
+        return [h.memory_id for h in found]
+
+    try:
+        writer.sync(memory.store)
+        assert set(same_as_fresh()) == set(ids)  # the reader holds every row in memory
+        memory.revoke(ids[0], tenant=TENANT)
+        writer.sync(memory.store)
+        assert removals(path) == 1  # below prune_after: kept for readers to catch up from
+        memory.revoke(ids[1], tenant=TENANT)
+        writer.sync(memory.store)
+        assert removals(path) == 0  # pruned
+        assert set(same_as_fresh()) == set(ids[2:])
+        memory.revoke(ids[2], tenant=TENANT)
+        writer.sync(memory.store)
+        assert removals(path) == 1 and same_as_fresh() == [ids[3]]
+    finally:
+        reader.close()
+        writer.close()
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "10"])
+def test_prune_after_must_be_a_positive_integer(tmp_path: Path, bad: object) -> None:
+    with pytest.raises(InvalidInputError, match="prune_after"):
+        DerivedIndex(tmp_path / "v.index", prune_after=bad)  # type: ignore[arg-type]
+
+
 def test_a_turn_is_also_found_by_the_words_around_it_until_they_are_revoked(
     memory: Memory, index: DerivedIndex
 ) -> None:

@@ -22,7 +22,10 @@ Vectors: one float32 row per entry, stored next to the entry and searched
 exactly over the subject's (or the tenant's) rows. Each tenant's rows are held
 in memory and brought up to date from what changed since they were read
 (entries carry the stamp of their last change, removals are recorded in
-``removed``, a rebuild starts a new epoch). Exact search keeps tenants apart by
+``removed``, a rebuild starts a new epoch). Once ``prune_after`` removals have
+piled up, a sync deletes the records of them and notes the stamp it pruned at;
+rows held in memory from before that stamp are read again whole, since the
+removals they would have needed are gone. Exact search keeps tenants apart by
 construction and costs about 9 ms per 100k x 384 rows on two cores
 (``../shared/FINDINGS.md``); ``memledger bench recall`` measures it. When
 the embedder fails while feeding, entries are stored without vectors (lexical
@@ -174,9 +177,14 @@ class DerivedIndex:
     ``embedder=None`` keeps the index lexical only.
     """
 
-    def __init__(self, path: Path | str, *, embedder: Embedder | None = None) -> None:
+    def __init__(
+        self, path: Path | str, *, embedder: Embedder | None = None, prune_after: int = 10_000
+    ) -> None:
+        if isinstance(prune_after, bool) or not isinstance(prune_after, int) or prune_after < 1:
+            raise InvalidInputError(f"prune_after must be an integer >= 1, got {prune_after!r}")
         self.path = Path(path)
         self.embedder = embedder
+        self.prune_after = prune_after
         self._lock = threading.RLock()
         self._matrices: dict[str, _Matrix] = {}
         self._names: dict[str, tuple[int, int, frozenset[str]]] = {}
@@ -331,6 +339,7 @@ class DerivedIndex:
             by_key = dict(zip(records, vectors, strict=True))
             with self._lock, self._transaction():
                 stamp = self._stamp + 1
+                removed = 0
                 for row in rows:
                     record = records.get((row.tenant, row.memory_id))
                     if row.op == "upsert" and record is not None:
@@ -342,14 +351,32 @@ class DerivedIndex:
                             stamp=stamp,
                         )
                     elif row.op == "delete":
-                        self._delete(row.tenant, row.memory_id, revision=row.revision, stamp=stamp)
+                        removed += self._delete(
+                            row.tenant, row.memory_id, revision=row.revision, stamp=stamp
+                        )
                 self._set("cursor", str(rows[-1].seq))
                 self._set("stamp", str(stamp))
+                if removed:
+                    self._set("removed", str(int(self._get("removed") or 0) + removed))
             applied += len(rows)
             if progress is not None:
                 progress(min(applied, max(total, applied)), max(total, applied))
         self._backfill(batch)
+        self._prune()
         return applied
+
+    def _prune(self) -> None:
+        """Forget the removals recorded so far once there are ``prune_after`` of them."""
+        with self._lock:
+            if int(self._get("removed") or 0) < self.prune_after:
+                return  # read outside a transaction: most syncs stop here
+            with self._transaction():
+                if int(self._get("removed") or 0) < self.prune_after:
+                    return  # another handle pruned first
+                stamp = self._stamp
+                self._conn.execute("DELETE FROM removed WHERE changed <= ?", (stamp,))
+                self._set("removed", "0")
+                self._set("pruned", str(stamp))
 
     def rebuild(self, store: Store, *, progress: Progress | None = None) -> int:
         """Drop everything and replay the whole outbox."""
@@ -513,19 +540,22 @@ class DerivedIndex:
         if _thread(record) is not None:
             self._rewindow(record.tenant, [entry_id, *self._affected(record.tenant, entry_id)])
 
-    def _delete(self, tenant: str, memory_id: str, *, revision: int, stamp: int) -> None:
+    def _delete(self, tenant: str, memory_id: str, *, revision: int, stamp: int) -> bool:
+        """Remove ``memory_id``'s entry unless the index holds a later revision; whether
+        it did."""
         row = self._conn.execute(
             "SELECT id, revision FROM entries WHERE tenant = ? AND memory_id = ?",
             (tenant, memory_id),
         ).fetchone()
         if row is None or row[1] > revision:
-            return
+            return False
         affected = self._affected(tenant, row[0])
         self._conn.execute("DELETE FROM entries WHERE id = ?", (row[0],))
         self._conn.execute(f"DELETE FROM {self._ensure(tenant)} WHERE rowid = ?", (row[0],))
         # the windows around it lose its words (a revoked turn leaves no trace)
         self._rewindow(tenant, [row[0], *affected])
         self._conn.execute("INSERT INTO removed VALUES (?, ?, ?)", (tenant, memory_id, stamp))
+        return True
 
     # -- searching ------------------------------------------------------------------------
 
@@ -649,8 +679,10 @@ class DerivedIndex:
         """``tenant``'s vectors, brought up to date (call with the lock held)."""
         assert self.embedder is not None
         stamp, epoch = self._stamp, int(self._get("epoch") or 0)
+        pruned = int(self._get("pruned") or -1)
         matrix = self._matrices.get(tenant)
-        if matrix is None or matrix.epoch != epoch:
+        # a matrix older than the last prune may have missed removals: read it again
+        if matrix is None or matrix.epoch != epoch or matrix.stamp < pruned:
             matrix = _Matrix(epoch=epoch, dimensions=self.embedder.dimensions)
             self._matrices[tenant] = matrix
         if matrix.stamp == stamp:
