@@ -20,7 +20,8 @@ and match any remaining term.
 
 Vectors: one float32 row per entry, stored next to the entry and searched
 exactly over the subject's (or the tenant's) rows. Each tenant's rows are held
-in memory and brought up to date from what changed since they were read
+in memory, with what a hit reports of each entry (so a vector search reads no
+table), and brought up to date from what changed since they were read
 (entries carry the stamp of their last change, removals are recorded in
 ``removed``, a rebuild starts a new epoch). Once ``prune_after`` removals have
 piled up, a sync deletes the records of them and notes the stamp it pruned at;
@@ -44,6 +45,8 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from sys import intern
+from typing import TypeAlias
 
 import numpy as np
 
@@ -94,6 +97,10 @@ class IndexStatus:
     """Why some entries have no vector (the embedder's last error), or ``None``."""
 
 
+_Row: TypeAlias = tuple[str, str, str, int, int, str]
+"""An entry's subject, family, kind, revision, generation and text."""
+
+
 class _Matrix:
     """One tenant's vectors in memory, kept up to date from the rows the index changed
     since it was loaded (never reloaded whole unless the index was rebuilt)."""
@@ -102,6 +109,8 @@ class _Matrix:
         self.epoch = epoch
         self.stamp = -1
         self.memory_ids: list[str] = []
+        self.entries: list[_Row] = []
+        """What the index holds for each row's entry, so a search reads no table."""
         self.position: dict[str, int] = {}
         self.by_subject: dict[str, list[int]] = {}
         self.rows = np.zeros((0, dimensions), dtype=np.float32)
@@ -116,7 +125,7 @@ class _Matrix:
         if at is not None:
             self.alive[at] = False
 
-    def put(self, memory_id: str, subject: str, vector: bytes | None) -> None:
+    def put(self, memory_id: str, row: _Row, vector: bytes | None) -> None:
         at = self.position.get(memory_id)
         if at is None:
             if vector is None:
@@ -127,8 +136,11 @@ class _Matrix:
                 self.rows = np.resize(self.rows, (size, self.rows.shape[1]))
                 self.alive = np.resize(self.alive, size)
             self.memory_ids.append(memory_id)
+            self.entries.append(row)
             self.position[memory_id] = at
-            self.by_subject.setdefault(subject, []).append(at)
+            self.by_subject.setdefault(row[0], []).append(at)
+        else:
+            self.entries[at] = row  # an entry keeps its subject: it is part of its key
         if vector is None:
             self.alive[at] = False
         else:
@@ -646,34 +658,26 @@ class DerivedIndex:
             top = min(k, len(scores))
             best = np.argpartition(-scores, top - 1)[:top]
             best = best[np.argsort(-scores[best], kind="stable")]
-            chosen = [int(i) for i in best]
-            ids = [matrix.memory_ids[int(positions[i])] for i in chosen]
-        with self._lock:
-            rows = {
-                row[0]: row
-                for row in self._conn.execute(
-                    "SELECT memory_id, subject, family, kind, revision, generation, text"
-                    " FROM entries"
-                    f" WHERE tenant = ? AND memory_id IN ({', '.join('?' * len(ids))})",
-                    (tenant, *ids),
+            hits = []
+            for i in best:
+                at = int(positions[i])
+                subject, family, kind, revision, generation, text = matrix.entries[at]
+                cosine = float(scores[i])
+                hits.append(
+                    Hit(
+                        tenant=tenant,
+                        memory_id=matrix.memory_ids[at],
+                        subject=subject,
+                        family=family,
+                        kind=kind,
+                        revision=revision,
+                        generation=generation,
+                        score=cosine - typical,
+                        text=text,
+                        cosine=cosine,
+                    )
                 )
-            }
-        return [
-            Hit(
-                tenant=tenant,
-                memory_id=m,
-                subject=rows[m][1],
-                family=rows[m][2],
-                kind=rows[m][3],
-                revision=rows[m][4],
-                generation=rows[m][5],
-                score=float(scores[i]) - typical,
-                text=rows[m][6],
-                cosine=float(scores[i]),
-            )
-            for i, m in zip(chosen, ids, strict=True)
-            if m in rows
-        ]
+        return hits
 
     def _matrix(self, tenant: str) -> _Matrix:
         """``tenant``'s vectors, brought up to date (call with the lock held)."""
@@ -692,12 +696,23 @@ class DerivedIndex:
             (tenant, matrix.stamp),
         ):
             matrix.remove(memory_id)
-        for memory_id, subject, vector in self._conn.execute(
-            "SELECT memory_id, subject, vector FROM entries WHERE tenant = ? AND changed > ?"
-            " ORDER BY id",
+        for (
+            memory_id,
+            subject,
+            family,
+            kind,
+            revision,
+            generation,
+            text,
+            vector,
+        ) in self._conn.execute(
+            "SELECT memory_id, subject, family, kind, revision, generation, text, vector"
+            " FROM entries WHERE tenant = ? AND changed > ? ORDER BY id",
             (tenant, matrix.stamp),
         ):
-            matrix.put(memory_id, subject, vector)
+            # interned: a tenant's many rows share a few subjects, families and kinds
+            row = (intern(subject), intern(family), intern(kind), revision, generation, text)
+            matrix.put(memory_id, row, vector)
         matrix.stamp = stamp
         return matrix
 
