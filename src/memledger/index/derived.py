@@ -103,7 +103,7 @@ _Row: TypeAlias = tuple[str, str, str, int, int, str]
 
 class _Matrix:
     """One tenant's vectors in memory, kept up to date from the rows the index changed
-    since it was loaded (never reloaded whole unless the index was rebuilt)."""
+    since it was loaded (reloaded whole only after a rebuild or a prune of removals)."""
 
     def __init__(self, *, epoch: int, dimensions: int) -> None:
         self.epoch = epoch
