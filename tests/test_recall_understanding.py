@@ -227,6 +227,37 @@ def test_a_turn_that_ends_asking_ranks_below_one_that_states(
         RecallSettings(asking_weight=-0.1)
 
 
+def test_vector_hits_no_nearer_than_a_typical_entry_are_no_candidates(
+    memory: Memory, tmp_path: Path
+) -> None:
+    lines = [
+        ("alex", "We adopted a grey cat called Pepper from the shelter."),
+        ("alex", "The quarterly budget review moved to Thursday afternoon."),
+        ("alex", "My sister plays the violin in the city orchestra."),
+        ("alex", "I am learning to bake sourdough bread on weekends."),
+        ("alex", "Our team ships the mobile release every other Tuesday."),
+        ("alex", "The garden needs watering twice a day in July."),
+        ("alex", "I keep my running shoes by the front door."),
+        ("alex", "Grandma's recipe for plum cake uses cardamom."),
+    ]
+    for n, line in enumerate(lines):  # one session each: no window or neighbour shares
+        say(memory, f"s{n}", [line])
+    with DerivedIndex(tmp_path / "v.index", embedder=HashingEmbedder()) as index:
+        index.sync(memory.store)
+        result = recall(
+            memory,
+            index,
+            "grey cat from the shelter",
+            tenant=TENANT,
+            k=50,
+            settings=RecallSettings(floor=0.0),
+        )
+    by_vector = {i.record.source_event_id for i in result.items if "vector" in i.sources}
+    assert "s0-0" in by_vector
+    # the median splits the entries: at most half of them are nearer than it
+    assert 0 < len(by_vector) <= len(lines) // 2
+
+
 def test_a_time_in_the_question_prefers_what_was_said_then(
     memory: Memory, index: DerivedIndex
 ) -> None:
