@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner, Result
 
+from cli_helpers import assert_one_error
 from memledger.cli import app
 from memledger.domain.records import Claim, SourceEvent
 from memledger.errors import ExtractionError
@@ -51,11 +52,7 @@ GRANTS = ["home_city", "delivery_preference", "plan"]
 TENANT = ["--tenant", "acme"]
 
 
-@pytest.fixture(autouse=True)
-def _no_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
-    """httpx honours proxy variables even for loopback; the fake server is on 127.0.0.1."""
-    for name in PROXIES:
-        monkeypatch.delenv(name, raising=False)
+pytestmark = pytest.mark.usefixtures("no_proxies")  # the fake server is on 127.0.0.1
 
 
 def run(
@@ -72,19 +69,6 @@ def ok(args: Sequence[str], **kwargs: Any) -> str:
 
 def ok_json(args: Sequence[str], **kwargs: Any) -> Any:
     return json.loads(ok([*args, "--json"], **kwargs))
-
-
-def assert_one_error(result: Result, *fragments: str, code: int = 2) -> str:
-    assert result.exit_code == code, result.output
-    assert "Traceback" not in result.output
-    assert result.stdout == ""
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, lines
-    (line,) = lines
-    assert line.startswith("error: ")
-    for fragment in fragments:
-        assert fragment in line, line
-    return line
 
 
 def cells(table: str, first: str) -> list[str]:
