@@ -2,11 +2,29 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from memledger.testing.openai_server import FakeChatServer
+
+# Hypothesis profiles. The default keeps the suite quick. For a long nightly search:
+#
+#     HYPOTHESIS_PROFILE=nightly .venv/bin/python -m pytest -p no:xdist -q tests/
+#
+# ``nightly`` runs 1000 examples in the property tests that take their count from the
+# loaded profile (the conformance suite's random histories, see
+# ``memledger.testing.conformance._properties.examples``) and, in the conformance kill
+# checks, kills a child process before every write step instead of a sample of them.
+settings.register_profile(
+    "nightly",
+    max_examples=1000,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
 @pytest.fixture

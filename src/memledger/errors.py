@@ -11,7 +11,8 @@ who do not know memledger's classes::
     │   │   ├── UnknownFamilyError              family not in the schema
     │   │   └── UnknownKindError                kind not a memory kind / not allowed
     │   ├── InvalidIntervalError                inverted or empty valid-time interval
-    │   └── InvalidQueryError                   a read with unusable arguments
+    │   ├── InvalidQueryError                   a read with unusable arguments
+    │   └── LimitExceededError                  input over a configured size limit
     ├── ConflictError                           the request contradicts stored state
     │   └── EventConflictError                  event id reused with other content
     ├── NotFoundError (LookupError)
@@ -44,6 +45,7 @@ __all__ = [
     "InvalidInputError",
     "InvalidIntervalError",
     "InvalidQueryError",
+    "LimitExceededError",
     "MemledgerError",
     "MemoryNotFoundError",
     "MigrationError",
@@ -89,6 +91,11 @@ class InvalidIntervalError(InvalidInputError):
 
 class InvalidQueryError(InvalidInputError):
     """A read was called with unusable arguments."""
+
+
+class LimitExceededError(InvalidInputError):
+    """The input is larger (or deeper) than a configured limit allows; the message
+    names the limit (see :class:`memledger.domain.limits.Limits`)."""
 
 
 class ConflictError(MemledgerError):

@@ -13,11 +13,13 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from memledger.domain.families import Schema
+from memledger.domain.limits import Limits, check_claims, check_event, check_reason
 from memledger.domain.policy import WritePolicy
 from memledger.domain.records import (
     CALLER,
     Claim,
     ExtractorInfo,
+    ForgetReceipt,
     HistoryEntry,
     Job,
     MemoryRecord,
@@ -26,11 +28,13 @@ from memledger.domain.records import (
     RevocationReceipt,
     SourceEvent,
     require_aware,
+    require_claims,
     require_id,
 )
 from memledger.errors import (
     EventNotFoundError,
     InvalidEventError,
+    InvalidInputError,
     InvalidQueryError,
     MemoryNotFoundError,
     NotFoundError,
@@ -51,7 +55,7 @@ from memledger.read.views import check_floor, select
 from memledger.store import open_store
 from memledger.write.commit import Batch, append_to_ledger, commit_event, job_id_for
 from memledger.write.rederive import Rederivation, rederive
-from memledger.write.revoke import revoke_family, revoke_memory
+from memledger.write.revoke import forget_event, revoke_family, revoke_memory
 from memledger.write.worker import Worker, WorkerSettings, WorkReport
 
 if TYPE_CHECKING:
@@ -69,12 +73,17 @@ class Memory:
         schema: Schema | None = None,
         policy: WritePolicy | None = None,
         index: DerivedIndex | None = None,
+        limits: Limits | None = None,
     ) -> None:
         self.store = store
         self.clock: Clock = clock or SystemClock()
         self.schema = schema or Schema.default()
         self.policy = policy or WritePolicy()
         self._index = index
+        if limits is not None and not isinstance(limits, Limits):
+            raise InvalidInputError(f"limits must be a Limits, got {type(limits).__name__}")
+        self.limits = limits or Limits()
+        """The size limits ``ingest`` and ``commit_job`` check input against."""
 
     @classmethod
     def open(
@@ -86,14 +95,23 @@ class Memory:
         policy: WritePolicy | None = None,
         create: bool = True,
         index: DerivedIndex | None = None,
+        limits: Limits | None = None,
     ) -> Memory:
         """Open a store by URL: ``None`` is ``./memledger.db``; ``"sqlite:///path.db"``.
 
         A missing store is created unless ``create=False``, which raises
-        :class:`StoreNotFoundError` instead (for read-only tools).
+        :class:`StoreNotFoundError` instead (for read-only tools). ``limits``
+        (default :class:`Limits()`) bounds what one event may carry.
         """
+        if limits is not None and not isinstance(limits, Limits):
+            raise InvalidInputError(f"limits must be a Limits, got {type(limits).__name__}")
         return cls(
-            open_store(url, create=create), clock=clock, schema=schema, policy=policy, index=index
+            open_store(url, create=create),
+            clock=clock,
+            schema=schema,
+            policy=policy,
+            index=index,
+            limits=limits,
         )
 
     @property
@@ -145,9 +163,11 @@ class Memory:
         cursor (one cheap query when it is caught up); with ``sync=False`` a
         lagging index is read as it is, and ``index_lag`` says by how much.
         """
-        check_query(query, tenant, subject, k)  # before any index work
+        check_query(
+            query, tenant, subject, k, min_revision=min_revision, settings=settings
+        )  # before any index work
         if sync:
-            self.index.sync(self.store)
+            self.index.sync(self.store, tenant=tenant)  # this tenant's rows only
         return recall(
             self,
             self.index,
@@ -184,6 +204,10 @@ class Memory:
         """
         if not isinstance(event, SourceEvent):
             raise InvalidEventError(f"expected a SourceEvent, got {type(event).__name__}")
+        check_event(event, self.limits)
+        if claims is not None:
+            claims = require_claims(claims, complete=complete, extractor=extractor)
+            check_claims(claims, self.limits)  # all before the write transaction
         now = self.clock.now()
         with self.store.write() as unit:
             if claims is None:
@@ -212,6 +236,7 @@ class Memory:
             event_id=event.event_id,
             generations=generations_of(unit.families(event.tenant, event.subject)),
             created_at=now,
+            revocation_mark=unit.revocation_mark(event.tenant),
         )
         unit.add_job(job)
         receipt = Receipt(
@@ -235,6 +260,9 @@ class Memory:
         ``stale_generation``; a job that already finished returns its receipt.
         """
         _tenant(tenant)
+        require_id(job_id, "job_id", InvalidQueryError)
+        claims = require_claims(claims, complete=complete, extractor=extractor)
+        check_claims(claims, self.limits)  # before the write transaction
         now = self.clock.now()
         with self.store.write() as unit:
             job = unit.get_job(tenant, job_id)
@@ -249,23 +277,43 @@ class Memory:
                 complete=complete,
                 extractor=extractor,
                 generations=job.generations,
+                revocation_mark=job.revocation_mark,
                 job_id=job_id,
             )
             return commit_event(unit, batch, schema=self.schema, policy=self.policy, now=now)
 
     def revoke(self, memory_id: str, *, tenant: str, reason: str = "revoked") -> RevocationReceipt:
         """Revoke a memory: every claim its source event made in its family, remnants
-        included. Bumps the family generation; acknowledged with a receipt."""
+        included, and its words wherever else that event put them (claims of other
+        families that state them are revoked, the turn's episode is re-issued without
+        them; see :mod:`memledger.write.revoke`). Revoking a turn's episode forgets
+        the turn (:meth:`forget`). Bumps the generation of every family it revokes;
+        acknowledged with a receipt (``also``: the other families, ``redacted``:
+        the records re-issued without the words)."""
         _tenant(tenant)
+        require_id(memory_id, "memory_id", InvalidQueryError)
+        check_reason(reason, self.limits)
         with self.store.write() as unit:
             return revoke_memory(unit, tenant, memory_id, reason=reason, now=self.clock.now())
+
+    def forget(self, event_id: str, *, tenant: str, reason: str = "forgotten") -> ForgetReceipt:
+        """Stop using everything a source event gave: every record derived from it is
+        revoked, in every subject and family, and no job, replay or re-extraction
+        writes from it again. The event stays in the ledger (deleting it is erasure)."""
+        _tenant(tenant)
+        require_id(event_id, "event_id", InvalidQueryError)
+        check_reason(reason, self.limits)
+        with self.store.write() as unit:
+            return forget_event(unit, tenant, event_id, reason=reason, now=self.clock.now())
 
     def revoke_family(
         self, subject: str, family: str, *, tenant: str, reason: str = "revoked"
     ) -> RevocationReceipt:
-        """Revoke every open record of a family; bumps its generation."""
-        _tenant(tenant, subject)
+        """Revoke everything a family held, and its words in the other records of the
+        events that wrote into it (as :meth:`revoke`); bumps its generation."""
+        _slot(tenant, subject, family)
         self.schema.family(family)
+        check_reason(reason, self.limits)
         with self.store.write() as unit:
             return revoke_family(unit, tenant, subject, family, reason=reason, now=self.clock.now())
 
@@ -391,7 +439,7 @@ class Memory:
         min_revision: int | None,
         include_revoked: bool,
     ) -> tuple[MemoryRecord, ...]:
-        _tenant(tenant, subject)
+        _slot(tenant, subject, family)
         self.schema.family(family)
         record_time = _moment(as_of, "as_of")
         with self.store.read() as unit:
@@ -407,23 +455,36 @@ class Memory:
             include_revoked=include_revoked,
         )
 
-    def history(self, subject: str, family: str, *, tenant: str) -> tuple[MemoryRecord, ...]:
-        """Every record the family ever held, closed ones included, in record-time order."""
-        _tenant(tenant, subject)
+    def history(
+        self, subject: str, family: str, *, tenant: str, include_revoked: bool = False
+    ) -> tuple[MemoryRecord, ...]:
+        """Every record the family held, closed ones included, in record-time order.
+
+        Revoked records, and every record from a source revoked in the family, are
+        left out unless an audit asks for them with ``include_revoked=True``;
+        :meth:`changes` still shows that they existed (ids and actions, no values).
+        """
+        _slot(tenant, subject, family)
         self.schema.family(family)
         with self.store.read() as unit:
-            return tuple(unit.family_records(tenant, subject, family, open_only=False))
+            records = unit.family_records(tenant, subject, family, open_only=False)
+            revoked = unit.revoked_sources(tenant, subject, family)
+        return tuple(
+            r
+            for r in records
+            if include_revoked or (r.status != "revoked" and r.source_event_id not in revoked)
+        )
 
     def changes(self, subject: str, family: str, *, tenant: str) -> tuple[HistoryEntry, ...]:
         """The family's append-only change log: every record written, closed or revoked."""
-        _tenant(tenant, subject)
+        _slot(tenant, subject, family)
         self.schema.family(family)
         with self.store.read() as unit:
             return tuple(unit.history(tenant, subject, family))
 
     def family_events(self, subject: str, family: str, *, tenant: str) -> tuple[str, ...]:
         """The ids of the events committed into a family, oldest first."""
-        _tenant(tenant, subject)
+        _slot(tenant, subject, family)
         self.schema.family(family)
         with self.store.read() as unit:
             return tuple(unit.family_events(tenant, subject, family))
@@ -460,6 +521,13 @@ def _tenant(tenant: object, subject: object = None) -> None:
     require_id(tenant, "tenant", InvalidQueryError)
     if subject is not None:
         require_id(subject, "subject", InvalidQueryError)
+
+
+def _slot(tenant: object, subject: object, family: object) -> None:
+    """A family slot's address: all three are required identifiers."""
+    require_id(tenant, "tenant", InvalidQueryError)
+    require_id(subject, "subject", InvalidQueryError)
+    require_id(family, "family", InvalidQueryError)
 
 
 def _moment(value: datetime | None, what: str) -> datetime | None:

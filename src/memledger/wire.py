@@ -34,9 +34,11 @@ from pydantic_core import ErrorDetails
 from memledger.domain.records import (
     CHANNELS,
     KINDS,
+    MAX_DEPTH,
     Actor,
     Channel,
     Claim,
+    ForgetReceipt,
     Grant,
     HistoryEntry,
     Job,
@@ -47,6 +49,7 @@ from memledger.domain.records import (
     ReviewItem,
     RevocationReceipt,
     SourceEvent,
+    require_text,
 )
 from memledger.errors import (
     InvalidClaimError,
@@ -199,8 +202,38 @@ def _load(text: str) -> object:
         raise InvalidEventError(
             f"malformed JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
         ) from None
-    except (ValueError, RecursionError) as exc:
+    except RecursionError:
+        raise InvalidEventError(
+            f"malformed JSON: nested too deeply (an event nests at most {MAX_DEPTH} levels)"
+        ) from None
+    except ValueError as exc:
         raise InvalidEventError(f"malformed JSON: {exc}") from None
+
+
+_ENVELOPE = 3
+"""Levels above a claim's value: the event object, its claims list, the claim."""
+
+
+def _check_shape(data: dict[str, object], name: str) -> None:
+    """Refuse what the strict models would misreport: a string holding a lone
+    surrogate (a ``"\\ud800"`` escape without its pair) and nesting deeper than
+    :data:`MAX_DEPTH` (the models stop at their own recursion limit). Iterative."""
+    stack: list[tuple[object, int, tuple[str | int, ...]]] = [(data, 1, ())]
+    while stack:
+        item, depth, path = stack.pop()
+        claim = bool(path) and path[0] == "claims"
+        error = InvalidClaimError if claim else InvalidEventError
+        field = _where(path[:3] if claim else path[:1])
+        if depth > MAX_DEPTH + _ENVELOPE:
+            raise error(f"{name}: {field} nests more than {MAX_DEPTH} levels deep")
+        if isinstance(item, str):
+            require_text(item, f"{name}: {_where(path)}", error)
+        elif isinstance(item, dict):
+            for key, inner in item.items():
+                require_text(key, f"{name}: a key of {_where(path)}", error)
+                stack.append((inner, depth + 1, (*path, key)))
+        elif isinstance(item, list):
+            stack.extend((inner, depth + 1, (*path, n)) for n, inner in enumerate(item))
 
 
 def _parse_one(data: object, *, tenant: str | None, label: str | None) -> ParsedEvent:
@@ -211,6 +244,7 @@ def _parse_one(data: object, *, tenant: str | None, label: str | None) -> Parsed
         raise InvalidEventError(f"{name}: expected a JSON object, got {_json_type(data)}")
     if name == "event":
         name = "invalid event"
+    _check_shape(data, name)
     try:
         model = EventIn.model_validate_json(json.dumps(data))
     except ValidationError as exc:
@@ -419,6 +453,18 @@ def revocation_to_dict(receipt: RevocationReceipt) -> JsonObject:
         "revision": receipt.revision,
         "generation": receipt.generation,
         "revoked": list(receipt.revoked),
+        "acknowledged_at": isoformat(receipt.acknowledged_at),
+        "reason": receipt.reason,
+        "also": [revocation_to_dict(r) for r in receipt.also],
+        "redacted": list(receipt.redacted),
+    }
+
+
+def forget_to_dict(receipt: ForgetReceipt) -> JsonObject:
+    return {
+        "tenant": receipt.tenant,
+        "event_id": receipt.event_id,
+        "revocations": [revocation_to_dict(r) for r in receipt.revocations],
         "acknowledged_at": isoformat(receipt.acknowledged_at),
         "reason": receipt.reason,
     }

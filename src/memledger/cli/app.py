@@ -33,11 +33,13 @@ from memledger.cli.options import (
     Subject,
     Tenant,
     ValidAt,
+    check_store_path,
     read_input,
     require_tenant,
     settings_of,
     store_url,
 )
+from memledger.domain.limits import check_claims, check_event
 from memledger.domain.records import Receipt, require_id
 from memledger.errors import InvalidInputError, InvalidQueryError, MemledgerError
 from memledger.index.derived import DerivedIndex, default_index_path
@@ -52,6 +54,7 @@ from memledger.read.recall import check_query
 from memledger.settings import Settings
 from memledger.wire import (
     ParsedEvent,
+    forget_to_dict,
     history_entry_to_dict,
     job_to_dict,
     parse_events_json,
@@ -91,7 +94,9 @@ def _root(ctx: typer.Context) -> None:
 def _memory(ctx: typer.Context, db: str | None, *, create: bool = False) -> Iterator[Memory]:
     """The store for one command. Only writers that add events create a missing store:
     a read of a mistyped path fails instead of answering from an empty file."""
-    memory = Memory.open(store_url(ctx, db), create=create)
+    url = store_url(ctx, db)
+    check_store_path(url)
+    memory = Memory.open(url, create=create)
     try:
         yield memory
     finally:
@@ -159,7 +164,8 @@ def _label(index: int, item: ParsedEvent, *, as_list: bool) -> str:
 
 
 def _check_schema(memory: Memory, parsed: Sequence[ParsedEvent], *, as_list: bool) -> None:
-    """Reject unknown families and kinds in any event before writing the first."""
+    """Reject unknown families and kinds, and events over the size limits, in any
+    event before writing the first."""
     for index, item in enumerate(parsed, 1):
         for n, claim in enumerate(item.claims or ()):
             try:
@@ -167,6 +173,11 @@ def _check_schema(memory: Memory, parsed: Sequence[ParsedEvent], *, as_list: boo
             except InvalidInputError as exc:
                 label = _label(index, item, as_list=as_list)
                 raise type(exc)(f"{label}: claims[{n}]: {exc}") from None
+        try:
+            check_event(item.event, memory.limits)
+            check_claims(item.claims or (), memory.limits)
+        except InvalidInputError as exc:
+            raise type(exc)(f"{_label(index, item, as_list=as_list)}: {exc}") from None
 
 
 def _show_receipts(done: Sequence[Receipt], *, as_list: bool, as_json: bool) -> None:
@@ -189,7 +200,8 @@ def revoke(
     tenant: Tenant = None,
     as_json: AsJson = False,
 ) -> None:
-    """Revoke one memory (and the remnants of its claim). Nothing brings it back."""
+    """Revoke one memory (and the remnants of its claim), and its words in the other
+    records of its source event. Nothing brings it back."""
     who = require_tenant(ctx, tenant)
     with _memory(ctx, db) as memory:
         receipt = memory.revoke(memory_id, tenant=who, reason=reason)
@@ -197,6 +209,27 @@ def revoke(
         render.print_json(revocation_to_dict(receipt))
     else:
         render.revocation(render.make_console(), receipt)
+
+
+@app.command()
+def forget(
+    ctx: typer.Context,
+    *,
+    event_id: Annotated[str, typer.Argument(metavar="EVENT_ID")],
+    reason: Reason = "forgotten",
+    db: Db = None,
+    tenant: Tenant = None,
+    as_json: AsJson = False,
+) -> None:
+    """Stop using everything a source event gave, in every family; nothing is written
+    from it again. The ledger keeps the event (deleting it is erasure)."""
+    who = require_tenant(ctx, tenant)
+    with _memory(ctx, db) as memory:
+        receipt = memory.forget(event_id, tenant=who, reason=reason)
+    if as_json:
+        render.print_json(forget_to_dict(receipt))
+    else:
+        render.forgotten(render.make_console(), receipt)
 
 
 @app.command("revoke-family")
@@ -281,7 +314,10 @@ def _index_for(memory: Memory, embedder: str) -> DerivedIndex:
     elif embedder == "default":
         vectors = default_embedder()
     else:
-        vectors = CachedEmbedder(embedder_from_name(embedder))
+        try:
+            vectors = CachedEmbedder(embedder_from_name(embedder))
+        except ImportError as exc:  # an optional extra is missing; its message names it
+            raise CliError(f"--embedder {embedder}: {exc}") from None
     return DerivedIndex(default_index_path(memory.store), embedder=vectors)
 
 
@@ -386,14 +422,18 @@ def history(
     *,
     subject: Subject,
     family: FamilyName,
+    include_revoked: Annotated[
+        bool, typer.Option("--include-revoked", help="Show revoked records too (audits).")
+    ] = False,
     db: Db = None,
     tenant: Tenant = None,
     as_json: AsJson = False,
 ) -> None:
-    """Every record the family ever held, closed ones included, with both time axes."""
+    """Every record the family held, closed ones included, with both time axes; revoked
+    records only with --include-revoked."""
     who = require_tenant(ctx, tenant)
     with _memory(ctx, db) as memory:
-        records = memory.history(subject, family, tenant=who)
+        records = memory.history(subject, family, tenant=who, include_revoked=include_revoked)
     if as_json:
         render.print_json([record_to_dict(r) for r in records])
     else:
@@ -637,7 +677,9 @@ def demo(ctx: typer.Context, *, db: Db = None) -> None:
 
     from memledger.demo import run_demo
 
-    run_demo(store_url(ctx, db), Console(highlight=False))
+    url = store_url(ctx, db)
+    check_store_path(url)
+    run_demo(url, Console(highlight=False))
 
 
 # -- benchmarks -------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated
+from urllib.parse import urlsplit
 
 import typer
 
@@ -116,6 +117,32 @@ def require_tenant(ctx: typer.Context, tenant: str | None) -> str:
 
 def store_url(ctx: typer.Context, db: str | None) -> str | None:
     return db or settings_of(ctx).url
+
+
+def check_store_path(url: str | None) -> None:
+    """Refuse a store URL naming a directory as a caller mistake (the store would
+    fail to open it, as a store failure). A URL the store does not understand is
+    left for it to refuse."""
+    if url is None:
+        return
+    parts = urlsplit(url)
+    if parts.scheme == "sqlite" and not parts.netloc:
+        path = parts.path[1:] if parts.path.startswith("/") else parts.path
+    elif parts.scheme in ("", "file") and "://" not in url:
+        path = url
+    else:
+        return
+    if not path:
+        return
+    try:
+        is_dir = Path(path).is_dir()
+    except (OSError, ValueError):  # a name the file system cannot hold: the store says so
+        return
+    if is_dir:
+        raise CliError(
+            f"store {url!r} is a directory; name a store file in it, "
+            f"such as {url.rstrip('/') + '/memledger.db'!r}"
+        )
 
 
 def read_input(source: str) -> str:

@@ -20,6 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from memledger.domain.records import (
+    ForgetReceipt,
     HistoryEntry,
     Job,
     JsonValue,
@@ -132,6 +133,34 @@ def revocation(console: Console, receipt: RevocationReceipt) -> None:
             f"acknowledged at {isoformat(receipt.acknowledged_at)}"
         )
     )
+    for other in receipt.also:
+        console.print(
+            Text(
+                f"also revoked {len(other.revoked)} record(s) of {other.family!r} for "
+                f"{other.subject!r} that state the same words (generation {other.generation})"
+            )
+        )
+    for memory_id in receipt.redacted:
+        console.print(Text(f"re-issued without the words: {memory_id} (now revoked)"))
+
+
+def forgotten(console: Console, receipt: ForgetReceipt) -> None:
+    if not receipt.revocations:
+        console.print(Text(f"event {receipt.event_id!r} is forgotten; nothing more to revoke"))
+        return
+    console.print(
+        Text(
+            f"forgot event {receipt.event_id!r} (tenant {receipt.tenant!r}): "
+            f"reason {receipt.reason!r}, acknowledged at {isoformat(receipt.acknowledged_at)}"
+        )
+    )
+    for item in receipt.revocations:
+        console.print(
+            Text(
+                f"  revoked {len(item.revoked)} record(s) of {item.family!r} for "
+                f"{item.subject!r} (generation {item.generation})"
+            )
+        )
 
 
 # -- reads ------------------------------------------------------------------------------

@@ -2,6 +2,14 @@
 
 Every datetime is timezone-aware and normalised to UTC on construction; a naive
 datetime is a caller mistake, never guessed at.
+
+Construction also enforces the hard structural limits, so nothing unsafe ever
+reaches ``json`` or a store driver: every string is encodable as UTF-8 (no lone
+surrogates), JSON values (metadata, a claim's value) nest at most
+:data:`MAX_DEPTH` levels and are checked without recursion, a ``sequence`` fits
+a signed 64-bit integer, and a datetime must be representable in UTC. The
+configurable size limits (text, metadata and value size, claims per event) are
+applied when an event is ingested: see :mod:`memledger.domain.limits`.
 """
 
 from __future__ import annotations
@@ -10,7 +18,7 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal, TypeAlias, get_args
@@ -60,18 +68,60 @@ DecisionKind = Literal["add", "update", "delete", "noop"]
 
 KINDS: frozenset[str] = frozenset(get_args(Kind))
 CHANNELS: frozenset[str] = frozenset(get_args(Channel))
+EXTRACTOR_KINDS: frozenset[str] = frozenset(get_args(ExtractorKind))
 
 _ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@/+\-]{0,254}$")
 """Identifiers: tenants, subjects, event ids, actor ids, families, scopes."""
 
+MAX_ID_CHARS = 255
+"""The longest identifier :data:`_ID_PATTERN` admits."""
+
+MAX_DEPTH = 64
+"""Hard limit on how deep a JSON value (metadata, a claim's value) may nest; a
+container counts one level. Deeper input is refused at construction. The
+configurable limits in :class:`memledger.domain.limits.Limits` are lower."""
+
+MAX_SEQUENCE = 2**63 - 1
+"""The largest ``sequence``: stores keep it in a signed 64-bit integer."""
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
 
 def require_aware(value: object, what: str, error: type[Exception]) -> datetime:
-    """Return ``value`` in UTC, or raise ``error`` if it is not an aware datetime."""
+    """Return ``value`` in UTC, or raise ``error`` if it is not an aware datetime
+    that UTC can represent (``0001-01-01T01:00+05:00`` is before year 1 in UTC)."""
     if not isinstance(value, datetime):
         raise error(f"{what} must be a datetime, got {type(value).__name__}")
-    if value.tzinfo is None or value.utcoffset() is None:
+    try:
+        offset = value.utcoffset()
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise error(f"{what} has an unusable time zone: {exc}") from None
+    if value.tzinfo is None or offset is None:
         raise error(f"{what} must be timezone-aware, got naive {value.isoformat()!r}")
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except (OverflowError, ValueError):
+        raise error(
+            f"{what} {value.isoformat()!r} is out of range: in UTC it falls outside "
+            "the years 1 to 9999"
+        ) from None
+
+
+def require_text(value: object, what: str, error: type[Exception]) -> str:
+    """Return ``value`` if it is a string UTF-8 can encode, else raise ``error``.
+
+    A lone surrogate (half of a UTF-16 pair, as a JSON ``"\\ud800"`` escape
+    decodes to) is not text: no store can keep it.
+    """
+    if not isinstance(value, str):
+        raise error(f"{what} must be a string, got {type(value).__name__}")
+    bad = _SURROGATE.search(value)
+    if bad is not None:
+        raise error(
+            f"{what} holds a lone surrogate {bad.group()!r} at index {bad.start()}, "
+            "which is not text (not encodable as UTF-8)"
+        )
+    return value
 
 
 def require_id(value: object, what: str, error: type[Exception]) -> str:
@@ -91,10 +141,52 @@ def canonical_json(value: object) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def _where(what: str, path: tuple[str | int, ...]) -> str:
+    return what + "".join(f"[{part!r}]" for part in path)
+
+
+def json_depth(value: object, what: str, error: type[Exception]) -> int:
+    """How deep ``value`` nests (a scalar 0, ``[]`` and ``{}`` 1, ``[[1]]`` 2), after
+    checking that it is a JSON value: ``None``, a bool, an int, a finite float, text
+    (see :func:`require_text`), a list or tuple of JSON values, a dict with string
+    keys. Raises ``error`` naming the place at fault. Iterative: a value nested
+    100,000 deep is refused at :data:`MAX_DEPTH` without recursing."""
+    deepest = 0
+    stack: list[tuple[object, int, tuple[str | int, ...]]] = [(value, 0, ())]
+    while stack:
+        item, depth, path = stack.pop()
+        if item is None or isinstance(item, bool | int):
+            continue
+        if isinstance(item, str):
+            require_text(item, _where(what, path), error)
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                raise error(f"{_where(what, path)} is {item!r}; JSON has no NaN or infinity")
+        elif isinstance(item, list | tuple | dict):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise error(f"{what} nests more than {MAX_DEPTH} levels deep")
+            deepest = max(deepest, depth)
+            if isinstance(item, dict):
+                for key, inner in item.items():
+                    if not isinstance(key, str):
+                        raise error(
+                            f"{_where(what, path)} has the key {key!r}; JSON keys are strings"
+                        )
+                    require_text(key, f"a key of {_where(what, path)}", error)
+                    stack.append((inner, depth, (*path, key)))
+            else:
+                stack.extend((inner, depth, (*path, n)) for n, inner in enumerate(item))
+        else:
+            raise error(f"{_where(what, path)} is a {type(item).__name__}, not a JSON value")
+    return deepest
+
+
 def _check_json(value: object, what: str, error: type[Exception]) -> None:
+    json_depth(value, what, error)  # first: json.dumps recurses, and trusts its input
     try:
         json.dumps(value, allow_nan=False, sort_keys=True)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError) as exc:  # an int too long for its decimal text
         raise error(f"{what} must be JSON-serialisable: {exc}") from None
 
 
@@ -104,24 +196,68 @@ def _set(obj: object, name: str, value: object) -> None:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Grant:
-    """Permission to set a claim family in a scope. ``"*"`` matches any."""
+    """Permission to set a claim family in a scope. ``"*"`` matches any.
+
+    ``family`` is ``"*"`` or a family identifier without ``":"``; ``scope`` is
+    ``"*"`` or a scope identifier (which may contain ``":"``, never ``"*"``).
+    So ``str(grant)``, ``"family:scope"``, names exactly one grant and
+    :meth:`parse` reads it back.
+    """
 
     family: str
     scope: str = "*"
+
+    def __post_init__(self) -> None:
+        name = f"grant (family={self.family!r}, scope={self.scope!r})"
+        if self.family != "*":
+            require_id(self.family, f"{name}: family", InvalidEventError)
+            if ":" in self.family:
+                raise InvalidEventError(
+                    f"{name}: a family has no ':'; write the scope as Grant(family=..., scope=...)"
+                )
+        if self.scope != "*":
+            require_id(self.scope, f"{name}: scope ('*' for any)", InvalidEventError)
 
     def covers(self, family: str, scope: str) -> bool:
         return self.family in ("*", family) and self.scope in ("*", scope)
 
     @classmethod
     def parse(cls, text: str) -> Grant:
-        """``"family"`` or ``"family:scope"`` (the scope may itself contain colons)."""
-        family, _, scope = text.partition(":")
+        """``"family"`` (any scope) or ``"family:scope"`` (the scope may itself contain
+        colons): the inverse of ``str``. ``"family:"``, with an empty scope, is refused."""
+        require_text(text, "grant", InvalidEventError)
+        family, colon, scope = text.partition(":")
         if not family:
             raise InvalidEventError(f"grant {text!r} has no family")
-        return cls(family=family, scope=scope or "*")
+        if colon and not scope:
+            raise InvalidEventError(
+                f"grant {text!r} has an empty scope; write {family!r} or {family + ':*'!r} "
+                "for any scope"
+            )
+        return cls(family=family, scope=scope if colon else "*")
 
     def __str__(self) -> str:
         return f"{self.family}:{self.scope}"
+
+
+def _grants(value: object) -> frozenset[Grant]:
+    if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+        raise InvalidEventError(
+            f"actor grants must be a set of Grant or 'family:scope' strings, "
+            f"got {type(value).__name__}"
+        )
+    grants: set[Grant] = set()
+    for item in value:
+        if isinstance(item, str):
+            grants.add(Grant.parse(item))
+        elif isinstance(item, Grant):
+            grants.add(item)
+        else:
+            raise InvalidEventError(
+                f"an actor grant must be a Grant or a 'family:scope' string, "
+                f"got {type(item).__name__}"
+            )
+    return frozenset(grants)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -134,8 +270,11 @@ class Actor:
 
     def __post_init__(self) -> None:
         require_id(self.id, "actor id", InvalidEventError)
-        grants = frozenset(Grant.parse(g) if isinstance(g, str) else g for g in self.grants)
-        _set(self, "grants", grants)
+        if not isinstance(self.authenticated, bool):
+            raise InvalidEventError(
+                f"actor authenticated must be True or False, got {self.authenticated!r}"
+            )
+        _set(self, "grants", _grants(self.grants))
 
     def may_set(self, family: str, scope: str) -> bool:
         """Whether this actor is authenticated and holds a grant for ``family`` in ``scope``."""
@@ -163,27 +302,29 @@ class SourceEvent:
         require_id(self.subject, "subject", InvalidEventError)
         if not isinstance(self.actor, Actor):
             raise InvalidEventError(f"actor must be an Actor, got {type(self.actor).__name__}")
-        if self.channel not in CHANNELS:
+        if not isinstance(self.channel, str) or self.channel not in CHANNELS:
             raise InvalidEventError(
                 f"unknown channel {self.channel!r}; expected one of {sorted(CHANNELS)}"
             )
         _set(self, "occurred_at", require_aware(self.occurred_at, "occurred_at", InvalidEventError))
-        if not isinstance(self.text, str):
-            raise InvalidEventError(f"text must be a string, got {type(self.text).__name__}")
+        require_text(self.text, "text", InvalidEventError)
         if self.sequence is not None and (
             isinstance(self.sequence, bool)
             or not isinstance(self.sequence, int)
-            or self.sequence < 0
+            or not 0 <= self.sequence <= MAX_SEQUENCE
         ):
             raise InvalidEventError(
-                f"sequence must be a non-negative integer, got {self.sequence!r}"
+                f"sequence must be an integer from 0 to 2**63 - 1, got {self.sequence!r}"
             )
         if self.stream is not None:
             require_id(self.stream, "stream", InvalidEventError)
         if not isinstance(self.metadata, Mapping):
-            raise InvalidEventError("metadata must be a mapping")
-        _check_json(dict(self.metadata), "metadata", InvalidEventError)
-        _set(self, "metadata", dict(self.metadata))
+            raise InvalidEventError(
+                f"metadata must be a mapping, got {type(self.metadata).__name__}"
+            )
+        metadata = dict(self.metadata)
+        _check_json(metadata, "metadata", InvalidEventError)
+        _set(self, "metadata", metadata)
 
     @property
     def stream_key(self) -> str:
@@ -221,6 +362,18 @@ class ExtractorInfo:
     model: str | None = None
     prompt_version: str | None = None
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.kind, str) or self.kind not in EXTRACTOR_KINDS:
+            raise InvalidClaimError(
+                f"unknown extractor kind {self.kind!r}; expected one of {sorted(EXTRACTOR_KINDS)}"
+            )
+        for what in ("name", "version", "model", "prompt_version"):
+            value = getattr(self, what)
+            if value is None and what in ("model", "prompt_version"):
+                continue
+            if not require_text(value, f"extractor {what}", InvalidClaimError).strip():
+                raise InvalidClaimError(f"extractor {what} must be a non-empty string")
+
 
 CALLER = ExtractorInfo()
 
@@ -246,13 +399,14 @@ class Claim:
 
     def __post_init__(self) -> None:
         require_id(self.family, "family", InvalidClaimError)
-        if self.kind not in KINDS:
+        if not isinstance(self.kind, str) or self.kind not in KINDS:
             raise UnknownKindError(f"unknown kind {self.kind!r}; expected one of {sorted(KINDS)}")
         require_id(self.scope, "scope", InvalidClaimError)
         if self.subject is not None:
             require_id(self.subject, "subject", InvalidClaimError)
         if not isinstance(self.statement, str) or not self.statement.strip():
             raise InvalidClaimError("statement must be a non-empty string")
+        require_text(self.statement, "statement", InvalidClaimError)
         _check_json(self.value, "value", InvalidClaimError)
         if self.valid_from is not None:
             _set(
@@ -275,7 +429,9 @@ class Claim:
                 f"claim {self.family!r} has valid_until {self.valid_until.isoformat()!r} "
                 f"not after valid_from {self.valid_from.isoformat()!r}"
             )
-        if self.grounding is not None and not self.grounding.strip():
+        if self.grounding is not None and not (
+            require_text(self.grounding, "grounding", InvalidClaimError).strip()
+        ):
             raise InvalidClaimError("grounding, when given, must be a non-empty quote")
         if (
             isinstance(self.confidence, bool)
@@ -284,6 +440,27 @@ class Claim:
             or not 0.0 <= self.confidence <= 1.0
         ):
             raise InvalidClaimError(f"confidence must be within [0, 1], got {self.confidence!r}")
+
+
+def require_claims(
+    claims: object, *, complete: object = True, extractor: object = CALLER
+) -> tuple[Claim, ...]:
+    """``claims`` as a tuple, if it is a sequence of :class:`Claim` and the batch's
+    ``complete`` and ``extractor`` are usable; else :class:`InvalidClaimError`."""
+    if isinstance(claims, str | bytes) or not isinstance(claims, Sequence):
+        raise InvalidClaimError(
+            f"claims must be a sequence of Claim (or None), got {type(claims).__name__}"
+        )
+    for index, claim in enumerate(claims):
+        if not isinstance(claim, Claim):
+            raise InvalidClaimError(f"claims[{index}] must be a Claim, got {type(claim).__name__}")
+    if not isinstance(complete, bool):
+        raise InvalidClaimError(f"complete must be True or False, got {complete!r}")
+    if not isinstance(extractor, ExtractorInfo):
+        raise InvalidClaimError(
+            f"extractor must be an ExtractorInfo, got {type(extractor).__name__}"
+        )
+    return tuple(claims)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -402,6 +579,25 @@ class RevocationReceipt:
     revoked: tuple[str, ...]
     acknowledged_at: datetime
     reason: str
+    also: tuple[RevocationReceipt, ...] = ()
+    """Other families revoked with it: claims of the same source event that state
+    the revoked words (see ``memledger.write.revoke``)."""
+    redacted: tuple[str, ...] = ()
+    """Records of the same source event re-issued without the revoked words (the
+    turn's episode): the ids of the originals, now closed as revoked."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ForgetReceipt:
+    """The acknowledgement of forgetting a source event: every record derived from it
+    is revoked, in every family and subject, and nothing derived from it is written
+    again. Forgetting it again is acknowledged with no revocations."""
+
+    tenant: str
+    event_id: str
+    revocations: tuple[RevocationReceipt, ...]
+    acknowledged_at: datetime
+    reason: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -421,13 +617,19 @@ class ReviewItem:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Job:
-    """An extraction job: the event it is for and the family generations it started under."""
+    """An extraction job: the event it is for and what it started under.
+
+    ``generations`` are the event subject's family generations when the job was
+    queued; ``revocation_mark`` the number of revocations the tenant had then. A
+    claim the job carries about any subject is stale if that subject's family was
+    revoked after the mark (a claim about another subject included)."""
 
     tenant: str
     job_id: str
     event_id: str
     generations: Mapping[str, int]
     created_at: datetime
+    revocation_mark: int = 0
     status: Literal["queued", "done", "failed"] = "queued"
     attempts: int = 0
     last_error: str | None = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol, TypeAlias, runtime_checkable
 
 import numpy as np
@@ -84,3 +85,25 @@ def normalise_rows(matrix: npt.ArrayLike, *, dimensions: int, source: str) -> Ve
     norms = np.linalg.norm(array, axis=1, keepdims=True)
     np.divide(array, norms, out=array, where=norms > 0)
     return np.ascontiguousarray(array, dtype=np.float32)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Hit:
+    """One candidate: what the index believed about a record, and its score.
+
+    Lexical hits score by BM25 (higher is better); vector hits by their cosine
+    similarity to the query above the median of the entries searched (how much
+    nearer than a typical entry), with the raw ``cosine`` alongside.
+    """
+
+    tenant: str
+    memory_id: str
+    subject: str
+    family: str
+    kind: str
+    revision: int
+    generation: int
+    score: float
+    text: str
+    """The text the index holds for the entry (what it was found by)."""
+    cosine: float | None = None

@@ -6,8 +6,13 @@ Derived state, never the truth. It is fed from the canonical store's outbox
 (:meth:`DerivedIndex.rebuild`, ``memledger reindex``). Every entry carries
 tenant, subject, family, kind, memory id, revision and generation, so the read
 path can recheck each hit against the canonical store, and for episodes the
-speaker, the thread (session) and the time, so recall can match people and
-read a hit's neighbouring turns.
+speaker, the thread and the time, so recall can match people and read a hit's
+neighbouring turns. A thread is a session within one subject: two subjects
+never share one, so no window or neighbour crosses subjects.
+
+Feeding is per tenant when asked (a recall syncs its own tenant only, moving
+that tenant's cursor ahead of the global one; a sync of every tenant skips the
+rows a tenant's sync applied, checked inside its write transaction).
 
 Lexical: each tenant has its own FTS5 tables (BM25 weighs terms by corpus
 statistics; a shared table would let one tenant's documents change another's
@@ -16,7 +21,9 @@ subject filter is part of the match, and one of windows, a turn with the
 :data:`WINDOW_BEFORE` turns before and :data:`WINDOW_AFTER` after it in its
 thread, rewritten whenever a turn comes or goes (a separate table because
 FTS5's BM25 normalises by the length of all columns). Queries drop stop words
-and match any remaining term.
+and match any remaining term. A subject-scoped search scores with the subject's
+own BM25 statistics (:mod:`memledger.index._fts`), so one subject's words never
+move another's scores.
 
 Vectors: one float32 row per entry, stored next to the entry and searched
 exactly over the subject's (or the tenant's) rows. Each tenant's rows are held
@@ -39,52 +46,41 @@ open: it is derived, so nothing is lost.
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from sys import intern
-from typing import TypeAlias
 
 import numpy as np
 
 from memledger.domain.records import MemoryRecord, format_time
 from memledger.errors import EmbedderError, InvalidInputError, InvalidQueryError, StoreError
-from memledger.index._base import Embedder
+from memledger.index import _subject_bm25 as bm25
+from memledger.index._base import Embedder, Hit
+from memledger.index._fts import scope_token, search_subjects, search_tenant, table_name
+from memledger.index._vectors import Matrix
 from memledger.index.lexical import entry_text, query_terms
 from memledger.ports import Store
 
-SCHEMA = "5"
+__all__ = [
+    "WINDOW_AFTER",
+    "WINDOW_BEFORE",
+    "DerivedIndex",
+    "Hit",
+    "IndexStatus",
+    "Progress",
+    "default_index_path",
+]
+
+SCHEMA = "6"
 WINDOW_BEFORE = 2
 WINDOW_AFTER = 2
 """A turn's window document: its words and those of the turns just around it."""
 
 Progress = Callable[[int, int], None]
 """Called as ``progress(done, total)`` while an index is (re)built."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Hit:
-    """One candidate: what the index believed about a record, and its score.
-
-    Lexical hits score by BM25 (higher is better); vector hits by their cosine
-    similarity to the query above the median of the entries searched (how much
-    nearer than a typical entry), with the raw ``cosine`` alongside.
-    """
-
-    tenant: str
-    memory_id: str
-    subject: str
-    family: str
-    kind: str
-    revision: int
-    generation: int
-    score: float
-    text: str
-    """The text the index holds for the entry (what it was found by)."""
-    cosine: float | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,57 +93,6 @@ class IndexStatus:
     """Why some entries have no vector (the embedder's last error), or ``None``."""
 
 
-_Row: TypeAlias = tuple[str, str, str, int, int, str]
-"""An entry's subject, family, kind, revision, generation and text."""
-
-
-class _Matrix:
-    """One tenant's vectors in memory, kept up to date from the rows the index changed
-    since it was loaded (reloaded whole only after a rebuild or a prune of removals)."""
-
-    def __init__(self, *, epoch: int, dimensions: int) -> None:
-        self.epoch = epoch
-        self.stamp = -1
-        self.memory_ids: list[str] = []
-        self.entries: list[_Row] = []
-        """What the index holds for each row's entry, so a search reads no table."""
-        self.position: dict[str, int] = {}
-        self.by_subject: dict[str, list[int]] = {}
-        self.rows = np.zeros((0, dimensions), dtype=np.float32)
-        self.alive = np.zeros(0, dtype=bool)
-
-    @property
-    def count(self) -> int:
-        return len(self.memory_ids)
-
-    def remove(self, memory_id: str) -> None:
-        at = self.position.get(memory_id)
-        if at is not None:
-            self.alive[at] = False
-
-    def put(self, memory_id: str, row: _Row, vector: bytes | None) -> None:
-        at = self.position.get(memory_id)
-        if at is None:
-            if vector is None:
-                return
-            at = self.count
-            if at == len(self.rows):  # grow by doubling
-                size = max(64, 2 * len(self.rows))
-                self.rows = np.resize(self.rows, (size, self.rows.shape[1]))
-                self.alive = np.resize(self.alive, size)
-            self.memory_ids.append(memory_id)
-            self.entries.append(row)
-            self.position[memory_id] = at
-            self.by_subject.setdefault(row[0], []).append(at)
-        else:
-            self.entries[at] = row  # an entry keeps its subject: it is part of its key
-        if vector is None:
-            self.alive[at] = False
-        else:
-            self.rows[at] = np.frombuffer(vector, dtype=np.float32)
-            self.alive[at] = True
-
-
 def default_index_path(store: Store) -> Path:
     """``<store file>.index`` beside a SQLite store; other stores must be given a path."""
     prefix = "sqlite:///"
@@ -158,17 +103,6 @@ def default_index_path(store: Store) -> Path:
     return Path(store.url.removeprefix(prefix) + ".index")
 
 
-def _scope_token(subject: str) -> str:
-    """One FTS5 token for a subject (letters and digits only, so no tokenizer splits it)."""
-    return "s" + hashlib.sha256(subject.encode()).hexdigest()[:24]
-
-
-def _table(tenant: str, kind: str = "fts") -> str:
-    """The tenant's FTS5 table: ``fts`` (each entry's own words) or ``win`` (a turn with
-    the turns around it)."""
-    return f"{kind}_" + hashlib.sha256(tenant.encode()).hexdigest()[:20]
-
-
 def _speaker(record: MemoryRecord) -> str | None:
     if record.kind == "episode" and isinstance(record.value, dict):
         speaker = record.value.get("speaker")
@@ -177,9 +111,12 @@ def _speaker(record: MemoryRecord) -> str | None:
 
 
 def _thread(record: MemoryRecord) -> str | None:
+    """The thread a turn belongs to: its session *within its subject*. Two subjects
+    never share a thread (not even a session id, or the channel a turn without a
+    session falls back to), so no window or neighbour crosses subjects."""
     if record.kind == "episode" and isinstance(record.value, dict):
         session = record.value.get("session")
-        return session if isinstance(session, str) else None
+        return f"{record.subject}\x1f{session}" if isinstance(session, str) else None
     return None
 
 
@@ -198,7 +135,7 @@ class DerivedIndex:
         self.embedder = embedder
         self.prune_after = prune_after
         self._lock = threading.RLock()
-        self._matrices: dict[str, _Matrix] = {}
+        self._matrices: dict[str, Matrix] = {}
         self._names: dict[str, tuple[int, int, frozenset[str]]] = {}
         try:
             self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -225,10 +162,14 @@ class DerivedIndex:
             " memory_id TEXT NOT NULL, subject TEXT NOT NULL, family TEXT NOT NULL,"
             " kind TEXT NOT NULL, revision INTEGER NOT NULL, generation INTEGER NOT NULL,"
             " text TEXT NOT NULL, speaker TEXT, thread TEXT, at TEXT NOT NULL, vector BLOB,"
-            " changed INTEGER NOT NULL, UNIQUE (tenant, memory_id))"
+            " changed INTEGER NOT NULL, length INTEGER NOT NULL, win_length INTEGER,"
+            " UNIQUE (tenant, memory_id))"
         )
         self._conn.execute(
             "CREATE INDEX IF NOT EXISTS entries_changed ON entries (tenant, changed)"
+        )
+        self._conn.execute(
+            "CREATE TABLE IF NOT EXISTS cursors (tenant TEXT PRIMARY KEY, seq INTEGER NOT NULL)"
         )
         self._conn.execute(
             "CREATE TABLE IF NOT EXISTS removed (tenant TEXT NOT NULL, memory_id TEXT NOT NULL,"
@@ -243,6 +184,9 @@ class DerivedIndex:
         self._conn.execute(
             "CREATE INDEX IF NOT EXISTS entries_speaker ON entries (tenant, speaker)"
         )
+        self._conn.execute(
+            "CREATE INDEX IF NOT EXISTS entries_subject ON entries (tenant, subject, changed)"
+        )
 
     def _drop_all(self) -> None:
         for (table,) in self._conn.execute(
@@ -252,6 +196,7 @@ class DerivedIndex:
             self._conn.execute(f"DROP TABLE {table}")
         self._conn.execute("DROP TABLE IF EXISTS entries")
         self._conn.execute("DROP TABLE IF EXISTS removed")
+        self._conn.execute("DROP TABLE IF EXISTS cursors")
         stamp = self._stamp + 1  # keeps rising, so other handles see the change
         self._conn.execute("DELETE FROM meta")
         self._set("stamp", str(stamp))
@@ -283,17 +228,30 @@ class DerivedIndex:
 
     @property
     def cursor(self) -> int:
-        """The last outbox sequence applied."""
+        """The outbox sequence up to which every tenant's rows are applied."""
         with self._lock:
             return int(self._get("cursor") or 0)
+
+    def cursor_of(self, tenant: str) -> int:
+        """The outbox sequence up to which ``tenant``'s rows are applied (a sync for one
+        tenant moves it ahead of :attr:`cursor`)."""
+        with self._lock:
+            return self._cursor_of(tenant)
+
+    def _cursor_of(self, tenant: str) -> int:
+        row = self._conn.execute("SELECT seq FROM cursors WHERE tenant = ?", (tenant,)).fetchone()
+        return max(int(self._get("cursor") or 0), 0 if row is None else int(row[0]))
 
     @property
     def _stamp(self) -> int:
         return int(self._get("stamp") or 0)
 
-    def lag(self, store: Store) -> int:
-        """Outbox rows the index has not applied yet (0: caught up)."""
+    def lag(self, store: Store, *, tenant: str | None = None) -> int:
+        """Outbox rows the index has not applied yet (0: caught up): of every tenant, or
+        of ``tenant`` only (what its reads are behind by)."""
         with store.read() as unit:
+            if tenant is not None:
+                return unit.outbox_pending(tenant, after=self.cursor_of(tenant))
             return max(0, unit.outbox_head() - self.cursor)
 
     @property
@@ -322,20 +280,28 @@ class DerivedIndex:
         self,
         store: Store,
         *,
+        tenant: str | None = None,
         batch: int = 500,
         limit: int | None = None,
         progress: Progress | None = None,
     ) -> int:
-        """Apply outbox rows after the cursor (all, or ``limit``); returns how many."""
+        """Apply outbox rows after the cursor (all, or ``limit``); returns how many.
+
+        With ``tenant`` only that tenant's rows are applied (what a recall needs: its
+        work never grows with another tenant's writes) and the tenant's own cursor
+        moves; a later sync of every tenant skips the rows a tenant's sync applied.
+        Rows another handle applied meanwhile are skipped (checked inside the write
+        transaction), so an older row is never applied after a newer one.
+        """
         applied = 0
-        with store.read() as unit:
-            total = max(0, unit.outbox_head() - self.cursor)
+        total = self.lag(store, tenant=tenant)
         if limit is not None:
             total = min(total, limit)
         while limit is None or applied < limit:
             size = batch if limit is None else min(batch, limit - applied)
+            start = self.cursor if tenant is None else self.cursor_of(tenant)
             with store.read() as unit:
-                rows = unit.outbox_after(self.cursor, limit=size)
+                rows = unit.outbox_after(start, limit=size, tenant=tenant)
                 by_tenant: dict[str, list[str]] = {}
                 for row in rows:
                     if row.op == "upsert":
@@ -352,7 +318,11 @@ class DerivedIndex:
             with self._lock, self._transaction():
                 stamp = self._stamp + 1
                 removed = 0
+                done = int(self._get("cursor") or 0)
+                ahead = dict(self._conn.execute("SELECT tenant, seq FROM cursors").fetchall())
                 for row in rows:
+                    if row.seq <= max(done, ahead.get(row.tenant, 0)):
+                        continue  # applied already, by a tenant's sync or another handle
                     record = records.get((row.tenant, row.memory_id))
                     if row.op == "upsert" and record is not None:
                         self._upsert(
@@ -366,7 +336,16 @@ class DerivedIndex:
                         removed += self._delete(
                             row.tenant, row.memory_id, revision=row.revision, stamp=stamp
                         )
-                self._set("cursor", str(rows[-1].seq))
+                last = rows[-1].seq
+                if tenant is None:
+                    self._set("cursor", str(max(done, last)))
+                    self._conn.execute("DELETE FROM cursors WHERE seq <= ?", (max(done, last),))
+                elif last > max(done, ahead.get(tenant, 0)):
+                    self._conn.execute(
+                        "INSERT INTO cursors VALUES (?, ?) ON CONFLICT (tenant)"
+                        " DO UPDATE SET seq = excluded.seq",
+                        (tenant, last),
+                    )
                 self._set("stamp", str(stamp))
                 if removed:
                     self._set("removed", str(int(self._get("removed") or 0) + removed))
@@ -442,7 +421,7 @@ class DerivedIndex:
         return _Transaction(self._conn)
 
     def _ensure(self, tenant: str, kind: str = "fts") -> str:
-        table = _table(tenant, kind)
+        table = table_name(tenant, kind)
         self._conn.execute(
             f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING fts5("
             "text, scope, tokenize = 'porter unicode61')"
@@ -491,7 +470,10 @@ class DerivedIndex:
             words = " ".join([row[1], *(texts[i] for i in around if i in texts)])
             self._conn.execute(
                 f"INSERT INTO {table} (rowid, text, scope) VALUES (?, ?, ?)",
-                (entry_id, words, _scope_token(row[0])),
+                (entry_id, words, scope_token(row[0])),
+            )
+            self._conn.execute(
+                "UPDATE entries SET win_length = ? WHERE id = ?", (bm25.length(words), entry_id)
             )
 
     def _affected(self, tenant: str, entry_id: int) -> list[int]:
@@ -519,16 +501,16 @@ class DerivedIndex:
         if row is not None:
             self._conn.execute(
                 "UPDATE entries SET revision = ?, generation = ?, text = ?, vector = ?,"
-                " changed = ? WHERE id = ?",
-                (revision, generation, text, vector, stamp, row[0]),
+                " changed = ?, length = ? WHERE id = ?",
+                (revision, generation, text, vector, stamp, bm25.length(text), row[0]),
             )
             self._conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (row[0],))
             entry_id = row[0]
         else:
             entry_id = self._conn.execute(
                 "INSERT INTO entries (tenant, memory_id, subject, family, kind, revision,"
-                " generation, text, speaker, thread, at, vector, changed)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " generation, text, speaker, thread, at, vector, changed, length)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     record.tenant,
                     record.memory_id,
@@ -543,11 +525,12 @@ class DerivedIndex:
                     format_time(record.valid_from),
                     vector,
                     stamp,
+                    bm25.length(text),
                 ),
             ).lastrowid
         self._conn.execute(
             f"INSERT INTO {table} (rowid, text, scope) VALUES (?, ?, ?)",
-            (entry_id, text, _scope_token(record.subject)),
+            (entry_id, text, scope_token(record.subject)),
         )
         if _thread(record) is not None:
             self._rewindow(record.tenant, [entry_id, *self._affected(record.tenant, entry_id)])
@@ -580,7 +563,9 @@ class DerivedIndex:
         subjects: Sequence[str] | None = None,
         windows: bool = False,
     ) -> list[Hit]:
-        """The ``k`` best lexical entries of ``tenant`` (only its own tables are read).
+        """The ``k`` best lexical entries of ``tenant`` (only its own tables are read), of
+        ``subjects`` only when given, scored with their own BM25 statistics
+        (:mod:`memledger.index._fts`).
 
         With ``windows=True`` conversation turns are matched together with the turns
         around them (:data:`WINDOW_BEFORE` before, :data:`WINDOW_AFTER` after), and
@@ -590,48 +575,24 @@ class DerivedIndex:
         terms = query_terms(query)
         if not terms:
             return []
-        table = _table(tenant, "win" if windows else "fts")
-        match = "text : (" + " OR ".join(f'"{term}"' for term in terms) + ")"
-        if subjects is not None:
-            if not subjects:
-                return []
-            scopes = " OR ".join(f'"{_scope_token(s)}"' for s in subjects)
-            match = f"scope : ({scopes}) AND {match}"
-        # the subject filter is part of the MATCH, so BM25 is computed for the subject's
-        # entries only and the LIMIT applies inside the full-text search
-        sql = (
-            "SELECT e.memory_id, e.subject, e.family, e.kind, e.revision, e.generation,"
-            f" f.score, e.text FROM (SELECT rowid, bm25({table}, 1.0, 0.0) AS score FROM {table}"
-            f" WHERE {table} MATCH ? ORDER BY score LIMIT ?) AS f"
-            " JOIN entries e ON e.id = f.rowid WHERE e.tenant = ? ORDER BY f.score"
-        )
-        params: list[object] = [match, k, tenant]
+        table = table_name(tenant, "win" if windows else "fts")
         with self._lock:
             try:
-                rows = self._conn.execute(sql, params).fetchall()
+                if subjects is None:
+                    return search_tenant(self._conn, terms, tenant=tenant, k=k, table=table)
+                return search_subjects(
+                    self._conn, terms, tenant=tenant, k=k, subjects=subjects, table=table
+                )
             except sqlite3.OperationalError as exc:
                 if "no such table" in str(exc):
                     return []  # nothing of this tenant's has been indexed yet
                 raise StoreError(f"index search failed: {exc}") from exc
-        return [
-            Hit(
-                tenant=tenant,
-                memory_id=m,
-                subject=s,
-                family=f,
-                kind=kd,
-                revision=r,
-                generation=g,
-                score=-score,
-                text=text,
-            )
-            for m, s, f, kd, r, g, score, text in rows
-        ]
 
     def search_vectors(
         self, query: str, *, tenant: str, k: int, subjects: Sequence[str] | None = None
     ) -> list[Hit]:
-        """The ``k`` entries of ``tenant`` nearest to ``query`` by cosine (exact search).
+        """The ``k`` entries of ``tenant`` nearest to ``query`` by cosine (exact search),
+        of ``subjects`` only when given.
 
         Raises :class:`~memledger.errors.EmbedderError` when there is no embedder
         or it fails; the caller decides whether to go on lexical only.
@@ -641,45 +602,9 @@ class DerivedIndex:
             raise EmbedderError("this index has no embedder", reason="unavailable")
         vector = self.embedder.embed([query])[0]
         with self._lock:
-            matrix = self._matrix(tenant)
-            if subjects is None:
-                positions = np.flatnonzero(matrix.alive[: matrix.count])
-            else:  # only the subjects' rows are read
-                wanted = [p for s in dict.fromkeys(subjects) for p in matrix.by_subject.get(s, ())]
-                positions = np.array(wanted, dtype=np.intp)
-                positions = positions[matrix.alive[positions]]
-            if not len(positions):
-                return []
-            if len(positions) == matrix.count:
-                scores = matrix.rows[: matrix.count] @ vector
-            else:
-                scores = matrix.rows[positions] @ vector
-            typical = float(np.median(scores))
-            top = min(k, len(scores))
-            best = np.argpartition(-scores, top - 1)[:top]
-            best = best[np.argsort(-scores[best], kind="stable")]
-            hits = []
-            for i in best:
-                at = int(positions[i])
-                subject, family, kind, revision, generation, text = matrix.entries[at]
-                cosine = float(scores[i])
-                hits.append(
-                    Hit(
-                        tenant=tenant,
-                        memory_id=matrix.memory_ids[at],
-                        subject=subject,
-                        family=family,
-                        kind=kind,
-                        revision=revision,
-                        generation=generation,
-                        score=cosine - typical,
-                        text=text,
-                        cosine=cosine,
-                    )
-                )
-        return hits
+            return self._matrix(tenant).nearest(vector, tenant=tenant, k=k, subjects=subjects)
 
-    def _matrix(self, tenant: str) -> _Matrix:
+    def _matrix(self, tenant: str) -> Matrix:
         """``tenant``'s vectors, brought up to date (call with the lock held)."""
         assert self.embedder is not None
         stamp, epoch = self._stamp, int(self._get("epoch") or 0)
@@ -687,7 +612,7 @@ class DerivedIndex:
         matrix = self._matrices.get(tenant)
         # a matrix older than the last prune may have missed removals: read it again
         if matrix is None or matrix.epoch != epoch or matrix.stamp < pruned:
-            matrix = _Matrix(epoch=epoch, dimensions=self.embedder.dimensions)
+            matrix = Matrix(epoch=epoch, dimensions=self.embedder.dimensions)
             self._matrices[tenant] = matrix
         if matrix.stamp == stamp:
             return matrix
@@ -716,29 +641,33 @@ class DerivedIndex:
         matrix.stamp = stamp
         return matrix
 
-    def names(self, tenant: str) -> frozenset[str]:
-        """The speakers and subjects of ``tenant``'s entries: who a query can name.
+    def names(self, tenant: str, *, subject: str | None = None) -> frozenset[str]:
+        """The speakers and subjects of ``tenant``'s entries (of ``subject``'s only, when
+        given): who a query can name.
 
         Kept up to date from the entries changed since the last call (a name whose
         entries are all gone stays known until the index is rebuilt).
         """
+        key = tenant if subject is None else f"{tenant}\x1f{subject}"
+        sql = "SELECT DISTINCT speaker, subject FROM entries WHERE tenant = ? AND changed > ?"
+        params: tuple[object, ...] = (tenant,)
+        if subject is not None:
+            sql += " AND subject = ?"
         with self._lock:
             stamp, epoch = self._stamp, int(self._get("epoch") or 0)
-            cached = self._names.get(tenant)
+            cached = self._names.get(key)
             if cached is not None and cached[:2] == (epoch, stamp):
                 return cached[2]
             since = cached[1] if cached is not None and cached[0] == epoch else -1
             known = set(cached[2]) if since >= 0 and cached is not None else set()
-            for speaker, subject in self._conn.execute(
-                "SELECT DISTINCT speaker, subject FROM entries WHERE tenant = ? AND changed > ?",
-                (tenant, since),
-            ):
-                known.add(subject)
+            params = (tenant, since) if subject is None else (tenant, since, subject)
+            for speaker, owner in self._conn.execute(sql, params):
+                known.add(owner)
                 if speaker is not None:
                     known.add(speaker)
             unchanged = since >= 0 and cached is not None and len(known) == len(cached[2])
             found = cached[2] if unchanged and cached is not None else frozenset(known)
-            self._names[tenant] = (epoch, stamp, found)
+            self._names[key] = (epoch, stamp, found)
             return found
 
     def speakers(self, tenant: str, memory_ids: Iterable[str]) -> dict[str, str]:

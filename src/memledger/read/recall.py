@@ -57,13 +57,13 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
 from memledger.domain.gates import content_words
-from memledger.domain.records import MemoryRecord, require_aware, require_id
+from memledger.domain.records import MemoryRecord, require_aware, require_id, require_text
 from memledger.domain.text import ends_asking
 from memledger.errors import EmbedderError, InvalidQueryError
 from memledger.index.derived import DerivedIndex, Hit
 from memledger.index.lexical import entry_text, query_terms
 from memledger.read.understand import Understood, families_named, name_words, understand
-from memledger.read.views import check_floor
+from memledger.read.views import check_floor, check_min_revision
 from memledger.read.when import time_boost
 
 if TYPE_CHECKING:
@@ -87,6 +87,10 @@ Source = Literal["lexical", "vector", "slot", "context"]
 
 MAX_QUERY = 4000
 MAX_K = 100
+_MAX_SETTING = 100_000
+"""The most ``candidates`` or ``context_anchors`` a recall may ask for."""
+_MAX_WINDOW = 100
+"""The most neighbours on each side ``context_after`` or ``context_before`` may weigh."""
 _SEMANTIC_FLOOR = 0.5
 
 
@@ -118,10 +122,31 @@ class RecallSettings:
     context share reaches."""
 
     def __post_init__(self) -> None:
-        positive = {"tau_days": self.tau_days, "candidates": self.candidates}
-        for name, value in positive.items():
-            if not value > 0:
-                raise InvalidQueryError(f"{name} must be positive, got {value!r}")
+        counts = {"candidates": (self.candidates, 1), "context_anchors": (self.context_anchors, 0)}
+        for name, (count, least) in counts.items():
+            if (
+                isinstance(count, bool)
+                or not isinstance(count, int)
+                or not least <= count <= _MAX_SETTING
+            ):
+                raise InvalidQueryError(
+                    f"{name} must be a whole number from {least} to {_MAX_SETTING:,}, got {count!r}"
+                )
+        for name, shares in (
+            ("context_after", self.context_after),
+            ("context_before", self.context_before),
+        ):
+            if not isinstance(shares, tuple | list) or len(shares) > _MAX_WINDOW:
+                raise InvalidQueryError(
+                    f"{name} must be a tuple of at most {_MAX_WINDOW} weights, got {shares!r}"
+                )
+        if not (
+            isinstance(self.tau_days, int | float)
+            and not isinstance(self.tau_days, bool)
+            and math.isfinite(self.tau_days)
+            and self.tau_days > 0
+        ):
+            raise InvalidQueryError(f"tau_days must be a finite number > 0, got {self.tau_days!r}")
         weights = {
             "floor": self.floor,
             "vector_weight": self.vector_weight,
@@ -129,12 +154,16 @@ class RecallSettings:
             "person_boost": self.person_boost,
             "time_boost": self.time_boost,
             "asking_weight": self.asking_weight,
-            "context_anchors": self.context_anchors,
             **{f"context_after[{i}]": w for i, w in enumerate(self.context_after)},
             **{f"context_before[{i}]": w for i, w in enumerate(self.context_before)},
         }
         for name, value in weights.items():
-            if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
+            if not (
+                isinstance(value, int | float)
+                and not isinstance(value, bool)
+                and math.isfinite(value)
+                and value >= 0
+            ):
                 raise InvalidQueryError(f"{name} must be a finite number >= 0, got {value!r}")
 
 
@@ -201,13 +230,25 @@ def _why_not(record: MemoryRecord | None, *, at: datetime, revoked: bool) -> Rec
     return None
 
 
-def check_query(query: object, tenant: object, subject: object, k: object) -> str:
+def check_query(
+    query: object,
+    tenant: object,
+    subject: object,
+    k: object,
+    *,
+    min_revision: object = None,
+    settings: object = None,
+) -> str:
     """``query`` if a recall with these arguments is possible, else InvalidQueryError."""
     require_id(tenant, "tenant", InvalidQueryError)
     if subject is not None:
         require_id(subject, "subject", InvalidQueryError)
     if not isinstance(query, str) or not query.strip():
         raise InvalidQueryError("query must be a non-empty string")
+    require_text(query, "query", InvalidQueryError)
+    check_min_revision(min_revision)
+    if settings is not None and not isinstance(settings, RecallSettings):
+        raise InvalidQueryError(f"settings must be a RecallSettings, got {type(settings).__name__}")
     if len(query) > MAX_QUERY:
         raise InvalidQueryError(f"query has {len(query)} characters; at most {MAX_QUERY}")
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
@@ -219,10 +260,17 @@ class _Checker:
     """Reads candidates back from the store and sorts them into kept and excluded."""
 
     def __init__(
-        self, unit: UnitOfWork, *, tenant: str, at: datetime, indexed: Mapping[str, Hit]
+        self,
+        unit: UnitOfWork,
+        *,
+        tenant: str,
+        at: datetime,
+        indexed: Mapping[str, Hit],
+        subject: str | None = None,
     ) -> None:
         self.unit = unit
         self.tenant = tenant
+        self.subject = subject
         self.at = at
         self.indexed = indexed
         self.seen: set[str] = set()
@@ -235,6 +283,8 @@ class _Checker:
         for memory_id in sorted(memory_ids):
             self.seen.add(memory_id)
             record = records.get(memory_id)
+            if record is not None and self.subject not in (None, record.subject):
+                continue  # another subject's: not even named among the exclusions
             gone = False
             if record is not None:
                 key = (record.subject, record.family)
@@ -337,7 +387,8 @@ def recall(
     tuning = settings or RecallSettings()
     at = valid_at or memory.clock.now()
     subjects = None if subject is None else [subject]
-    understood = understand(query, names=index.names(tenant), at=at, rewriter=rewriter)
+    names = index.names(tenant, subject=subject)  # a subject's read names its own people
+    understood = understand(query, names=names, at=at, rewriter=rewriter)
 
     # 2. candidates from each source, fused
     sources: dict[str, set[Source]] = {}
@@ -397,7 +448,7 @@ def recall(
     fused = dict(base)
     with memory.store.read() as unit:
         # 4. canonical recheck: only what passes it can lend its score to a neighbour
-        checker = _Checker(unit, tenant=tenant, at=at, indexed=indexed)
+        checker = _Checker(unit, tenant=tenant, subject=subject, at=at, indexed=indexed)
         checker.admit(list(sources), kept, excluded)
         # 3. context: neighbouring turns share their anchors' scores
         anchors = sorted((m for m in kept), key=lambda m: (-base[m], m))
@@ -425,7 +476,7 @@ def recall(
                         continue
                     kept.setdefault(record.memory_id, record)
                     sources.setdefault(record.memory_id, set()).add("slot")
-        index_lag = max(0, unit.outbox_head() - index.cursor)
+        index_lag = unit.outbox_pending(tenant, after=index.cursor_of(tenant))
 
     # 6. rank, 7. abstain
     people = frozenset(understood.people)

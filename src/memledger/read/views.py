@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 
-from memledger.domain.records import MemoryRecord
-from memledger.errors import RevisionNotMetError
+from memledger.domain.records import MemoryRecord, require_id
+from memledger.errors import InvalidQueryError, RevisionNotMetError
 from memledger.ports import FamilySlot
 
 
@@ -32,6 +32,8 @@ def select(
     A record from a revoked source is left out even where memledger held it
     before the revocation, unless an audit passes ``include_revoked=True``.
     """
+    if scope is not None:
+        require_id(scope, "scope", InvalidQueryError)
     chosen = [
         r
         for r in records
@@ -46,12 +48,25 @@ def select(
     return tuple(sorted(chosen, key=lambda r: (r.scope, r.valid_from, r.memory_id)))
 
 
+def check_min_revision(min_revision: object) -> int | None:
+    """``min_revision`` if it is ``None`` or a revision (a whole number >= 0), else
+    :class:`InvalidQueryError`."""
+    if min_revision is None:
+        return None
+    if isinstance(min_revision, int) and not isinstance(min_revision, bool) and min_revision >= 0:
+        return min_revision
+    raise InvalidQueryError(
+        f"min_revision must be a whole number >= 0 (a receipt's revision), got {min_revision!r}"
+    )
+
+
 def check_floor(slot: FamilySlot | None, min_revision: int | None, *, source: str) -> None:
     """Refuse to answer below a revision floor instead of answering stale."""
-    if min_revision is None:
+    floor = check_min_revision(min_revision)
+    if floor is None:
         return
     have = 0 if slot is None else slot.revision
-    if have < min_revision:
+    if have < floor:
         where = "?" if slot is None else f"{slot.subject!r}/{slot.family!r}"
         raise RevisionNotMetError(
             f"{source} holds revision {have} of {where}, below the requested "

@@ -8,9 +8,9 @@ with the ``spawn`` method on any platform.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from memledger.domain.records import (
     Actor,
@@ -18,14 +18,18 @@ from memledger.domain.records import (
     Claim,
     Grant,
     HistoryEntry,
+    Job,
     MemoryRecord,
+    Receipt,
     ReviewItem,
     SourceEvent,
 )
 from memledger.errors import EventNotFoundError
 from memledger.memory import Memory
+from memledger.ports import OutboxEntry
 from memledger.store import open_store
-from memledger.testing import FrozenClock
+from memledger.testing import FrozenClock, FunctionExtractor
+from memledger.write.worker import WorkerSettings
 
 TENANT = "acme"
 SUBJECT = "user-42"
@@ -104,6 +108,13 @@ class Snapshot:
     events: tuple[str, ...]
     reviews: tuple[ReviewItem, ...]
     jobs: tuple[tuple[str, str], ...]
+    outcomes: tuple[tuple[str, Receipt | None], ...] = ()
+    """The stored receipt of each event asked about (``None``: no outcome yet)."""
+    job_details: tuple[Job, ...] = ()
+    """Every job with its attempts, last error, backoff and lease."""
+    outbox: tuple[OutboxEntry, ...] = ()
+    revoked_sources: tuple[tuple[str, str, frozenset[str]], ...] = ()
+    counters: tuple[tuple[str, int], ...] = ()
 
 
 def snapshot(
@@ -121,6 +132,18 @@ def snapshot(
             families.append((subject, slot.family, slot.revision, slot.generation))
             records.extend(memory.history(subject, slot.family, tenant=tenant))
             changes.extend(memory.changes(subject, slot.family, tenant=tenant))
+    outcomes: list[tuple[str, Receipt | None]] = []
+    outbox: list[OutboxEntry] = []
+    revoked: list[tuple[str, str, frozenset[str]]] = []
+    with memory.store.read() as unit:
+        outcomes.extend((event_id, unit.get_outcome(tenant, event_id)) for event_id in event_ids)
+        head = 0
+        while page := unit.outbox_after(head, limit=500):
+            outbox.extend(entry for entry in page if entry.tenant == tenant)
+            head = page[-1].seq
+        for subject, family, _, _ in families:
+            revoked.append((subject, family, unit.revoked_sources(tenant, subject, family)))
+        counters = tuple(sorted(unit.counters(tenant).items()))
     present: list[str] = []
     for event_id in event_ids:
         try:
@@ -135,6 +158,11 @@ def snapshot(
         events=tuple(present),
         reviews=memory.reviews(tenant=tenant, open_only=False),
         jobs=tuple((j.job_id, j.status) for j in memory.jobs(tenant=tenant, open_only=False)),
+        outcomes=tuple(outcomes),
+        job_details=memory.jobs(tenant=tenant, open_only=False),
+        outbox=tuple(outbox),
+        revoked_sources=tuple(revoked),
+        counters=counters,
     )
 
 
@@ -184,4 +212,117 @@ def crash_worker(
 
     memory = Memory(open_store(url, failpoint=failpoint), clock=FrozenClock(clock_at))
     memory.ingest(source, claims)
+    os._exit(0)
+
+
+# -- every write transaction, for failure and kill injection -----------------------------
+
+OTHER_SUBJECT = "user-7"
+SETUP_AT = day(10, 5)
+RUN_AT = day(10, 19)
+
+WORKER_SETTINGS = WorkerSettings(lease=timedelta(0))
+"""No lease: a job leased by a worker that failed or died can be leased again at the same
+frozen instant, so a retry is comparable with an uninterrupted run."""
+
+
+def turn_claims(source: SourceEvent) -> list[Claim]:
+    """The scenario extractor: a delivery preference for the day a turn names."""
+    found = [pref("friday", grounding="Fridays")] if "Fridays" in source.text else []
+    return found + ([pref("daily", grounding="daily")] if "daily" in source.text else [])
+
+
+def _process(memory: Memory) -> object:
+    return memory.process(extractor=FunctionExtractor(turn_claims), settings=WORKER_SETTINGS)
+
+
+def _first(memory: Memory) -> None:
+    memory.ingest(event("evt-1", "Fridays", occurred_at=day(10, 2), sequence=1), [pref("friday")])
+
+
+_DAILY = event("evt-2", "Deliver it daily from now on", occurred_at=day(10, 5), sequence=2)
+
+
+def _first_then_daily_turn(memory: Memory) -> None:
+    _first(memory)
+    memory.ingest(_DAILY)
+    _process(memory)  # the daily claim and the turn's episode, both from evt-2
+
+
+def _batch_setup(memory: Memory) -> None:
+    _first(memory)
+    memory.ingest(_DAILY)  # updates the family: closes evt-1's window
+    memory.ingest(
+        event(
+            "evt-3",
+            "Fridays suit me best",
+            occurred_at=day(10, 5),
+            sequence=1,
+            subject=OTHER_SUBJECT,
+            who=actor(FAMILY, actor_id=OTHER_SUBJECT),
+        )
+    )  # a family of another subject
+    memory.ingest(event("evt-4", "lol", occurred_at=day(10, 5, 13), sequence=3))  # prefiltered
+
+
+def _revoke_daily(memory: Memory) -> object:
+    (target,) = [
+        r for r in memory.timeline(SUBJECT, FAMILY, tenant=TENANT) if r.source_event_id == "evt-2"
+    ]
+    return memory.revoke(target.memory_id, tenant=TENANT)
+
+
+@dataclass(frozen=True, slots=True)
+class Operation:
+    """One write transaction (or a few, for the worker) under test.
+
+    ``setup`` builds the state before it at ``setup_at``; ``run`` is the write, at
+    ``run_at``, and also its retry, in ``transactions`` write transactions (one, but
+    two for the worker: the lease, then the batch's commit); ``subjects`` and
+    ``event_ids`` say what a :func:`snapshot` of it must cover.
+    """
+
+    setup: Callable[[Memory], object]
+    run: Callable[[Memory], object]
+    transactions: int = 1
+    subjects: tuple[str, ...] = (SUBJECT,)
+    event_ids: tuple[str, ...] = ("evt-1", "evt-2")
+    setup_at: datetime = SETUP_AT
+    run_at: datetime = RUN_AT
+
+
+OPERATIONS: dict[str, Operation] = {
+    "enqueue": Operation(setup=_first, run=lambda memory: memory.ingest(_DAILY)),
+    "worker_batch": Operation(
+        setup=_batch_setup,
+        run=_process,
+        transactions=2,
+        subjects=(SUBJECT, OTHER_SUBJECT),
+        event_ids=("evt-1", "evt-2", "evt-3", "evt-4"),
+    ),
+    "revoke": Operation(setup=_first_then_daily_turn, run=_revoke_daily),
+    "revoke_family": Operation(
+        setup=_first_then_daily_turn,
+        run=lambda memory: memory.revoke_family(SUBJECT, FAMILY, tenant=TENANT),
+    ),
+}
+"""By name, so that a child process can find them: the claims and revocations that
+:data:`OPERATIONS` exercise besides ``ingest`` with claims (the atomicity checks' own)."""
+
+
+def crash_operation(url: str, name: str, crash_at: int) -> None:
+    """Run ``OPERATIONS[name]`` on a store prepared with its setup, and kill the process,
+    without cleanup, before its write step ``crash_at`` (1-based, counted over all the
+    operation's transactions)."""
+    operation = OPERATIONS[name]
+    steps = 0
+
+    def failpoint(step: str) -> None:
+        nonlocal steps
+        steps += 1
+        if steps == crash_at:
+            os._exit(17)
+
+    memory = Memory(open_store(url, failpoint=failpoint), clock=FrozenClock(operation.run_at))
+    operation.run(memory)
     os._exit(0)

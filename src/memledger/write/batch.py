@@ -37,6 +37,8 @@ class Batch:
     extractor: ExtractorInfo = CALLER
     generations: Mapping[str, int] | None = None
     """The family generations the work started under; ``None`` means "now"."""
+    revocation_mark: int | None = None
+    """The tenant's revocation count when the work started (a job's); ``None``: "now"."""
     job_id: str | None = None
     note: str | None = None
     """Why the batch is what it is (``"prefilter:role_play"``); kept on the receipt."""

@@ -11,8 +11,9 @@
 3. lock every family the batch touches (sorted, so writers never deadlock)
    and apply the order rule; a family whose order cannot be decided sends the
    whole event to review;
-4. per candidate: reject work begun under an older generation or from a
-   revoked source; keep unauthorised claims as observations and claims from
+4. per candidate: reject work begun before a revocation of its family (of
+   the event's subject or any other: ``stale_generation``) or from a revoked or
+   forgotten source (``revoked_source``); keep unauthorised claims as observations and claims from
    behind the family's timeline as historical;
 5. decide what each current claim does (ADD, UPDATE, DELETE or NOOP; see
    ``memledger.write.apply``), reconcile the valid-time intervals, bump each
@@ -106,14 +107,14 @@ def commit_event(
         plans[key] = FamilyPlan(slot, order(Position.of(event), slot.position, policy))
 
     results: list[ClaimResult] = []
+    forgotten = unit.is_forgotten(event.tenant, event.event_id)
     for index, claim in enumerate(batch.claims):
         subject = claim.subject or event.subject
         plan = plans[(subject, claim.family)]
-        seen = None if batch.generations is None else batch.generations.get(claim.family, 0)
-        if seen is not None and plan.slot.generation > seen:
+        if _stale(unit, batch, plan.slot.generation, subject, claim.family):
             results.append(_rejected(claim, "stale_generation"))
             continue
-        if unit.is_revoked_source(event.tenant, subject, claim.family, event.event_id):
+        if forgotten or unit.is_revoked_source(event.tenant, subject, claim.family, event.event_id):
             results.append(_rejected(claim, "revoked_source"))
             continue
         auth = authority(
@@ -152,6 +153,21 @@ def commit_event(
     unit.put_outcome(receipt, at=now)
     finish_job(unit, event, now=now)
     return receipt
+
+
+def _stale(unit: UnitOfWork, batch: Batch, generation: int, subject: str, family: str) -> bool:
+    """Whether work that began earlier (a job) must not write into this family: it was
+    revoked after the work began. The event subject's generations are in the job's
+    snapshot; any subject's later revocations are in the tenant's revocation log."""
+    event = batch.event
+    if (
+        subject == event.subject
+        and batch.generations is not None
+        and generation > batch.generations.get(family, 0)
+    ):
+        return True
+    mark = batch.revocation_mark
+    return mark is not None and unit.revoked_after(event.tenant, subject, family, mark)
 
 
 def _rejected(claim: Claim, reason: ExclusionReason) -> ClaimResult:

@@ -2,8 +2,11 @@
 
 The subject's source events are replayed, in business-time order, into a
 scratch store in a temporary folder, through the normal write path (prefilter,
-extractor, gates, commit) with the other extractor. Claims from sources the
-canonical store revoked stay out. The canonical store is only read.
+extractor, gates, commit) with the other extractor. Forgotten events are not
+replayed; a replayed claim from a source the canonical store revoked in its
+family, or one stating words a revocation took from its event (in any family:
+the other extractor may file them elsewhere), stays out. The canonical store
+is only read.
 
 The diff compares the current timelines (open, authorised windows) family by
 family: a window only the replay has is *added*, one only the canonical store
@@ -22,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memledger.domain.records import MemoryRecord, canonical_json
+from memledger.domain.redact import revoked_words, states
 from memledger.errors import ExtractionError
 from memledger.ports import Extractor
 from memledger.store.sqlite import SQLiteStore
@@ -66,27 +70,43 @@ def _same(a: MemoryRecord, b: MemoryRecord) -> bool:
     return canonical_json(a.value) == canonical_json(b.value) and a.valid_until == b.valid_until
 
 
+@dataclass(frozen=True, slots=True)
+class _Revoked:
+    """What the canonical store revoked of a subject: (family, source event) pairs, and
+    per source event the words its revocations took away."""
+
+    sources: set[tuple[str, str]]
+    words: dict[str, set[str]]
+
+    def allows(self, record: MemoryRecord) -> bool:
+        if (record.family, record.source_event_id) in self.sources:
+            return False
+        return not states(record, self.words.get(record.source_event_id, ()))
+
+
 def _windows(
-    memory: Memory, *, tenant: str, subject: str, revoked: set[tuple[str, str]]
+    memory: Memory, *, tenant: str, subject: str, revoked: _Revoked | None
 ) -> dict[Key, MemoryRecord]:
     found: dict[Key, MemoryRecord] = {}
     for slot in memory.families(subject, tenant=tenant):
         if slot.family == "conversation":
             continue
         for record in memory.timeline(subject, slot.family, tenant=tenant):
-            if (record.family, record.source_event_id) not in revoked:
+            if revoked is None or revoked.allows(record):
                 found[_key(record)] = record
     return found
 
 
-def _revoked_sources(memory: Memory, *, tenant: str, subject: str) -> set[tuple[str, str]]:
-    revoked: set[tuple[str, str]] = set()
+def _revoked(memory: Memory, *, tenant: str, subject: str) -> _Revoked:
+    revoked = _Revoked(sources=set(), words={})
     with memory.store.read() as unit:
         for slot in unit.families(tenant, subject):
-            revoked.update(
-                (slot.family, event_id)
-                for event_id in unit.revoked_sources(tenant, subject, slot.family)
-            )
+            for event_id in unit.revoked_sources(tenant, subject, slot.family):
+                revoked.sources.add((slot.family, event_id))
+                words = revoked.words.setdefault(event_id, set())
+                for record in unit.event_records(tenant, event_id, open_only=False):
+                    if record.family == slot.family and record.subject == subject:
+                        words |= revoked_words(record)
     return revoked
 
 
@@ -101,9 +121,13 @@ def rederive(
     """Replay ``subject``'s ledger through ``extractor`` into a scratch store and diff."""
     from memledger.memory import Memory as _Memory
 
-    with memory.store.read() as unit:
-        events = list(unit.subject_events(tenant, subject))
-    revoked = _revoked_sources(memory, tenant=tenant, subject=subject)
+    with memory.store.read() as unit:  # a forgotten event is not replayed at all
+        events = [
+            e
+            for e in unit.subject_events(tenant, subject)
+            if not unit.is_forgotten(tenant, e.event_id)
+        ]
+    revoked = _revoked(memory, tenant=tenant, subject=subject)
     with tempfile.TemporaryDirectory(prefix="memledger-rederive-") as folder:
         clock = FrozenClock(events[0].occurred_at if events else memory.clock.now())
         scratch = _Memory(
@@ -130,7 +154,7 @@ def rederive(
             replayed = _windows(scratch, tenant=tenant, subject=subject, revoked=revoked)
         finally:
             scratch.close()
-    canonical = _windows(memory, tenant=tenant, subject=subject, revoked=set())
+    canonical = _windows(memory, tenant=tenant, subject=subject, revoked=None)
     added = [r for k, r in replayed.items() if k not in canonical]
     closed = [r for k, r in canonical.items() if k not in replayed]
     changed = [

@@ -29,9 +29,16 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Literal
 
 from memledger.domain.gates import GateSettings, gate
+from memledger.domain.limits import check_claims
 from memledger.domain.prefilter import PrefilterSettings, prefilter
 from memledger.domain.records import Claim, Job, Receipt, SourceEvent
-from memledger.errors import ExtractionError, InvalidInputError, StoreError, StoreLockedError
+from memledger.errors import (
+    ExtractionError,
+    InvalidInputError,
+    LimitExceededError,
+    StoreError,
+    StoreLockedError,
+)
 from memledger.ports import Extraction, Extractor, UnitOfWork
 from memledger.write.batch import Batch, stable_id, validate
 from memledger.write.commit import commit_event
@@ -228,9 +235,13 @@ class Worker:
                 "extraction:extractor_crashed",
             )
         claims, counters = self._admit(event, extraction)
+        complete = extraction.complete
+        if len(claims) >= self.memory.limits.max_claims:  # the episode needs a place too
+            complete = False  # to review, whole: nothing is cut off silently
+            counters["gate:too_many_claims"] += 1
         if self.settings.episodes:
             claims.append(episode_of(event))
-        batch = self._batch(job, event, tuple(claims), complete=extraction.complete)
+        batch = self._batch(job, event, tuple(claims), complete=complete)
         return _Commit(job, batch, counters)
 
     def _batch(
@@ -248,6 +259,7 @@ class Worker:
             complete=complete,
             extractor=self.extractor.info,
             generations=job.generations,
+            revocation_mark=job.revocation_mark,
             job_id=job.job_id,
             note=note,
             from_ledger=True,
@@ -267,6 +279,11 @@ class Worker:
                     validate(Batch(event=event, claims=(claim,)), self.memory.schema)
                 except InvalidInputError:
                     why = "invalid"
+            if why is None:
+                try:  # an extractor's claim is held to the same limits as a caller's
+                    check_claims([claim], self.memory.limits)
+                except LimitExceededError:
+                    why = "over_limit"
             if why is None:
                 kept.append(claim)
             else:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from memledger.testing.conformance._atomicity import AtomicityChecks
 from memledger.testing.conformance._base import Base
+from memledger.testing.conformance._forgetting import ForgettingChecks
 from memledger.testing.conformance._input import InputChecks
 from memledger.testing.conformance._properties import PropertyChecks
 from memledger.testing.conformance._revocation import RevocationChecks
@@ -26,6 +27,12 @@ __all__ = ["StoreConformance"]
 
 
 class StoreConformance(
-    StoryChecks, AtomicityChecks, RevocationChecks, InputChecks, PropertyChecks, Base
+    StoryChecks,
+    AtomicityChecks,
+    RevocationChecks,
+    ForgettingChecks,
+    InputChecks,
+    PropertyChecks,
+    Base,
 ):
     """Invariants 1-8 of DESIGN.md as far as the canonical store carries them."""

@@ -1,21 +1,38 @@
-"""Invariants 1 and 2: idempotent events, atomic events, no lost updates."""
+"""Invariants 1 and 2: idempotent events, atomic events, no lost updates.
+
+Atomicity is checked on every write transaction the library runs: ingesting an
+event with its claims, queueing one (``claims=None``), a worker's lease and batch
+commit, and both revocations (:data:`~memledger.testing.scenarios.OPERATIONS`). A
+failure (a store error) or a kill (``os._exit``) before any write step leaves the
+store exactly as before the transaction the step belongs to, and a retry then
+gives the state an uninterrupted run gives.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import threading
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 
 import pytest
 
 from memledger.domain.records import Claim, SourceEvent
-from memledger.errors import EventConflictError
+from memledger.errors import EventConflictError, StoreError
 from memledger.memory import Memory
+from memledger.ports import Store, UnitOfWork
 from memledger.store import open_store
 from memledger.testing import FrozenClock
 from memledger.testing.conformance._base import SPAWN, UrlFactory
 from memledger.testing.scenarios import (
     FAMILY,
+    OPERATIONS,
     SUBJECT,
     TENANT,
+    Operation,
+    Snapshot,
+    crash_operation,
     crash_worker,
     day,
     event,
@@ -37,6 +54,98 @@ def _run(procs: list[SPAWN.Process]) -> list[int | None]:  # type: ignore[name-d
     for proc in procs:
         proc.join(180)
     return [proc.exitcode for proc in procs]
+
+
+class InjectedFailure(StoreError):
+    """A store failing in the middle of a transaction (a store error: the worker treats
+    other exceptions of one job's commit as that job's own, see ``test_guards_worker``)."""
+
+
+class _Transactions:
+    """A store that notes, before each write transaction, the state it starts from.
+
+    With a failpoint that reads ``current``, every write step is tied to the
+    transaction it belongs to.
+    """
+
+    def __init__(self, store: Store, state: list[Snapshot]) -> None:
+        self._store = store
+        self.url = store.url
+        self.before = state
+
+    @property
+    def current(self) -> int:
+        return len(self.before) - 1
+
+    def attach(self, memory: Memory, operation: Operation) -> None:
+        self._memory, self._operation = memory, operation
+
+    @contextmanager
+    def _write(self) -> Iterator[UnitOfWork]:
+        self.before.append(_snapshot(self._memory, self._operation))
+        with self._store.write() as unit:
+            yield unit
+
+    def write(self) -> AbstractContextManager[UnitOfWork]:
+        return self._write()
+
+    def read(self) -> AbstractContextManager[UnitOfWork]:
+        return self._store.read()
+
+    def close(self) -> None:
+        self._store.close()
+
+
+def _snapshot(memory: Memory, operation: Operation) -> Snapshot:
+    return snapshot(memory, subjects=operation.subjects, event_ids=operation.event_ids)
+
+
+def _settled(state: Snapshot) -> Snapshot:
+    """``state`` without job attempt counts: an interrupted attempt is rightly counted."""
+    jobs = tuple(dataclasses.replace(job, attempts=0) for job in state.job_details)
+    return dataclasses.replace(state, job_details=jobs)
+
+
+def _kill_points(steps: list[tuple[int, str]]) -> list[tuple[int, tuple[int, str]]]:
+    """The 1-based steps at which the kill checks kill a child process: the first step of
+    each name in each transaction and each transaction's last step, or every step when
+    ``HYPOTHESIS_PROFILE=nightly`` (a child process each: spawning is what is slow; the
+    in-process failure checks cover every step on every run)."""
+    numbered = list(enumerate(steps, start=1))
+    if os.environ.get("HYPOTHESIS_PROFILE") == "nightly":
+        return numbered
+    chosen: dict[int, tuple[int, str]] = {}
+    for n, (transaction, step) in numbered:
+        if (transaction, step) not in chosen.values():
+            chosen[n] = (transaction, step)
+    for n, (transaction, step) in numbered:
+        if n == len(steps) or steps[n][0] != transaction:  # the transaction's last step
+            chosen[n] = (transaction, step)
+    return sorted(chosen.items())
+
+
+def _reference(
+    fresh_url: UrlFactory, operation: Operation
+) -> tuple[list[tuple[int, str]], list[Snapshot], Snapshot]:
+    """An uninterrupted run: its write steps, each with the index of its transaction;
+    the state before each transaction; the state after the run."""
+    steps: list[tuple[int, str]] = []
+    before: list[Snapshot] = []
+    holder: list[_Transactions] = []
+    clock = FrozenClock(operation.setup_at)
+    store = open_store(fresh_url(), failpoint=lambda step: steps.append((holder[0].current, step)))
+    recorder = _Transactions(store, before)
+    holder.append(recorder)
+    memory = Memory(recorder, clock=clock)
+    recorder.attach(memory, operation)
+    operation.setup(memory)
+    steps.clear()
+    before.clear()
+    clock.set(operation.run_at)
+    operation.run(memory)
+    after = _snapshot(memory, operation)
+    memory.close()
+    return steps, before, after
 
 
 class AtomicityChecks:
@@ -206,3 +315,62 @@ class AtomicityChecks:
             if r.status == "historical":  # kept because a later sequence had already applied
                 assert any(rev < r.revision and s > seq(r.source_event_id) for rev, s in applied)
         memory.close()
+
+    # -- invariant 2 on every other write transaction -------------------------------------
+
+    @pytest.mark.parametrize("name", sorted(OPERATIONS))
+    def test_failure_at_every_step_of_every_write_transaction(
+        self, fresh_url: UrlFactory, name: str
+    ) -> None:
+        operation = OPERATIONS[name]
+        steps, before, after = _reference(fresh_url, operation)
+        assert steps and before[0] != after, f"{name} writes nothing"
+        assert len(before) == operation.transactions, f"{name} split its transaction"
+        for crash_at, (transaction, step) in enumerate(steps, start=1):
+            armed = {"count": -1}  # counting starts once the pre-state is written
+
+            def failpoint(
+                step: str, crash_at: int = crash_at, armed: dict[str, int] = armed
+            ) -> None:
+                if armed["count"] < 0:
+                    return
+                armed["count"] += 1
+                if armed["count"] == crash_at:
+                    raise InjectedFailure(f"injected failure before {step}")
+
+            where = f"{name}: failure before step {crash_at} ({step})"
+            clock = FrozenClock(operation.setup_at)
+            memory = Memory(open_store(fresh_url(), failpoint=failpoint), clock=clock)
+            operation.setup(memory)
+            armed["count"] = 0
+            clock.set(operation.run_at)
+            with pytest.raises(InjectedFailure):
+                operation.run(memory)
+            assert armed["count"] == crash_at, where
+            assert _snapshot(memory, operation) == before[transaction], where
+            armed["count"] = -1
+            operation.run(memory)  # the retry
+            assert _settled(_snapshot(memory, operation)) == _settled(after), where
+            memory.close()
+
+    @pytest.mark.parametrize("name", sorted(OPERATIONS))
+    def test_process_killed_at_every_step_of_every_write_transaction(
+        self, fresh_url: UrlFactory, name: str
+    ) -> None:
+        operation = OPERATIONS[name]
+        steps, before, after = _reference(fresh_url, operation)
+        for crash_at, (transaction, step) in _kill_points(steps):
+            where = f"{name}: killed before step {crash_at} ({step})"
+            url = fresh_url()
+            clock = FrozenClock(operation.setup_at)
+            setup = Memory(open_store(url), clock=clock)
+            operation.setup(setup)
+            setup.close()
+            proc = SPAWN.Process(target=crash_operation, args=(url, name, crash_at))
+            assert _run([proc]) == [17], f"{where}: the child did not reach its crash point"
+            clock.set(operation.run_at)
+            reopened = Memory(open_store(url), clock=clock)
+            assert _snapshot(reopened, operation) == before[transaction], where
+            operation.run(reopened)  # the retry
+            assert _settled(_snapshot(reopened, operation)) == _settled(after), where
+            reopened.close()

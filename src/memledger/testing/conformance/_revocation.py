@@ -75,8 +75,9 @@ class RevocationChecks:
         clock.set(day(10, 5))
         ack = memory.revoke_family(SUBJECT, FAMILY, tenant=TENANT, reason="erasure request")
         assert len(ack.revoked) == 2
-        history = memory.history(SUBJECT, FAMILY, tenant=TENANT)
-        assert {r.status for r in history} == {"revoked"}
+        assert memory.history(SUBJECT, FAMILY, tenant=TENANT) == ()  # no value in any view
+        history = memory.history(SUBJECT, FAMILY, tenant=TENANT, include_revoked=True)
+        assert {r.status for r in history} == {"revoked"} and len(history) == 2
         assert all(r.superseded_at is not None for r in history)
         assert memory.timeline(SUBJECT, FAMILY, tenant=TENANT) == ()
         # audits can still see what was believed before the revocation, marked revoked

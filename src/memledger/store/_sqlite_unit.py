@@ -1,0 +1,675 @@
+"""One transaction of the SQLite store: the unit-of-work primitives, and how domain
+values are laid out in rows. See :class:`memledger.ports.UnitOfWork`; the store,
+its connections, lock and migrations are in :mod:`memledger.store.sqlite`.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+from memledger.domain.records import (
+    Actor,
+    HistoryEntry,
+    Job,
+    MemoryRecord,
+    Receipt,
+    RecordStatus,
+    ReviewItem,
+    SourceEvent,
+    format_time,
+    parse_time,
+)
+from memledger.ports import FamilySlot, OutboxEntry, OutboxOp, StoredEvent
+from memledger.store import Failpoint, codec
+from memledger.store import _sqlite_rows as layout
+
+
+class SQLiteUnit:
+    """One transaction on one connection. See :class:`memledger.ports.UnitOfWork`."""
+
+    def __init__(self, conn: sqlite3.Connection, failpoint: Failpoint | None) -> None:
+        self.conn = conn
+        self._failpoint = failpoint
+        self._depth = 0
+
+    def _write(self, step: str, sql: str, params: Sequence[Any]) -> None:
+        if self._failpoint is not None:
+            self._failpoint(step)
+        self.conn.execute(sql, params)
+
+    @contextmanager
+    def savepoint(self) -> Iterator[None]:
+        """A nested transaction: rolled back alone if its block raises."""
+        self._depth += 1
+        name = f"sp{self._depth}"
+        self.conn.execute(f"SAVEPOINT {name}")
+        try:
+            yield
+        except BaseException:
+            self.conn.execute(f"ROLLBACK TO {name}")
+            self.conn.execute(f"RELEASE {name}")
+            raise
+        else:
+            self.conn.execute(f"RELEASE {name}")
+        finally:
+            self._depth -= 1
+
+    def _one(self, sql: str, params: Sequence[Any]) -> Any:
+        return self.conn.execute(sql, params).fetchone()
+
+    # -- ledger ---------------------------------------------------------------------
+
+    def get_event(self, tenant: str, event_id: str) -> StoredEvent | None:
+        row = self._one(
+            "SELECT content_hash, subject, actor_id, actor_authenticated, actor_grants, channel,"
+            " stream, sequence, occurred_at, text, metadata, ingested_at"
+            " FROM events WHERE tenant = ? AND event_id = ?",
+            (tenant, event_id),
+        )
+        if row is None:
+            return None
+        (
+            content_hash,
+            subject,
+            actor_id,
+            authenticated,
+            grants,
+            channel,
+            stream,
+            sequence,
+            occurred_at,
+            text,
+            metadata,
+            ingested_at,
+        ) = row
+        event = SourceEvent(
+            tenant=tenant,
+            event_id=event_id,
+            subject=subject,
+            actor=Actor(
+                id=actor_id,
+                authenticated=bool(authenticated),
+                grants=layout.grants(grants),
+            ),
+            channel=channel,
+            stream=stream,
+            sequence=sequence,
+            occurred_at=parse_time(occurred_at),
+            text=text,
+            metadata=json.loads(metadata),
+        )
+        return StoredEvent(
+            event=event, content_hash=content_hash, ingested_at=parse_time(ingested_at)
+        )
+
+    def event_hash(self, tenant: str, event_id: str) -> str | None:
+        row = self._one(
+            "SELECT content_hash FROM events WHERE tenant = ? AND event_id = ?",
+            (tenant, event_id),
+        )
+        return None if row is None else str(row[0])
+
+    def append_event(self, event: SourceEvent, *, content_hash: str, at: datetime) -> None:
+        self._write(
+            "append_event",
+            "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                event.tenant,
+                event.event_id,
+                content_hash,
+                event.subject,
+                event.actor.id,
+                int(event.actor.authenticated),
+                layout.grants_json(event.actor.grants),
+                event.channel,
+                event.stream,
+                event.sequence,
+                format_time(event.occurred_at),
+                event.text,
+                codec.dumps(event.metadata),
+                format_time(at),
+            ),
+        )
+
+    def get_outcome(self, tenant: str, event_id: str) -> Receipt | None:
+        row = self._one(
+            "SELECT receipt FROM event_outcomes WHERE tenant = ? AND event_id = ?",
+            (tenant, event_id),
+        )
+        return None if row is None else codec.receipt_from_json(row[0])
+
+    def put_outcome(self, receipt: Receipt, *, at: datetime) -> None:
+        self._write(
+            "put_outcome",
+            "INSERT INTO event_outcomes VALUES (?, ?, ?, ?, ?)"
+            " ON CONFLICT (tenant, event_id) DO UPDATE SET outcome = excluded.outcome,"
+            " receipt = excluded.receipt, decided_at = excluded.decided_at",
+            (
+                receipt.tenant,
+                receipt.event_id,
+                receipt.outcome,
+                codec.receipt_to_json(receipt),
+                format_time(at),
+            ),
+        )
+
+    # -- family slots ---------------------------------------------------------------
+
+    def get_family(self, tenant: str, subject: str, family: str) -> FamilySlot | None:
+        row = self._one(
+            "SELECT revision, generation, position, updated_at FROM families"
+            " WHERE tenant = ? AND subject = ? AND family = ?",
+            (tenant, subject, family),
+        )
+        if row is None:
+            return None
+        return FamilySlot(
+            tenant=tenant,
+            subject=subject,
+            family=family,
+            revision=row[0],
+            generation=row[1],
+            position=codec.position_from_json(row[2]),
+            updated_at=layout.pt(row[3]),
+        )
+
+    def lock_family(self, tenant: str, subject: str, family: str) -> FamilySlot:
+        # BEGIN IMMEDIATE already holds the database write lock: reading is locking.
+        slot = self.get_family(tenant, subject, family)
+        return slot or FamilySlot(tenant=tenant, subject=subject, family=family)
+
+    def put_family(self, slot: FamilySlot) -> None:
+        self._write(
+            "put_family",
+            "INSERT INTO families VALUES (?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (tenant, subject, family) DO UPDATE SET revision = excluded.revision,"
+            " generation = excluded.generation, position = excluded.position,"
+            " updated_at = excluded.updated_at",
+            (
+                slot.tenant,
+                slot.subject,
+                slot.family,
+                slot.revision,
+                slot.generation,
+                codec.position_to_json(slot.position),
+                layout.t(slot.updated_at),
+            ),
+        )
+
+    def families(self, tenant: str, subject: str) -> Sequence[FamilySlot]:
+        rows = self.conn.execute(
+            "SELECT family, revision, generation, position, updated_at FROM families"
+            " WHERE tenant = ? AND subject = ? ORDER BY family",
+            (tenant, subject),
+        ).fetchall()
+        return [
+            FamilySlot(
+                tenant=tenant,
+                subject=subject,
+                family=family,
+                revision=revision,
+                generation=generation,
+                position=codec.position_from_json(position),
+                updated_at=layout.pt(updated_at),
+            )
+            for family, revision, generation, position, updated_at in rows
+        ]
+
+    def family_events(self, tenant: str, subject: str, family: str) -> Sequence[str]:
+        rows = self.conn.execute(
+            "SELECT cause FROM history WHERE tenant = ? AND subject = ? AND family = ?"
+            " AND action != 'revoked' GROUP BY cause ORDER BY min(seq)",
+            (tenant, subject, family),
+        )
+        return [row[0] for row in rows]
+
+    # -- records, history, outbox ----------------------------------------------------
+
+    def insert_record(self, record: MemoryRecord) -> None:
+        self._write(
+            "insert_record",
+            f"INSERT INTO records ({layout.RECORD_COLUMNS}) VALUES ({', '.join('?' * 31)})",
+            layout.record_row(record),
+        )
+
+    def close_record(
+        self, tenant: str, memory_id: str, *, status: RecordStatus, at: datetime, closed_by: str
+    ) -> None:
+        self._write(
+            "close_record",
+            "UPDATE records SET status = ?, superseded_at = ?, closed_by = ?"
+            " WHERE tenant = ? AND memory_id = ? AND superseded_at IS NULL",
+            (status, format_time(at), closed_by, tenant, memory_id),
+        )
+
+    def get_record(self, tenant: str, memory_id: str) -> MemoryRecord | None:
+        row = self._one(
+            f"SELECT {layout.RECORD_COLUMNS} FROM records WHERE tenant = ? AND memory_id = ?",
+            (tenant, memory_id),
+        )
+        return None if row is None else layout.record(row)
+
+    def get_records(self, tenant: str, memory_ids: Sequence[str]) -> Mapping[str, MemoryRecord]:
+        found: dict[str, MemoryRecord] = {}
+        wanted = list(dict.fromkeys(memory_ids))
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            sql = (
+                f"SELECT {layout.RECORD_COLUMNS} FROM records WHERE tenant = ?"
+                f" AND memory_id IN ({', '.join('?' * len(chunk))})"
+            )
+            for row in self.conn.execute(sql, (tenant, *chunk)):
+                record = layout.record(row)
+                found[record.memory_id] = record
+        return found
+
+    def event_records(
+        self, tenant: str, event_id: str, *, open_only: bool
+    ) -> Sequence[MemoryRecord]:
+        sql = (
+            f"SELECT {layout.RECORD_COLUMNS} FROM records INDEXED BY records_source"
+            " WHERE tenant = ? AND source_event_id = ?"
+        )
+        if open_only:
+            sql += " AND superseded_at IS NULL"
+        sql += " ORDER BY recorded_at, subject, family, valid_from, memory_id"
+        return [layout.record(row) for row in self.conn.execute(sql, (tenant, event_id))]
+
+    def family_records(
+        self, tenant: str, subject: str, family: str, *, open_only: bool
+    ) -> Sequence[MemoryRecord]:
+        # Without statistics the planner prefers the primary key's tenant prefix and scans
+        # the whole tenant; the family index is always the right one here.
+        sql = (
+            f"SELECT {layout.RECORD_COLUMNS} FROM records INDEXED BY records_family"
+            " WHERE tenant = ? AND subject = ? AND family = ?"
+        )
+        if open_only:
+            sql += " AND superseded_at IS NULL"
+        sql += " ORDER BY recorded_at, valid_from, memory_id"
+        return [layout.record(row) for row in self.conn.execute(sql, (tenant, subject, family))]
+
+    def add_history(self, entry: HistoryEntry) -> None:
+        self._write(
+            "add_history",
+            "INSERT INTO history (tenant, subject, family, revision, generation, action,"
+            " memory_id, status, at, cause) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                entry.tenant,
+                entry.subject,
+                entry.family,
+                entry.revision,
+                entry.generation,
+                entry.action,
+                entry.memory_id,
+                entry.status,
+                format_time(entry.at),
+                entry.cause,
+            ),
+        )
+
+    def history(self, tenant: str, subject: str, family: str) -> Sequence[HistoryEntry]:
+        rows = self.conn.execute(
+            "SELECT seq, revision, generation, action, memory_id, status, at, cause FROM history"
+            " WHERE tenant = ? AND subject = ? AND family = ? ORDER BY seq",
+            (tenant, subject, family),
+        )
+        return [
+            HistoryEntry(
+                seq=seq,
+                tenant=tenant,
+                subject=subject,
+                family=family,
+                revision=revision,
+                generation=generation,
+                action=action,
+                memory_id=memory_id,
+                status=status,
+                at=parse_time(at),
+                cause=cause,
+            )
+            for seq, revision, generation, action, memory_id, status, at, cause in rows
+        ]
+
+    def add_outbox(self, record: MemoryRecord, *, op: OutboxOp, at: datetime) -> None:
+        self._write(
+            "add_outbox",
+            "INSERT INTO outbox (tenant, memory_id, subject, family, revision, generation, op,"
+            " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                record.tenant,
+                record.memory_id,
+                record.subject,
+                record.family,
+                record.revision,
+                record.generation,
+                op,
+                format_time(at),
+            ),
+        )
+
+    def outbox_size(self, tenant: str) -> int:
+        row = self._one(
+            "SELECT count(*) FROM outbox WHERE tenant = ? AND processed_at IS NULL", (tenant,)
+        )
+        return int(row[0])
+
+    def outbox_after(
+        self, seq: int, *, limit: int, tenant: str | None = None
+    ) -> Sequence[OutboxEntry]:
+        columns = "seq, tenant, memory_id, subject, family, revision, generation, op"
+        if tenant is None:
+            sql = f"SELECT {columns} FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?"
+            params: tuple[Any, ...] = (seq, limit)
+        else:
+            sql = (
+                f"SELECT {columns} FROM outbox INDEXED BY outbox_tenant"
+                " WHERE tenant = ? AND seq > ? ORDER BY seq LIMIT ?"
+            )
+            params = (tenant, seq, limit)
+        rows = self.conn.execute(sql, params).fetchall()
+        return [
+            OutboxEntry(
+                seq=s, tenant=t, memory_id=m, subject=su, family=f, revision=r, generation=g, op=op
+            )
+            for s, t, m, su, f, r, g, op in rows
+        ]
+
+    def outbox_pending(self, tenant: str, *, after: int) -> int:
+        row = self._one(
+            "SELECT count(*) FROM outbox INDEXED BY outbox_tenant WHERE tenant = ? AND seq > ?",
+            (tenant, after),
+        )
+        return int(row[0])
+
+    def outbox_head(self) -> int:
+        row = self._one("SELECT coalesce(max(seq), 0) FROM outbox", ())
+        return int(row[0])
+
+    def add_mention(self, tenant: str, memory_id: str, *, event_id: str, at: datetime) -> bool:
+        cursor = self.conn.execute(
+            "SELECT 1 FROM mentions WHERE tenant = ? AND memory_id = ? AND event_id = ?",
+            (tenant, memory_id, event_id),
+        )
+        if cursor.fetchone() is not None:
+            return False
+        self._write(
+            "add_mention",
+            "INSERT INTO mentions VALUES (?, ?, ?, ?)",
+            (tenant, memory_id, event_id, format_time(at)),
+        )
+        return True
+
+    def set_mentions(
+        self, tenant: str, memory_id: str, *, mentions: int, confidence: float, revision: int
+    ) -> None:
+        self._write(
+            "set_mentions",
+            "UPDATE records SET mentions = ?, confidence = ?, revision = ?"
+            " WHERE tenant = ? AND memory_id = ?",
+            (mentions, confidence, revision, tenant, memory_id),
+        )
+
+    def bump_counter(self, tenant: str, name: str, *, by: int = 1) -> None:
+        self._write(
+            "bump_counter",
+            "INSERT INTO counters VALUES (?, ?, ?)"
+            " ON CONFLICT (tenant, name) DO UPDATE SET count = count + excluded.count",
+            (tenant, name, by),
+        )
+
+    def counters(self, tenant: str) -> Mapping[str, int]:
+        rows = self.conn.execute(
+            "SELECT name, count FROM counters WHERE tenant = ? ORDER BY name", (tenant,)
+        )
+        return {name: count for name, count in rows}
+
+    def count_events(self, tenant: str, subject: str, *, since: datetime, until: datetime) -> int:
+        row = self._one(
+            "SELECT count(*) FROM events WHERE tenant = ? AND subject = ?"
+            " AND occurred_at >= ? AND occurred_at <= ?",
+            (tenant, subject, format_time(since), format_time(until)),
+        )
+        return int(row[0])
+
+    def subject_events(self, tenant: str, subject: str) -> Sequence[SourceEvent]:
+        rows = self.conn.execute(
+            "SELECT event_id FROM events WHERE tenant = ? AND subject = ?"
+            " ORDER BY occurred_at, sequence, ingested_at, event_id",
+            (tenant, subject),
+        ).fetchall()
+        found = [self.get_event(tenant, row[0]) for row in rows]
+        return [stored.event for stored in found if stored is not None]
+
+    # -- revocation -----------------------------------------------------------------
+
+    def add_revoked_source(
+        self, tenant: str, subject: str, family: str, *, event_id: str, generation: int
+    ) -> None:
+        self._write(
+            "add_revoked_source",
+            "INSERT OR IGNORE INTO revoked_sources VALUES (?, ?, ?, ?, ?)",
+            (tenant, subject, family, event_id, generation),
+        )
+
+    def is_revoked_source(self, tenant: str, subject: str, family: str, event_id: str) -> bool:
+        row = self._one(
+            "SELECT 1 FROM revoked_sources"
+            " WHERE tenant = ? AND subject = ? AND family = ? AND event_id = ?",
+            (tenant, subject, family, event_id),
+        )
+        return row is not None
+
+    def revoked_sources(self, tenant: str, subject: str, family: str) -> frozenset[str]:
+        rows = self.conn.execute(
+            "SELECT event_id FROM revoked_sources WHERE tenant = ? AND subject = ? AND family = ?",
+            (tenant, subject, family),
+        )
+        return frozenset(row[0] for row in rows)
+
+    def add_revocation(
+        self, tenant: str, subject: str, family: str, *, generation: int, at: datetime
+    ) -> int:
+        number = self.revocation_mark(tenant) + 1
+        self._write(
+            "add_revocation",
+            "INSERT INTO revocations VALUES (?, ?, ?, ?, ?, ?)",
+            (tenant, number, subject, family, generation, format_time(at)),
+        )
+        return number
+
+    def revocation_mark(self, tenant: str) -> int:
+        row = self._one("SELECT coalesce(max(n), 0) FROM revocations WHERE tenant = ?", (tenant,))
+        return int(row[0])
+
+    def revoked_after(self, tenant: str, subject: str, family: str, mark: int) -> bool:
+        row = self._one(
+            "SELECT 1 FROM revocations WHERE tenant = ? AND subject = ? AND family = ? AND n > ?",
+            (tenant, subject, family, mark),
+        )
+        return row is not None
+
+    def forget_event(self, tenant: str, event_id: str, *, at: datetime, reason: str) -> None:
+        self._write(
+            "forget_event",
+            "INSERT OR IGNORE INTO forgotten_events VALUES (?, ?, ?, ?)",
+            (tenant, event_id, format_time(at), reason),
+        )
+
+    def is_forgotten(self, tenant: str, event_id: str) -> bool:
+        row = self._one(
+            "SELECT 1 FROM forgotten_events WHERE tenant = ? AND event_id = ?", (tenant, event_id)
+        )
+        return row is not None
+
+    # -- review queue and jobs --------------------------------------------------------
+
+    def add_review(self, item: ReviewItem) -> None:
+        self._write(
+            "add_review",
+            "INSERT OR IGNORE INTO review_queue VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                item.tenant,
+                item.review_id,
+                item.event_id,
+                item.subject,
+                item.reason,
+                codec.claims_to_json(item.claims),
+                format_time(item.created_at),
+                layout.t(item.resolved_at),
+                item.resolution,
+            ),
+        )
+
+    def reviews(self, tenant: str, *, open_only: bool) -> Sequence[ReviewItem]:
+        sql = (
+            "SELECT review_id, event_id, subject, reason, claims, created_at, resolved_at,"
+            " resolution FROM review_queue WHERE tenant = ?"
+        )
+        if open_only:
+            sql += " AND resolved_at IS NULL"
+        sql += " ORDER BY created_at, review_id"
+        rows = self.conn.execute(sql, (tenant,)).fetchall()
+        return [
+            ReviewItem(
+                tenant=tenant,
+                review_id=rid,
+                event_id=eid,
+                subject=subject,
+                reason=reason,
+                claims=codec.claims_from_json(claims),
+                created_at=parse_time(created),
+                resolved_at=layout.pt(resolved),
+                resolution=resolution,
+            )
+            for rid, eid, subject, reason, claims, created, resolved, resolution in rows
+        ]
+
+    def add_job(self, job: Job) -> None:
+        self._write(
+            "add_job",
+            "INSERT OR IGNORE INTO jobs (tenant, job_id, event_id, generations, status,"
+            " attempts, last_error, created_at, revocation_mark)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                job.tenant,
+                job.job_id,
+                job.event_id,
+                codec.dumps(dict(job.generations)),
+                job.status,
+                job.attempts,
+                job.last_error,
+                format_time(job.created_at),
+                job.revocation_mark,
+            ),
+        )
+
+    _JOB_COLUMNS = (
+        "tenant, job_id, event_id, generations, status, attempts, last_error, created_at,"
+        " next_attempt_at, lease_until, revocation_mark"
+    )
+
+    def get_job(self, tenant: str, job_id: str) -> Job | None:
+        row = self._one(
+            f"SELECT {self._JOB_COLUMNS} FROM jobs WHERE tenant = ? AND job_id = ?",
+            (tenant, job_id),
+        )
+        return None if row is None else self._job(row)
+
+    @staticmethod
+    def _job(row: tuple[Any, ...]) -> Job:
+        (
+            tenant,
+            job_id,
+            event_id,
+            generations,
+            status,
+            attempts,
+            last_error,
+            created_at,
+            next_attempt_at,
+            lease_until,
+            revocation_mark,
+        ) = row
+        return Job(
+            tenant=tenant,
+            job_id=job_id,
+            event_id=event_id,
+            generations=json.loads(generations),
+            status=status,
+            attempts=attempts,
+            last_error=last_error,
+            created_at=parse_time(created_at),
+            next_attempt_at=layout.pt(next_attempt_at),
+            lease_until=layout.pt(lease_until),
+            revocation_mark=revocation_mark,
+        )
+
+    def claim_jobs(
+        self, *, tenant: str | None, now: datetime, lease_until: datetime, owner: str, limit: int
+    ) -> Sequence[Job]:
+        stamp = format_time(now)
+        due = (
+            "SELECT rowid FROM jobs WHERE status = 'queued'"
+            " AND (next_attempt_at IS NULL OR next_attempt_at <= ?)"
+            " AND (lease_until IS NULL OR lease_until <= ?)"
+        )
+        params: list[Any] = [format_time(lease_until), owner, stamp, stamp]
+        if tenant is not None:
+            due += " AND tenant = ?"
+            params.append(tenant)
+        params.append(limit)
+        if self._failpoint is not None:
+            self._failpoint("claim_jobs")
+        rows = self.conn.execute(
+            "UPDATE jobs SET lease_until = ?, lease_owner = ?, attempts = attempts + 1"
+            f" WHERE rowid IN ({due} ORDER BY created_at, job_id LIMIT ?)"
+            f" RETURNING {self._JOB_COLUMNS}",
+            params,
+        ).fetchall()
+        return sorted((self._job(row) for row in rows), key=lambda j: (j.created_at, j.job_id))
+
+    def retry_job(
+        self, tenant: str, job_id: str, *, error: str, next_attempt_at: datetime, failed: bool
+    ) -> None:
+        self._write(
+            "retry_job",
+            "UPDATE jobs SET status = ?, last_error = ?, next_attempt_at = ?,"
+            " lease_until = NULL, lease_owner = NULL"
+            " WHERE tenant = ? AND job_id = ? AND status = 'queued'",  # another worker may be done
+            ("failed" if failed else "queued", error, format_time(next_attempt_at), tenant, job_id),
+        )
+
+    def requeue_failed(self, tenant: str, *, now: datetime) -> int:
+        cursor = self.conn.execute(
+            "SELECT count(*) FROM jobs WHERE tenant = ? AND status = 'failed'", (tenant,)
+        )
+        count = int(cursor.fetchone()[0])
+        if count:
+            self._write(
+                "requeue_failed",
+                "UPDATE jobs SET status = 'queued', attempts = 0, next_attempt_at = ?"
+                " WHERE tenant = ? AND status = 'failed'",
+                (format_time(now), tenant),
+            )
+        return count
+
+    def finish_job(self, tenant: str, job_id: str, *, at: datetime) -> None:
+        self._write(
+            "finish_job",
+            "UPDATE jobs SET status = 'done', finished_at = ?, lease_until = NULL,"
+            " lease_owner = NULL WHERE tenant = ? AND job_id = ? AND status != 'done'",
+            (format_time(at), tenant, job_id),
+        )
+
+    def jobs(self, tenant: str, *, open_only: bool) -> Sequence[Job]:
+        sql = f"SELECT {self._JOB_COLUMNS} FROM jobs WHERE tenant = ?"
+        if open_only:
+            sql += " AND status != 'done'"
+        sql += " ORDER BY created_at, job_id"
+        return [self._job(row) for row in self.conn.execute(sql, (tenant,)).fetchall()]
