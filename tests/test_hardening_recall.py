@@ -13,13 +13,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memledger import Actor, Claim, Grant, Memory, SourceEvent
+from memledger import Actor, Grant, Memory, SourceEvent
 from memledger.domain.redact import contains, revoked_words
 from memledger.index.derived import DerivedIndex
 from memledger.index.embedders import HashingEmbedder
 from memledger.read.recall import RecallResult
 from memledger.store import open_store
 from memledger.testing import FrozenClock
+from memledger.testing.scenarios import fact
 from memledger.write.worker import episode_of
 
 START = datetime(2026, 3, 1, 9, tzinfo=UTC)
@@ -134,20 +135,8 @@ def test_subject_scores_do_not_move_with_another_subjects_words(tmp_path: Path) 
 def _move(memory: Memory) -> dict[str, str]:
     event = _turn(0, "u1", "I moved to Quorvale last week and I work at Initech.")
     claims = [
-        Claim(
-            family="home_city",
-            kind="fact",
-            statement="Lives in Quorvale",
-            value="Quorvale",
-            grounding="moved to Quorvale",
-        ),
-        Claim(
-            family="employer",
-            kind="fact",
-            statement="Works at Initech",
-            value="Initech",
-            grounding="work at Initech",
-        ),
+        fact("home_city", "Lives in Quorvale", "Quorvale", grounding="moved to Quorvale"),
+        fact("employer", "Works at Initech", "Initech", grounding="work at Initech"),
         episode_of(event),
     ]
     receipt = memory.ingest(event, claims)
@@ -301,19 +290,17 @@ def test_a_revoked_records_words_leave_every_read_path(
             memory.ingest(
                 event,
                 [
-                    Claim(
-                        family="home_city",
-                        kind="fact",
-                        statement=f"Lives in {city}",
-                        value=city,
+                    fact(
+                        "home_city",
+                        f"Lives in {city}",
+                        city,
                         grounding=f"moved to {city}",
                         scope=f"move-{n}",  # each event its own slot: nothing supersedes
                     ),
-                    Claim(
-                        family="employer",
-                        kind="fact",
-                        statement=f"Works at {employer}",
-                        value=employer,
+                    fact(
+                        "employer",
+                        f"Works at {employer}",
+                        employer,
                         grounding=f"work at {employer}",
                         scope=f"move-{n}",
                     ),

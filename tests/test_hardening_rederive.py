@@ -8,6 +8,7 @@ from pathlib import Path
 
 from memledger import Actor, Claim, Grant, Memory, SourceEvent
 from memledger.testing import FrozenClock, FunctionExtractor
+from memledger.testing.scenarios import fact
 
 AT = datetime(2026, 3, 1, 9, tzinfo=UTC)
 ANYONE = Actor(id="u1", authenticated=True, grants=frozenset({Grant(family="*")}))
@@ -28,50 +29,18 @@ def _said(event_id: str, text: str, minute: int) -> SourceEvent:
 def _claims(event: SourceEvent) -> list[Claim]:
     if "Quorvale" in event.text:
         return [
-            Claim(
-                family="home_city",
-                kind="fact",
-                statement="Lives in Quorvale",
-                value="Quorvale",
-                grounding="moved to Quorvale",
-            ),
-            Claim(
-                family="employer",
-                kind="fact",
-                statement="Works at Initech",
-                value="Initech",
-                grounding="work at Initech",
-            ),
+            fact("home_city", "Lives in Quorvale", "Quorvale", grounding="moved to Quorvale"),
+            fact("employer", "Works at Initech", "Initech", grounding="work at Initech"),
         ]
-    return [
-        Claim(
-            family="timezone",
-            kind="fact",
-            statement="Lives in Oslo time",
-            value="Europe/Oslo",
-            grounding="Oslo time",
-        )
-    ]
+    return [fact("timezone", "Lives in Oslo time", "Europe/Oslo", grounding="Oslo time")]
 
 
 def _other_extractor(event: SourceEvent) -> list[Claim]:
     """Files the same words in other families than the first extractor did."""
     if "Quorvale" in event.text:
         return [
-            Claim(
-                family="relationship",
-                kind="fact",
-                statement="Moved to Quorvale",
-                value="Quorvale",
-                grounding="moved to Quorvale",
-            ),
-            Claim(
-                family="role",
-                kind="fact",
-                statement="Works at Initech",
-                value="Initech",
-                grounding="work at Initech",
-            ),
+            fact("relationship", "Moved to Quorvale", "Quorvale", grounding="moved to Quorvale"),
+            fact("role", "Works at Initech", "Initech", grounding="work at Initech"),
         ]
     return [
         Claim(

@@ -9,17 +9,14 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from cli_helpers import snapshot
+from input_helpers import NOW, claim, event
 from memledger import (
-    Actor,
-    Claim,
-    Grant,
     InvalidClaimError,
     InvalidEventError,
     InvalidIntervalError,
@@ -27,42 +24,12 @@ from memledger import (
     MemledgerError,
     Memory,
     RecallSettings,
-    SourceEvent,
 )
 from memledger.domain.records import MAX_DEPTH, ExtractorInfo
 from memledger.testing import FrozenClock
 
-NOW = datetime(2026, 10, 2, 12, tzinfo=UTC)
 EARLY = datetime(1, 1, 1, 1, tzinfo=timezone(timedelta(hours=5)))  # before year 1 in UTC
 LATE = datetime(9999, 12, 31, 23, tzinfo=timezone(timedelta(hours=-5)))  # after 9999 in UTC
-
-
-def event(event_id: str = "evt-1", **fields: Any) -> SourceEvent:
-    body: dict[str, Any] = {
-        "tenant": "acme",
-        "event_id": event_id,
-        "subject": "user-42",
-        "actor": Actor(
-            id="user-42", authenticated=True, grants=frozenset({Grant(family="home_city")})
-        ),
-        "channel": "chat",
-        "occurred_at": NOW,
-        "text": "I live in Lyon.",
-    }
-    body.update(fields)
-    return SourceEvent(**body)
-
-
-def claim(**fields: Any) -> Claim:
-    body: dict[str, Any] = {
-        "family": "home_city",
-        "kind": "fact",
-        "statement": "Lives in Lyon",
-        "value": "Lyon",
-        "grounding": "I live in Lyon",
-    }
-    body.update(fields)
-    return Claim(**body)
 
 
 def nested(depth: int) -> object:

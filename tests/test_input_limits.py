@@ -10,56 +10,24 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterator
 from dataclasses import fields
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from cli_helpers import snapshot
+from input_helpers import NOW, claim, event
 from memledger import (
     Actor,
-    Claim,
     Grant,
     InvalidInputError,
     LimitExceededError,
     Limits,
     Memory,
-    SourceEvent,
 )
 from memledger.domain.limits import check_claims, check_event
 from memledger.testing import FrozenClock
 
-NOW = datetime(2026, 10, 2, 12, tzinfo=UTC)
 MIB = 1024 * 1024
-
-
-def event(event_id: str = "evt-1", **fields: Any) -> SourceEvent:
-    body: dict[str, Any] = {
-        "tenant": "acme",
-        "event_id": event_id,
-        "subject": "user-42",
-        "actor": Actor(
-            id="user-42", authenticated=True, grants=frozenset({Grant(family="home_city")})
-        ),
-        "channel": "chat",
-        "occurred_at": NOW,
-        "text": "I live in Lyon.",
-    }
-    body.update(fields)
-    return SourceEvent(**body)
-
-
-def claim(**fields: Any) -> Claim:
-    body: dict[str, Any] = {
-        "family": "home_city",
-        "kind": "fact",
-        "statement": "Lives in Lyon",
-        "value": "Lyon",
-        "grounding": "I live in Lyon",
-    }
-    body.update(fields)
-    return Claim(**body)
 
 
 def nested(depth: int) -> object:

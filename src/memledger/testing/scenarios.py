@@ -19,6 +19,7 @@ from memledger.domain.records import (
     Grant,
     HistoryEntry,
     Job,
+    JsonValue,
     MemoryRecord,
     Receipt,
     ReviewItem,
@@ -95,6 +96,27 @@ def pref(
         valid_from=valid_from,
         valid_until=valid_until,
         grounding=grounding,
+    )
+
+
+def fact(
+    family: str,
+    statement: str,
+    value: JsonValue,
+    *,
+    grounding: str | None = None,
+    scope: str = "global",
+    subject: str | None = None,
+) -> Claim:
+    """A ``fact`` claim, e.g. ``fact("home_city", "Lives in Lyon", "Lyon")``."""
+    return Claim(
+        family=family,
+        kind="fact",
+        statement=statement,
+        value=value,
+        grounding=grounding,
+        scope=scope,
+        subject=subject,
     )
 
 
@@ -197,18 +219,41 @@ def ingest_worker(
         memory.close()
 
 
+class StepFailpoint:
+    """A store failpoint that calls ``act(step)`` before write step ``at`` (1-based),
+    counting steps only while armed: a failure or kill in the middle of a transaction.
+    ``arm()`` starts counting from 0, ``disarm()`` stops (for the retry)."""
+
+    def __init__(self, at: int, act: Callable[[str], None], *, armed: bool = True) -> None:
+        self.at = at
+        self.act = act
+        self.count = 0 if armed else -1
+
+    def arm(self) -> None:
+        self.count = 0
+
+    def disarm(self) -> None:
+        self.count = -1
+
+    def __call__(self, step: str) -> None:
+        if self.count < 0:
+            return
+        self.count += 1
+        if self.count == self.at:
+            self.act(step)
+
+
+def _exit_17(step: str) -> None:
+    del step
+    os._exit(17)
+
+
 def crash_worker(
     url: str, source: SourceEvent, claims: tuple[Claim, ...], crash_at: int, clock_at: datetime
 ) -> None:
     """Ingest one event and kill the process, without cleanup, before write step
     ``crash_at`` (1-based): a crash in the middle of the transaction."""
-    steps = 0
-
-    def failpoint(step: str) -> None:
-        nonlocal steps
-        steps += 1
-        if steps == crash_at:
-            os._exit(17)
+    failpoint = StepFailpoint(crash_at, _exit_17)
 
     memory = Memory(open_store(url, failpoint=failpoint), clock=FrozenClock(clock_at))
     memory.ingest(source, claims)
@@ -315,13 +360,7 @@ def crash_operation(url: str, name: str, crash_at: int) -> None:
     without cleanup, before its write step ``crash_at`` (1-based, counted over all the
     operation's transactions)."""
     operation = OPERATIONS[name]
-    steps = 0
-
-    def failpoint(step: str) -> None:
-        nonlocal steps
-        steps += 1
-        if steps == crash_at:
-            os._exit(17)
+    failpoint = StepFailpoint(crash_at, _exit_17)
 
     memory = Memory(open_store(url, failpoint=failpoint), clock=FrozenClock(operation.run_at))
     operation.run(memory)

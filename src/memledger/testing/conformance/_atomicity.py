@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 
 import pytest
@@ -32,6 +32,7 @@ from memledger.testing.scenarios import (
     TENANT,
     Operation,
     Snapshot,
+    StepFailpoint,
     crash_operation,
     crash_worker,
     day,
@@ -148,6 +149,13 @@ def _reference(
     return steps, before, after
 
 
+def _raise(error: type[Exception]) -> Callable[[str], None]:
+    def act(step: str) -> None:
+        raise error(f"injected failure before {step}")
+
+    return act
+
+
 class AtomicityChecks:
     # -- invariant 1 ---------------------------------------------------------------------
 
@@ -230,26 +238,18 @@ class AtomicityChecks:
         steps, before, after = self._states(fresh_url)
         assert len(steps) >= 10 and before != after
         for crash_at in range(1, len(steps) + 1):
-            armed = {"count": -1}  # counting starts once the pre-state is written
-
-            def failpoint(
-                step: str, crash_at: int = crash_at, armed: dict[str, int] = armed
-            ) -> None:
-                if armed["count"] < 0:
-                    return
-                armed["count"] += 1
-                if armed["count"] == crash_at:
-                    raise RuntimeError(f"injected failure before {step}")
+            # counting starts once the pre-state is written
+            failpoint = StepFailpoint(crash_at, _raise(RuntimeError), armed=False)
 
             clock = FrozenClock(day(10, 2))
             memory = Memory(open_store(fresh_url(), failpoint=failpoint), clock=clock)
             memory.ingest(FIRST, [pref("friday")])
-            armed["count"] = 0
+            failpoint.arm()
             clock.set(day(10, 19))
             with pytest.raises(RuntimeError, match="injected failure"):
                 memory.ingest(SECOND, SECOND_CLAIMS)
             assert snapshot(memory, event_ids=EVENTS) == before, f"failure at {steps[crash_at - 1]}"
-            armed["count"] = -1
+            failpoint.disarm()
             memory.ingest(SECOND, SECOND_CLAIMS)  # the retry commits the whole event
             assert snapshot(memory, event_ids=EVENTS) == after, f"retry after {crash_at}"
             memory.close()
@@ -327,28 +327,20 @@ class AtomicityChecks:
         assert steps and before[0] != after, f"{name} writes nothing"
         assert len(before) == operation.transactions, f"{name} split its transaction"
         for crash_at, (transaction, step) in enumerate(steps, start=1):
-            armed = {"count": -1}  # counting starts once the pre-state is written
-
-            def failpoint(
-                step: str, crash_at: int = crash_at, armed: dict[str, int] = armed
-            ) -> None:
-                if armed["count"] < 0:
-                    return
-                armed["count"] += 1
-                if armed["count"] == crash_at:
-                    raise InjectedFailure(f"injected failure before {step}")
+            # counting starts once the pre-state is written
+            failpoint = StepFailpoint(crash_at, _raise(InjectedFailure), armed=False)
 
             where = f"{name}: failure before step {crash_at} ({step})"
             clock = FrozenClock(operation.setup_at)
             memory = Memory(open_store(fresh_url(), failpoint=failpoint), clock=clock)
             operation.setup(memory)
-            armed["count"] = 0
+            failpoint.arm()
             clock.set(operation.run_at)
             with pytest.raises(InjectedFailure):
                 operation.run(memory)
-            assert armed["count"] == crash_at, where
+            assert failpoint.count == crash_at, where
             assert _snapshot(memory, operation) == before[transaction], where
-            armed["count"] = -1
+            failpoint.disarm()
             operation.run(memory)  # the retry
             assert _settled(_snapshot(memory, operation)) == _settled(after), where
             memory.close()

@@ -10,7 +10,7 @@ from memledger.domain.records import Claim, MemoryRecord
 from memledger.errors import EventNotFoundError
 from memledger.memory import Memory
 from memledger.testing import FrozenClock
-from memledger.testing.scenarios import SUBJECT, TENANT, actor, day, event, snapshot
+from memledger.testing.scenarios import SUBJECT, TENANT, actor, day, event, fact, snapshot
 from memledger.write.worker import episode_of
 
 ANYONE = actor("*")
@@ -20,23 +20,11 @@ LATER = day(3, 5)
 
 
 def _city(value: str = "Quorvale", grounding: str = "moved to Quorvale") -> Claim:
-    return Claim(
-        family="home_city",
-        kind="fact",
-        statement=f"Lives in {value}",
-        value=value,
-        grounding=grounding,
-    )
+    return fact("home_city", f"Lives in {value}", value, grounding=grounding)
 
 
 def _employer() -> Claim:
-    return Claim(
-        family="employer",
-        kind="fact",
-        statement="Works at Initech",
-        value="Initech",
-        grounding="work at Initech",
-    )
+    return fact("employer", "Works at Initech", "Initech", grounding="work at Initech")
 
 
 def _ingest_move(memory: Memory, *extra: Claim) -> dict[str, str]:
@@ -181,13 +169,7 @@ class ForgettingChecks:
         clock.set(day(3, 3))
         (kept,) = [r.memory_id for r in said.results if r.memory_id is not None]
         memory.revoke(kept, tenant=TENANT)
-        foreign = Claim(
-            family="home_city",
-            kind="fact",
-            statement="Lives in Quorvale",
-            value="Quorvale",
-            subject=other,
-        )
+        foreign = fact("home_city", "Lives in Quorvale", "Quorvale", subject=other)
         late = memory.commit_job(queued.job_id, [foreign], tenant=TENANT)
         assert [(r.disposition, r.reason) for r in late.results] == [
             ("rejected", "stale_generation")
