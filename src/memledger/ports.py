@@ -151,6 +151,10 @@ class UnitOfWork(Protocol):
         """Record that ``event_id`` stated the memory again; ``False`` if it already had."""
         ...
 
+    def mention_events(self, tenant: str, memory_ids: Sequence[str]) -> Sequence[str]:
+        """The events that stated these memories again (their NOOP mentions), sorted."""
+        ...
+
     def set_mentions(
         self, tenant: str, memory_id: str, *, mentions: int, confidence: float, revision: int
     ) -> None: ...

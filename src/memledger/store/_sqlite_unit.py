@@ -405,6 +405,21 @@ class SQLiteUnit:
         )
         return True
 
+    def mention_events(self, tenant: str, memory_ids: Sequence[str]) -> Sequence[str]:
+        found: set[str] = set()
+        wanted = list(dict.fromkeys(memory_ids))
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            found.update(
+                row[0]
+                for row in self.conn.execute(
+                    "SELECT event_id FROM mentions WHERE tenant = ?"
+                    f" AND memory_id IN ({', '.join('?' * len(chunk))})",
+                    (tenant, *chunk),
+                )
+            )
+        return sorted(found)
+
     def set_mentions(
         self, tenant: str, memory_id: str, *, mentions: int, confidence: float, revision: int
     ) -> None:

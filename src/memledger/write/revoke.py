@@ -14,6 +14,10 @@ derived from the same event:
   recallable;
 * claims that do not state them (other facts of the event) stay usable.
 
+The events that stated the same claim again (its NOOP mentions, merged into the
+revoked record) said the same words: they are revoked sources of the family as
+well, and their records are cleaned the same way.
+
 Revoking a turn's episode is forgetting the turn: :func:`forget_event` revokes
 everything derived from the event, in every family and subject, and records
 the event as forgotten, so that no job, replay or later extraction writes
@@ -68,9 +72,18 @@ def revoke_memory(
     already = unit.is_revoked_source(tenant, record.subject, record.family, record.source_event_id)
     if already and not targets:  # a retried revocation: acknowledge it again, change nothing
         return _acknowledged(slot, reason=reason, now=now)
-    words = _words(_event_records(unit, slot, record.source_event_id, open_only=False))
-    receipt = _revoke(unit, slot, targets, sources=[record.source_event_id], reason=reason, now=now)
-    also, redacted = _scrub(unit, tenant, record.source_event_id, words, reason=reason, now=now)
+    said = _event_records(unit, slot, record.source_event_id, open_only=False)
+    words = _words(said)
+    # the events that stated the same claim again (NOOP mentions) said these words too
+    again = unit.mention_events(tenant, [r.memory_id for r in said])
+    sources = sorted({record.source_event_id, *again})
+    receipt = _revoke(unit, slot, targets, sources=sources, reason=reason, now=now)
+    also: list[RevocationReceipt] = []
+    redacted: list[str] = []
+    for event_id in sources:
+        more, scrubbed = _scrub(unit, tenant, event_id, set(words), reason=reason, now=now)
+        also.extend(more)
+        redacted.extend(scrubbed)
     return replace(receipt, also=tuple(also), redacted=tuple(redacted))
 
 
@@ -83,13 +96,14 @@ def revoke_family(
     slot = unit.lock_family(tenant, subject, family)
     everything = unit.family_records(tenant, subject, family, open_only=False)
     targets = [r for r in everything if r.superseded_at is None]
-    sources = sorted({r.source_event_id for r in everything})
+    again = unit.mention_events(tenant, [r.memory_id for r in everything])
+    sources = sorted({r.source_event_id for r in everything} | set(again))
     receipt = _revoke(unit, slot, targets, sources=sources, reason=reason, now=now)
+    words = _words(everything)  # the family's words, wherever its sources put them
     also: list[RevocationReceipt] = []
     redacted: list[str] = []
     for event_id in sources:
-        words = _words(r for r in everything if r.source_event_id == event_id)
-        more, scrubbed = _scrub(unit, tenant, event_id, words, reason=reason, now=now)
+        more, scrubbed = _scrub(unit, tenant, event_id, set(words), reason=reason, now=now)
         also.extend(more)
         redacted.extend(scrubbed)
     return replace(receipt, also=tuple(also), redacted=tuple(redacted))

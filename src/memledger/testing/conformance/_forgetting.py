@@ -77,6 +77,34 @@ class ForgettingChecks:
         (slot,) = [f for f in memory.families(SUBJECT, tenant=TENANT) if f.family == "conversation"]
         assert slot.generation == 0
 
+    def test_revoking_a_family_takes_its_words_out_of_every_source(self, memory: Memory) -> None:
+        ids = _ingest_move(memory)
+        later = event(
+            "evt-again", "Still in Quorvale, all good.", occurred_at=day(3, 3), who=ANYONE
+        )
+        memory.ingest(later, [_city(grounding="in Quorvale"), episode_of(later)])
+        ack = memory.revoke_family(SUBJECT, "home_city", tenant=TENANT)
+        assert len(ack.redacted) == 2 and ids["conversation"] in ack.redacted
+        for source in ("evt-move", "evt-again"):
+            shown = _visible(memory, source)
+            assert shown and not any(_says(r, "Quorvale") for r in shown), source
+
+    def test_events_that_said_the_claim_again_lose_the_words_too(self, memory: Memory) -> None:
+        ids = _ingest_move(memory)
+        later = event(
+            "evt-again", "Still in Quorvale, all good.", occurred_at=day(3, 3), who=ANYONE
+        )
+        again = memory.ingest(later, [_city(grounding="in Quorvale"), episode_of(later)])
+        noop = {(r.family, r.decision) for r in again.results}
+        assert ("home_city", "noop") in noop  # merged into the first record as a mention
+        ack = memory.revoke(ids["home_city"], tenant=TENANT)
+        assert len(ack.redacted) == 2
+        shown = _visible(memory, "evt-again")
+        assert shown and not any(_says(r, "Quorvale") for r in shown)
+        # a replay of the later event does not bring it back either
+        assert memory.ingest(later, [_city(grounding="in Quorvale")]).duplicate
+        assert memory.current(SUBJECT, "home_city", tenant=TENANT, valid_at=LATER) == ()
+
     def test_a_claim_of_another_family_stating_the_words_goes_too(self, memory: Memory) -> None:
         partner = Claim(
             family="relationship",
