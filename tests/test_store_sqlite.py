@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import sqlite3
 from pathlib import Path
@@ -9,10 +10,11 @@ from typing import Any
 
 import pytest
 
-from memledger import Memory, MigrationError, StoreError
+from memledger import Grant, Memory, MigrationError, StoreError
 from memledger.errors import InvalidInputError
 from memledger.store import open_store
 from memledger.store import sqlite as sqlite_store
+from memledger.testing import FrozenClock
 from memledger.testing.scenarios import FAMILY, SUBJECT, TENANT, day, event, pref
 
 
@@ -151,3 +153,41 @@ def test_processes_creating_one_store_at_once_all_succeed(tmp_path: Path) -> Non
         assert sqlite_store.SQLiteStore(path).schema_version() == len(
             sqlite_store.load_migrations()
         )
+
+
+def test_schema_2_upgrades_to_3_with_its_queued_jobs_and_old_grants(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store written before the hardening migration keeps working: its queued job
+    (no revocation mark: every revocation after the upgrade is later than it) runs,
+    and grants stored as "family:scope" text read back exactly, never wider."""
+    path = tmp_path / "old.db"
+    original = sqlite_store.load_migrations
+    monkeypatch.setattr(sqlite_store, "load_migrations", lambda: original()[:2])
+    sqlite_store.SQLiteStore(path).close()
+    conn = sqlite3.connect(path)
+    conn.execute(
+        "INSERT INTO events VALUES ('acme', 'evt-1', 'hash', 'user-42', 'user-42', 1, ?,"
+        " 'chat', NULL, NULL, '2026-10-02T12:00:00.000000Z', 'Send it on Fridays please.',"
+        " '{}', '2026-10-02T12:00:00.000000Z')",
+        (json.dumps(["delivery_preference:*", "home_city:"]),),
+    )
+    conn.execute(
+        "INSERT INTO jobs (tenant, job_id, event_id, generations, status, attempts, created_at)"
+        " VALUES ('acme', 'job-1', 'evt-1', '{}', 'queued', 0, '2026-10-02T12:00:00.000000Z')"
+    )
+    conn.commit()
+    conn.close()
+    monkeypatch.setattr(sqlite_store, "load_migrations", original)
+    memory = Memory.open(path, clock=FrozenClock(day(10, 3)))
+    try:
+        assert memory.store.schema_version() == len(original())  # type: ignore[attr-defined]
+        assert memory.event("evt-1", tenant=TENANT).actor.grants == frozenset(
+            {Grant(family="delivery_preference")}
+        )
+        (job,) = memory.jobs(tenant=TENANT)
+        assert job.revocation_mark == 0
+        done = memory.commit_job("job-1", [pref("friday", grounding="on Fridays")], tenant=TENANT)
+        assert [(r.disposition, r.reason) for r in done.results] == [("current", None)]
+    finally:
+        memory.close()

@@ -279,6 +279,7 @@ class Memory:
                 generations=job.generations,
                 revocation_mark=job.revocation_mark,
                 job_id=job_id,
+                from_ledger=True,  # read from this ledger: nothing to append or compare
             )
             return commit_event(unit, batch, schema=self.schema, policy=self.policy, now=now)
 
