@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import pytest
+
 from memledger import Claim, Memory
+from memledger.errors import InvalidClaimError, InvalidInputError
 from memledger.store import open_store
+from memledger.store.codec import claims_from_json, claims_to_json
 from memledger.testing import FrozenClock
 from memledger.testing.scenarios import TENANT, actor, day, event
+from memledger.wire import claim_to_dict, parse_event_json
+from memledger.write.batch import distinct_claims
 
 WHO = actor("likes", actor_id="user-42")
 
@@ -62,3 +69,70 @@ def test_one_event_repeating_itself_counts_one_mention(tmp_path: Path) -> None:
     (record,) = memory.timeline("user-42", "likes", tenant=TENANT)
     assert record.mentions == 2
     memory.close()
+
+
+TOOLS = actor("tool", actor_id="user-42")
+
+
+def uses(name: str, *, statement: str | None = None, retract: bool = False) -> Claim:
+    return Claim(
+        family="tool",
+        kind="fact",
+        statement=statement or f"Uses {name}",
+        value=name,
+        scope=f"tool:{name.casefold()}",
+        polarity="retract" if retract else "assert",
+    )
+
+
+def test_the_polarity_decides_a_delete_not_the_words(tmp_path: Path) -> None:
+    memory = Memory(open_store(tmp_path / "m.db"), clock=FrozenClock(day(10, 1)))
+    memory.ingest(
+        event("e1", "I use TensorFlow", occurred_at=day(10, 1), sequence=1, who=TOOLS),
+        [uses("TensorFlow")],
+    )
+    worded = memory.ingest(
+        event("e2", "No longer uses TensorFlow", occurred_at=day(10, 2), sequence=2, who=TOOLS),
+        [uses("TensorFlow", statement="No longer uses TensorFlow")],  # asserted: a repeat
+    )
+    assert [r.decision for r in worded.results] == ["noop"]
+    retracted = memory.ingest(
+        event("e3", "Dropped TensorFlow", occurred_at=day(10, 3), sequence=3, who=TOOLS),
+        [uses("TensorFlow", retract=True)],
+    )
+    assert [r.decision for r in retracted.results] == ["delete"]
+    assert memory.current("user-42", "tool", tenant=TENANT, valid_at=day(10, 4)) == ()
+    nothing = memory.ingest(
+        event("e4", "Dropped Keras", occurred_at=day(10, 4), sequence=4, who=TOOLS),
+        [uses("Keras", retract=True)],
+    )
+    assert [(r.disposition, r.decision, r.memory_id) for r in nothing.results] == [
+        ("current", "noop", None)
+    ]
+    assert {r.value for r in memory.timeline("user-42", "tool", tenant=TENANT)} == {"TensorFlow"}
+    memory.close()
+
+
+def test_polarity_travels_through_the_review_queue_the_wire_and_the_batch_key() -> None:
+    dropped = uses("Keras", retract=True)
+    assert claims_from_json(claims_to_json((dropped,))) == (dropped,)
+    old = json.loads(claims_to_json((uses("Keras"),)))
+    del old[0]["polarity"]  # written before claims had a polarity
+    assert claims_from_json(json.dumps(old)) == (uses("Keras"),)
+    assert distinct_claims((dropped, uses("Keras"), dropped)) == (dropped, uses("Keras"))
+    shape = {
+        "event_id": "w1",
+        "subject": "user-42",
+        "actor": {"id": "user-42"},
+        "channel": "chat",
+        "occurred_at": "2026-10-02T09:00:00Z",
+        "text": "Dropped Keras",
+        "claims": [claim_to_dict(dropped), {**claim_to_dict(dropped), "polarity": None}],
+    }
+    with pytest.raises(InvalidInputError, match="polarity"):
+        parse_event_json(json.dumps(shape), tenant=TENANT)
+    del shape["claims"][1]  # type: ignore[attr-defined]
+    parsed = parse_event_json(json.dumps(shape), tenant=TENANT)
+    assert parsed.claims == (dropped,)
+    with pytest.raises(InvalidClaimError, match="polarity"):
+        Claim(family="tool", kind="fact", statement="x", value="x", polarity="negate")  # type: ignore[arg-type]

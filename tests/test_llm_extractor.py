@@ -25,7 +25,7 @@ from memledger.settings import Settings
 from memledger.testing.openai_server import FakeChatServer, RecordedRequest, Reply
 from memledger.write.extract import llm
 from memledger.write.extract.llm import LLMExtractor
-from memledger.write.extract.prompts import claims_v1
+from memledger.write.extract.prompts import claims_v1, claims_v2
 
 KEY = "sk-test-SECRET-0123456789"
 
@@ -122,7 +122,8 @@ def test_a_good_answer_becomes_claims_with_lineage(
     assert all(c.subject is None for c in extraction.claims)  # never the model's to choose
     info = typed.info
     assert (info.kind, info.name, info.version) == ("llm", "openai-compatible", llm.VERSION)
-    assert (info.model, info.prompt_version) == ("fake-model", claims_v1.VERSION)
+    assert (info.model, info.prompt_version) == ("fake-model", claims_v2.VERSION)
+    assert [c.polarity for c in extraction.claims] == ["assert"] * 3  # none proposed
 
 
 def test_the_request_carries_model_temperature_schema_key_text_and_families(
@@ -142,7 +143,7 @@ def test_the_request_carries_model_temperature_schema_key_text_and_families(
         "type": "json_schema",
         "json_schema": {
             "name": "memledger_claims",
-            "schema": claims_v1.response_schema(Schema.default()),
+            "schema": claims_v2.response_schema(Schema.default()),
             "strict": True,
         },
     }
@@ -157,6 +158,53 @@ def test_the_request_carries_model_temperature_schema_key_text_and_families(
     assert KEY not in request.body.decode()
 
 
+def test_claims_v2_carries_polarity_and_claims_v1_stays_as_it_was(server: FakeChatServer) -> None:
+    retraction = proposal(
+        family="tool",
+        statement="No longer uses TensorFlow",
+        value="tensorflow",
+        scope="tool:tensorflow",
+        grounding="Our trip to Lisbon is off",
+        polarity="retract",
+    )
+    server.push(answer(proposal(polarity="assert"), retraction, proposal(polarity=None)))
+    with LLMExtractor(base_url=server.base_url, model="m") as extractor:
+        claims = extractor.extract(EVENT).claims
+    assert [(c.family, c.value, c.polarity) for c in claims] == [
+        ("home_city", "lyon", "assert"),
+        ("tool", "tensorflow", "retract"),
+        ("home_city", "lyon", "assert"),
+    ]
+    v2 = server.requests[0]
+    assert '"polarity": "assert" for what is true' in v2.content_of("system")
+    items = v2.payload["response_format"]["json_schema"]["schema"]["properties"]["claims"]["items"]
+    assert items["properties"]["polarity"]["enum"] == ["assert", "retract"]
+    assert "polarity" in items["required"]
+
+    server.push(answer(retraction))
+    with LLMExtractor(base_url=server.base_url, model="m", prompt_version="claims-v1") as old:
+        (claim,) = old.extract(EVENT).claims
+        assert old.info.prompt_version == "claims-v1"
+    assert claim.polarity == "assert"  # v1 never asked: its claims assert
+    v1 = server.requests[1]
+    assert v1.content_of("system") == claims_v1.system_prompt(Schema.default())
+    assert "polarity" not in json.dumps(v1.payload["response_format"])
+
+
+def test_a_claim_with_an_unknown_polarity_is_dropped(server: FakeChatServer) -> None:
+    server.push(answer(proposal(polarity="negate"), proposal()))
+    with LLMExtractor(base_url=server.base_url, model="m") as extractor:
+        extraction = extractor.extract(EVENT)
+    assert len(extraction.claims) == 1
+    (reason,) = extraction.dropped
+    assert reason.startswith("claim 0 ('home_city'): malformed:") and "polarity" in reason
+
+
+def test_an_unknown_prompt_version_is_refused() -> None:
+    with pytest.raises(InvalidInputError, match="claims-v9"):
+        LLMExtractor(base_url="http://127.0.0.1:9/v1", model="m", prompt_version="claims-v9")
+
+
 def test_without_a_key_no_authorization_header_is_sent(server: FakeChatServer) -> None:
     server.push(answer())
     with LLMExtractor(base_url=server.base_url + "/", model="m") as extractor:
@@ -166,11 +214,12 @@ def test_without_a_key_no_authorization_header_is_sent(server: FakeChatServer) -
     assert request.path == "/v1/chat/completions"  # the trailing slash is not doubled
 
 
-def test_the_response_schema_matches_the_validating_model() -> None:
-    schema: Any = claims_v1.response_schema(Schema.default())  # nested JSON, navigated freely
+@pytest.mark.parametrize("prompt", [claims_v1, claims_v2])
+def test_the_response_schema_matches_the_validating_model(prompt: Any) -> None:
+    schema: Any = prompt.response_schema(Schema.default())  # nested JSON, navigated freely
     items = schema["properties"]["claims"]["items"]
     assert set(items["required"]) == set(items["properties"])  # strict mode: all required
-    assert set(items["properties"]) == set(claims_v1.ClaimOut.model_fields)
+    assert set(items["properties"]) == set(prompt.ClaimOut.model_fields)
     assert items["additionalProperties"] is False and schema["additionalProperties"] is False
     assert items["properties"]["family"]["enum"] == list(Schema.default().families)
     assert "observation" not in items["properties"]["kind"]["enum"]

@@ -15,7 +15,7 @@ from memledger.testing import FrozenClock
 from memledger.testing.scenarios import actor, event
 from memledger.write.extract.rules import RuleExtractor
 
-FAMILIES = ("home_city", "habit", "plan", "activity", "primary_framework")
+FAMILIES = ("home_city", "habit", "plan", "activity", "primary_framework", "tool")
 ME = actor(*FAMILIES, actor_id="user-7")
 TENANT, SUBJECT = "acme", "user-7"
 
@@ -156,3 +156,83 @@ def test_rag_vs_memory_the_current_framework_is_the_new_one(
     assert chat.value("primary_framework", at(2, 1)) == ["PyTorch"]  # history, not deleted
     turns = memory.timeline(SUBJECT, "conversation", tenant=TENANT)
     assert len(turns) == 4  # every turn is kept as an episode for retrieval
+
+
+def test_a_move_told_with_a_trailing_time_phrase_starts_then(
+    memory: Memory, clock: FrozenClock
+) -> None:
+    chat = Conversation(memory, clock)
+    chat.say("Based in Delhi", at(1, 10))
+    assert chat.decisions(chat.say("I moved to Bangalore two weeks ago.", at(6, 15))) == [
+        ("home_city", "update")
+    ]
+    assert chat.value("home_city", at(6, 2)) == ["Bangalore"]  # from June 1, not "Bangalore two"
+    assert chat.value("home_city", at(5, 30)) == ["Delhi"]
+
+
+@pytest.mark.parametrize(
+    "switch",
+    [
+        "I switched to JAX a while ago.",
+        "These days I've switched to JAX.",
+        "Nowadays I use JAX.",
+    ],
+)
+def test_a_paraphrased_switch_replaces_the_framework(
+    memory: Memory, clock: FrozenClock, switch: str
+) -> None:
+    chat = Conversation(memory, clock)
+    chat.say("I love PyTorch", at(1, 5))
+    assert chat.decisions(chat.say(switch, at(4, 5))) == [("primary_framework", "update")]
+    assert chat.value("primary_framework", at(4, 6)) == ["JAX"]
+    assert memory.timeline(SUBJECT, "tool", tenant=TENANT) == ()  # no tool "JAX a"
+
+
+def test_a_retraction_closes_the_tool_and_a_retraction_of_nothing_changes_nothing(
+    tmp_path: Path, clock: FrozenClock
+) -> None:
+    who = actor("tool", "primary_framework", actor_id="user-7")
+    memory = open_memory(tmp_path / "r.db", clock)
+
+    def say(n: int, text: str, when: datetime) -> Receipt:
+        clock.set(when)
+        turn = event(
+            f"r{n}", text, occurred_at=when, sequence=n, who=who, subject=SUBJECT, tenant=TENANT
+        )
+        memory.ingest(turn)
+        assert memory.process(extractor=RuleExtractor()).outcomes == {"committed": 1}
+        return memory.ingest(turn)
+
+    say(1, "I use TensorFlow and Vim", at(1, 5))
+    dropped = say(2, "No longer uses TensorFlow", at(2, 5))
+    assert [(r.family, r.decision) for r in dropped.results if r.family == "tool"] == [
+        ("tool", "delete")
+    ]
+    now = memory.current(SUBJECT, "tool", tenant=TENANT, valid_at=at(3))
+    assert [r.value for r in now] == ["Vim"]
+    nothing = say(3, "I don't use Keras anymore", at(3, 5))
+    (result,) = [r for r in nothing.results if r.family == "tool"]
+    assert (result.decision, result.memory_id) == ("noop", None)
+    assert {r.value for r in memory.timeline(SUBJECT, "tool", tenant=TENANT)} == {
+        "TensorFlow",
+        "Vim",
+    }
+    memory.close()
+
+
+def test_dropping_the_primary_framework_closes_it_and_leaves_another_alone(
+    memory: Memory, clock: FrozenClock
+) -> None:
+    chat = Conversation(memory, clock)
+    chat.say("I use TensorFlow", at(1, 5))
+    assert sorted(chat.decisions(chat.say("I stopped using TensorFlow", at(2, 5)))) == [
+        ("primary_framework", "delete"),
+        ("tool", "noop"),  # no tool record: TensorFlow was the primary framework
+    ]
+    assert chat.value("primary_framework", at(3)) == []
+    chat.say("I love PyTorch", at(4, 5))
+    assert sorted(chat.decisions(chat.say("I gave up on Keras", at(5, 5)))) == [
+        ("primary_framework", "noop"),  # Keras was never it: PyTorch stays
+        ("tool", "noop"),
+    ]
+    assert chat.value("primary_framework", at(6)) == ["PyTorch"]

@@ -16,9 +16,9 @@ from memledger.domain.decide import (
     Existing,
     Noop,
     Thresholds,
+    Unmatched,
     Update,
     decide,
-    has_invalidation_cue,
 )
 from memledger.domain.gates import gate, support
 from memledger.domain.intervals import Interval
@@ -50,9 +50,20 @@ def existing(
 
 
 def candidate(
-    statement: str, value: object, *, scope: str = "global", interval: Interval = FROM_JUNE
+    statement: str,
+    value: object,
+    *,
+    scope: str = "global",
+    interval: Interval = FROM_JUNE,
+    retract: bool = False,
 ) -> Candidate:
-    return Candidate(statement=statement, value=value, scope=scope, interval=interval)  # type: ignore[arg-type]
+    return Candidate(
+        statement=statement,
+        value=value,  # type: ignore[arg-type]
+        scope=scope,
+        interval=interval,
+        polarity="retract" if retract else "assert",
+    )
 
 
 # -- the decision -----------------------------------------------------------------------
@@ -72,7 +83,10 @@ def test_seed_003_decisions() -> None:
         scope="plan:neurips-submission",
     )
     off = candidate(
-        "The NeurIPS submission plan is off", {"status": "off"}, scope="plan:neurips-submission"
+        "The NeurIPS submission plan is off",
+        {"status": "off"},
+        scope="plan:neurips-submission",
+        retract=True,
     )
     assert decide(off, [delhi, plan]) == Delete("m-plan", similarity(off.statement, plan.statement))
     assert decide(candidate("Based in Delhi", "Delhi"), [delhi]) == Noop("m-delhi", 1.0)
@@ -87,12 +101,29 @@ def test_moving_the_noop_threshold_turns_a_borderline_fact_into_an_add() -> None
     assert decide(borderline, [builds], Thresholds(noop=0.99)) == Add()
 
 
-def test_a_cue_that_matches_nothing_is_an_add_and_a_loose_match_is_a_delete() -> None:
+def test_a_retraction_that_matches_nothing_changes_nothing_and_a_loose_match_deletes() -> None:
     tools = existing("m-tf", "Uses TensorFlow", "TensorFlow", scope="tool:tensorflow")
-    assert decide(candidate("No longer eats meat", "meat", scope="item:meat"), [tools]) == Add()
-    stopped = candidate("Stopped using TensorFlow", "TensorFlow", scope="tool:tf")
+    meat = candidate("No longer eats meat", "meat", scope="item:meat", retract=True)
+    assert decide(meat, [tools]) == Unmatched()
+    stopped = candidate("Stopped using TensorFlow", "TensorFlow", scope="tool:tf", retract=True)
     decision = decide(stopped, [tools])
     assert isinstance(decision, Delete) and decision.target == "m-tf"
+
+
+def test_the_polarity_decides_not_the_words_of_the_statement() -> None:
+    tools = existing("m-tf", "Uses TensorFlow", "TensorFlow", scope="tool:tensorflow")
+    worded = candidate("No longer uses TensorFlow", "TensorFlow", scope="tool:tensorflow")
+    assert decide(worded, [tools]) == Noop("m-tf", 1.0)  # asserted: the same value again
+    plain = candidate("Uses TensorFlow", "TensorFlow", scope="tool:tensorflow", retract=True)
+    assert decide(plain, [tools]) == Delete("m-tf", 1.0)
+
+
+def test_a_retraction_of_another_value_leaves_a_global_slot_alone() -> None:
+    denver = existing("m-den", "Lives in Denver", "Denver")
+    phoenix = candidate("No longer lives in Phoenix", "Phoenix", retract=True)
+    assert decide(phoenix, [denver]) == Unmatched()
+    left = candidate("No longer lives in denver", "denver", retract=True)
+    assert decide(left, [denver]) == Delete("m-den", similarity(left.statement, denver.statement))
 
 
 def test_a_value_over_a_longer_window_than_known_is_an_update_not_a_noop() -> None:
@@ -149,11 +180,9 @@ def test_raising_the_noop_threshold_never_creates_a_noop(
 @given(statement=statements)
 def test_restating_a_known_claim_is_always_a_noop(statement: str) -> None:
     known = existing("m-1", statement, statement)
-    decision = decide(candidate(statement, statement), [known])
-    if has_invalidation_cue(statement):
-        assert decision == Delete("m-1", 1.0)
-    else:
-        assert decision == Noop("m-1", 1.0)
+    assert decide(candidate(statement, statement), [known]) == Noop("m-1", 1.0)
+    retracted = decide(candidate(statement, statement, retract=True), [known])
+    assert retracted == Delete("m-1", 1.0)
 
 
 def test_thresholds_are_validated() -> None:

@@ -25,7 +25,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TypeAlias, get_args
+from typing import Literal, TypeAlias, get_args
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 from pydantic import JsonValue as WireValue
@@ -117,6 +117,8 @@ class ClaimIn(BaseModel):
     valid_until: AwareDatetime | None = None
     grounding: str | None = None
     confidence: float = 0.65
+    polarity: Literal["assert", "retract"] = "assert"
+    """``"retract"``: the claim says its value stopped being true."""
 
     def to_claim(self) -> Claim:
         return Claim(
@@ -130,6 +132,7 @@ class ClaimIn(BaseModel):
             valid_until=self.valid_until,
             grounding=self.grounding,
             confidence=self.confidence,
+            polarity=self.polarity,
         )
 
 
@@ -483,6 +486,7 @@ def claim_to_dict(claim: Claim) -> JsonObject:
         "valid_until": _iso(claim.valid_until),
         "grounding": claim.grounding,
         "confidence": claim.confidence,
+        "polarity": claim.polarity,
     }
 
 

@@ -1,13 +1,14 @@
 """The decision for one current candidate against its family: ADD, UPDATE, DELETE or NOOP.
 
 Computed, not scripted: from similarity, the family's slots (a (family, scope)
-pair holds mutually exclusive values) and invalidation cues.
+pair holds mutually exclusive values) and the candidate's polarity.
 
-1. **DELETE** when the candidate carries an invalidation cue ("off",
-   "cancelled", "no longer", "stopped", ...) and matches an open record: the
-   record of the same scope, else the most similar record of the family at or
-   above the add threshold. A cue that matches nothing is an ADD: "I no longer
-   eat meat" is worth keeping on its own.
+1. **DELETE** when the candidate retracts (``polarity="retract"``: "no longer
+   uses TensorFlow", "the Japan trip is off") and matches an open record: the
+   record of the same scope (in a global slot: holding the same value), else a
+   record of the family holding the same value or at least ``noop`` similar. A
+   retraction that matches nothing changes nothing
+   (:class:`Unmatched`): its value is what stopped being true, never a new record.
 2. **NOOP** when an open record of the same scope holds the same value, or a
    statement at least ``noop`` similar, over the candidate's whole interval;
    or when a record under another scope of the family is at least ``noop``
@@ -18,6 +19,12 @@ pair holds mutually exclusive values) and invalidation cues.
 4. **ADD** otherwise: nothing in the slot (or nothing overlapping), and nothing
    in the family at least ``noop`` similar.
 
+The words of a statement never decide: "Plan is off" asserted is an assertion.
+Extractors say what they mean with the polarity (the rule extractor from its
+patterns, the LLM extractor in its answer's ``polarity`` field, callers in the
+claim). :func:`has_invalidation_cue` remains for extractors that want to check
+that an assertion does not read as a retraction.
+
 Thresholds are settings (:class:`Thresholds`).
 """
 
@@ -26,6 +33,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from memledger.domain.intervals import Interval
 from memledger.domain.records import JsonValue, canonical_json
@@ -70,7 +78,15 @@ class Noop:
     similarity: float
 
 
-Decision = Add | Update | Delete | Noop
+@dataclass(frozen=True, slots=True)
+class Unmatched:
+    """A retraction that matches no open record of the family: nothing changes."""
+
+
+Decision = Add | Update | Delete | Noop | Unmatched
+
+Polarity = Literal["assert", "retract"]
+"""Whether a candidate asserts its value or retracts it (``Claim.polarity``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -79,6 +95,7 @@ class Candidate:
     value: JsonValue
     scope: str
     interval: Interval
+    polarity: Polarity = "assert"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -99,7 +116,9 @@ _CUES = re.compile(
 
 
 def has_invalidation_cue(text: str) -> bool:
-    """Whether ``text`` says something stopped being true."""
+    """Whether ``text`` reads as saying something stopped being true. Not used by
+    :func:`decide` (the candidate's polarity is); extractors use it to drop an
+    assertion whose statement would mislead a reader ("Plan: quit my job")."""
     return _CUES.search(text) is not None
 
 
@@ -111,6 +130,12 @@ def _covers(outer: Interval, inner: Interval) -> bool:
 
 def _text(statement: str, value: JsonValue) -> str:
     return statement if isinstance(value, dict | list) else f"{statement} {value}"
+
+
+def _same_value(a: JsonValue, b: JsonValue) -> bool:
+    if isinstance(a, str) and isinstance(b, str):
+        return " ".join(a.split()).casefold() == " ".join(b.split()).casefold()
+    return canonical_json(a) == canonical_json(b)
 
 
 Similarity = Callable[[str, str], float]
@@ -134,17 +159,8 @@ def decide(
             key=lambda pair: (-pair[0], pair[1].memory_id),
         )
 
-    if has_invalidation_cue(candidate.statement):
-        if same:
-            score, best = max(
-                ((similar(candidate.statement, e.statement), e) for e in same),
-                key=lambda pair: (pair[0], pair[1].memory_id),
-            )
-            return Delete(best.memory_id, score)
-        for score, record in ranked():
-            if score >= thresholds.add:
-                return Delete(record.memory_id, score)
-        return Add()
+    if candidate.polarity == "retract":
+        return _retraction(candidate, existing, same, thresholds, similar)
     value = canonical_json(candidate.value)
     for record in same:
         if not _covers(record.interval, candidate.interval):
@@ -165,3 +181,43 @@ def decide(
         if record.scope != candidate.scope and _covers(record.interval, candidate.interval):
             return Noop(record.memory_id, score)
     return Add()
+
+
+def _retraction(
+    candidate: Candidate,
+    existing: Sequence[Existing],
+    same: Sequence[Existing],
+    thresholds: Thresholds,
+    similar: Similarity,
+) -> Delete | Unmatched:
+    """What a retraction closes: the record of its scope holding its value; else, in an
+    item scope ("tool:tensorflow", "plan:japan"), the record of that scope (the scope
+    names the item); else the record of another scope of the family holding its value
+    ("tool:tf" for "tool:tensorflow"), or at least ``noop`` similar. A record holding
+    another value is not what was retracted: "no longer lives in Phoenix" leaves Denver
+    alone, "no longer uses Keras" leaves Vim alone."""
+
+    def best(records: Sequence[Existing]) -> Delete:
+        score, record = max(
+            ((similar(candidate.statement, e.statement), e) for e in records),
+            key=lambda pair: (pair[0], pair[1].memory_id),
+        )
+        return Delete(record.memory_id, score)
+
+    holding = [e for e in same if _same_value(e.value, candidate.value)]
+    if holding:
+        return best(holding)
+    if same and candidate.scope != "global":
+        return best(same)
+    others = sorted(
+        (
+            (similar(candidate.statement, e.statement), e)
+            for e in existing
+            if e.scope != candidate.scope
+        ),
+        key=lambda pair: (-pair[0], pair[1].memory_id),
+    )
+    for score, record in others:
+        if _same_value(record.value, candidate.value) or score >= thresholds.noop:
+            return Delete(record.memory_id, score)
+    return Unmatched()

@@ -384,6 +384,9 @@ class Claim:
 
     ``subject`` defaults to the event's subject and ``valid_from`` to its
     ``occurred_at`` when the claim is committed; ``valid_until=None`` is open-ended.
+    ``polarity`` says whether the claim asserts its value or retracts it ("no longer
+    uses TensorFlow": family ``tool``, value ``TensorFlow``, ``"retract"``); the
+    commit closes what a retraction matches and never stores its value as current.
     """
 
     family: str
@@ -396,9 +399,14 @@ class Claim:
     valid_until: datetime | None = None
     grounding: str | None = None
     confidence: float = 0.65
+    polarity: Literal["assert", "retract"] = "assert"
 
     def __post_init__(self) -> None:
         require_id(self.family, "family", InvalidClaimError)
+        if not isinstance(self.polarity, str) or self.polarity not in ("assert", "retract"):
+            raise InvalidClaimError(
+                f"polarity must be 'assert' or 'retract', got {self.polarity!r}"
+            )
         if not isinstance(self.kind, str) or self.kind not in KINDS:
             raise UnknownKindError(f"unknown kind {self.kind!r}; expected one of {sorted(KINDS)}")
         require_id(self.scope, "scope", InvalidClaimError)

@@ -26,6 +26,30 @@ a bare month-day date, ``in MONTH``, ``in YEAR``
 ``until further notice``                           no bounds (``form="open"``)
 =================================================  ==================================
 
+With ``past=True`` (the extractor's reading of what a speaker tells about
+themselves), phrases of the past are recognised too. They start in the past and
+set no end (a move "two weeks ago" still holds):
+
+=================================================  ==================================
+phrase                                             resolves to (``form="past"``)
+=================================================  ==================================
+``N minutes|hours|days|weeks|months|years|decades  the reference minus N units (days
+ago|back|earlier`` (N a number, "a", "one" ...     and longer: from the start of that
+"twelve", "a couple (of)"; "about"/"over" ...      day)
+allowed before it)
+``yesterday``, ``last night``                      start of yesterday
+``last|this past week|weekend|month|year``,        start of that unit (a weekend
+``last WEEKDAY``, ``over the (long) weekend``      starts on Saturday: the latest one)
+``earlier today|this week|month|year``             start of this unit
+``(back) in YEAR`` (a year already over),          start of it
+``back in MONTH``                                  start of the latest such month
+=================================================  ==================================
+
+and phrases that place a statement in time without bounding it (``form="vague"``,
+no start, no end): "a while ago/back", "some time ago", "a few/several days ago",
+"recently", "lately", "these days", "nowadays", "at the moment", "right now",
+"currently", "over the summer/holidays", "last spring".
+
 Date expressions: ``November 1``, ``Nov 1st``, ``Nov. 1, 2026``, ``1 November``,
 ``the 1st of November``, ``2026-11-01``, ``November`` (a month), ``2024`` (a
 year), ``Friday``/``next Friday``/``this Friday``/``last Friday`` (a day),
@@ -64,9 +88,11 @@ from memledger.errors import InvalidIntervalError
 
 __all__ = ["Form", "TimePhrase", "find", "find_all"]
 
-Form = Literal["start", "end", "range", "since", "rest", "window", "open"]
+Form = Literal["start", "end", "range", "since", "rest", "window", "open", "past", "vague"]
 """How a phrase bounds time: a start only, an end only, both from a range, a past
-start, the rest of a unit, a whole unit (a window), or explicitly no bound."""
+start, the rest of a unit, a whole unit (a window), explicitly no bound; with
+``past=True`` also the start of something that happened ("two weeks ago"), or a
+time that bounds nothing ("these days", "a while ago")."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -373,6 +399,129 @@ _RULES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str], datetime], _Bounds
 )
 
 
+_COUNTS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+}
+_AGO = re.compile(
+    r"""\b(?:(?:about|around|almost|nearly|roughly|maybe|just|only|over|more\s+than|less\s+than
+        |under)\s+)?
+    (?:(?P<couple>(?:a\s+)?couple(?:\s+of)?)|(?P<n>\d{1,4}|an?|one|two|three|four|five|six|seven
+        |eight|nine|ten|eleven|twelve))
+    (?P<half1>\s+and\s+a\s+half)?\s+(?P<unit>minute|hour|day|week|fortnight|month|year|decade)s?
+    (?P<half2>\s+and\s+a\s+half)?\s+(?:ago|back|earlier)(?![\w-])""",
+    _FLAGS,
+)
+_LAST = re.compile(
+    rf"\b(?:(?:last|this\s+past)\s+(?:(?P<unit>week|weekend|month|year)|(?P<wd>{_WEEKDAY}))"
+    r"|over\s+the\s+(?:long\s+)?(?P<over>weekend)|(?P<night>last\s+night)|(?P<yday>yesterday)"
+    r"|earlier\s+(?:this\s+(?P<early>week|month|year)|(?P<today>today)))(?![\w-])",
+    _FLAGS,
+)
+_BACK_IN = re.compile(
+    rf"\b(?:(?P<back>back\s+)?in\s+(?P<year>{_YEAR})|back\s+in\s+(?P<month>{_MONTH}))(?![\w-])",
+    _FLAGS,
+)
+_VAGUE = re.compile(
+    r"""\b(?:a\s+(?:little\s+|long\s+|good\s+)?while\s+(?:ago|back)|(?:some|a\s+long)\s+time
+        \s+(?:ago|back)|ages\s+ago|(?:a\s+few|few|several|some|many)\s+(?:minutes|hours|days|weeks
+        |months|years)\s+(?:ago|back|earlier)|recently|lately|of\s+late|these\s+days|nowadays
+        |at\s+the\s+moment|at\s+present|right\s+now|currently
+        |(?:over|during)\s+the\s+(?:summer|winter|spring|autumn|fall|holidays|break)
+        |(?:last|this\s+past)\s+(?:summer|winter|spring|autumn|fall))(?![\w-])""",
+    _FLAGS,
+)
+
+
+def _back(ref: datetime, unit: str, count: int) -> datetime:
+    """``count`` units before ``ref``: exact for minutes and hours, else the start of the day."""
+    if unit in ("minute", "hour"):
+        return ref - timedelta(**{unit + "s": count})
+    days = {"day": 1, "week": 7, "fortnight": 14}.get(unit)
+    if days is not None:
+        return _day(ref.date() - timedelta(days=days * count)).start
+    months = count * {"month": 1, "year": 12, "decade": 120}[unit]
+    index = ref.year * 12 + ref.month - 1 - months
+    year, month = index // 12, index % 12 + 1
+    last = (_month(year, month).end - timedelta(days=1)).day
+    return _day(date(year, month, min(ref.day, last))).start
+
+
+_HALVES = {
+    "minute": ("minute", 1, 0),
+    "hour": ("minute", 60, 30),
+    "day": ("hour", 24, 12),
+    "week": ("day", 7, 3),
+    "fortnight": ("day", 14, 7),
+    "month": ("day", 30, 15),
+    "year": ("month", 12, 6),
+    "decade": ("month", 120, 60),
+}
+"""A unit and a half, in a smaller unit: ``(smaller unit, per unit, the half)``."""
+
+
+def _ago(m: re.Match[str], ref: datetime) -> _Bounds | None:
+    count = 2 if m.group("couple") else _COUNTS.get(m.group("n").casefold()) or int(m.group("n"))
+    unit = m.group("unit").casefold()
+    if m.group("half1") or m.group("half2"):  # "two and a half years ago", "a year and a half ago"
+        unit, per, half = _HALVES[unit]
+        count = count * per + half
+    return (_back(ref, unit, count), None, "past")
+
+
+def _last(m: re.Match[str], ref: datetime) -> _Bounds | None:
+    today = ref.date()
+    if m.group("yday") or m.group("night"):
+        return (_day(today - timedelta(days=1)).start, None, "past")
+    if m.group("today"):
+        return (_day(today).start, None, "past")
+    if m.group("early"):
+        return (_period(m.group("early").casefold(), ref).start, None, "past")
+    if m.group("wd"):
+        ahead = (_WEEKDAYS.index(m.group("wd").casefold()) - today.weekday()) % 7
+        return (_day(today - timedelta(days=(7 - ahead) % 7 or 7)).start, None, "past")
+    unit = (m.group("unit") or m.group("over")).casefold()
+    if unit == "weekend":
+        saturday = today - timedelta(days=(today.weekday() - 5) % 7)
+        if m.group("unit") and saturday + timedelta(days=1) >= today:  # "last weekend" on a weekend
+            saturday -= timedelta(days=7)
+        return (_day(saturday).start, None, "past")
+    return (_shift(unit, _period(unit, ref), -1).start, None, "past")
+
+
+def _back_in(m: re.Match[str], ref: datetime) -> _Bounds | None:
+    if m.group("year"):
+        year = int(m.group("year"))
+        return (_year(year).start, None, "past") if year < ref.year else None
+    month = month_number(m.group("month"))
+    year = ref.year if month <= ref.month else ref.year - 1
+    return (_month(year, month).start, None, "past")
+
+
+def _vague(m: re.Match[str], ref: datetime) -> _Bounds | None:
+    return (None, None, "vague")
+
+
+_PAST: tuple[tuple[re.Pattern[str], Callable[[re.Match[str], datetime], _Bounds | None]], ...] = (
+    (_AGO, _ago),
+    (_LAST, _last),
+    (_BACK_IN, _back_in),
+    (_VAGUE, _vague),
+)
+
+
 def _valid(bounds: _Bounds, ref: datetime) -> bool:
     start, end, _ = bounds
     if end is None:
@@ -380,8 +529,8 @@ def _valid(bounds: _Bounds, ref: datetime) -> bool:
     return end > ref and (start is None or start < end)
 
 
-def _matches(text: str, ref: datetime) -> Iterator[TimePhrase]:
-    for pattern, resolve in _RULES:
+def _matches(text: str, ref: datetime, *, past: bool) -> Iterator[TimePhrase]:
+    for pattern, resolve in _RULES + _PAST if past else _RULES:
         for m in pattern.finditer(text):
             try:
                 bounds = resolve(m, ref)
@@ -398,15 +547,18 @@ def _matches(text: str, ref: datetime) -> Iterator[TimePhrase]:
             )
 
 
-def find_all(text: str, reference: datetime) -> tuple[TimePhrase, ...]:
+def find_all(text: str, reference: datetime, *, past: bool = False) -> tuple[TimePhrase, ...]:
     """Every time phrase in ``text``, in order, none overlapping another: where
-    candidates overlap, the one starting first wins, then the longest.
+    candidates overlap, the one starting first wins, then the longest. ``past``
+    adds the phrases of the past and the vague ones (see the module docstring).
 
     ``reference`` must be timezone-aware (:class:`~memledger.errors.InvalidIntervalError`
     otherwise); it is read in UTC.
     """
     ref = require_aware(reference, "reference", InvalidIntervalError)
-    found = sorted(_matches(text, ref), key=lambda t: (t.span[0], -(t.span[1] - t.span[0])))
+    found = sorted(
+        _matches(text, ref, past=past), key=lambda t: (t.span[0], -(t.span[1] - t.span[0]))
+    )
     chosen: list[TimePhrase] = []
     for phrase in found:
         if chosen and phrase.span[0] < chosen[-1].span[1]:

@@ -89,6 +89,7 @@ def _claim_dict(claim: Claim) -> dict[str, Any]:
         "valid_until": None if claim.valid_until is None else format_time(claim.valid_until),
         "grounding": claim.grounding,
         "confidence": claim.confidence,
+        "polarity": claim.polarity,
     }
 
 
@@ -97,6 +98,8 @@ def claims_to_json(claims: tuple[Claim, ...]) -> str:
 
 
 def claims_from_json(text: str) -> tuple[Claim, ...]:
+    """Claims written by :func:`claims_to_json`; those written before claims had a
+    polarity (no ``"polarity"`` key) read as assertions."""
     out: list[Claim] = []
     for data in json.loads(text):
         for key in ("valid_from", "valid_until"):

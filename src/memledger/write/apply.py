@@ -3,7 +3,8 @@
 Candidates that may change the current view are decided against the family's
 open records (``memledger.domain.decide``): DELETEs first (each closes the
 matched window as ``retracted`` from the claim's start, keeping what came
-before), then the rest per scope. A scope whose candidates are all NOOPs only
+before; a retraction that matches nothing writes nothing and reports a NOOP
+without a record), then the rest per scope. A scope whose candidates are all NOOPs only
 raises mention counts; otherwise the event installs all of its intervals for
 that scope at once, closing what they overlap and reinstating the remnants.
 Observations and historical claims are recorded beside the timeline.
@@ -15,7 +16,15 @@ from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from memledger.domain.decide import Candidate, Decision, Delete, Existing, Noop, decide
+from memledger.domain.decide import (
+    Candidate,
+    Decision,
+    Delete,
+    Existing,
+    Noop,
+    Unmatched,
+    decide,
+)
 from memledger.domain.intervals import Interval, Window, reconcile
 from memledger.domain.policy import Ordering, Position, WritePolicy
 from memledger.domain.records import (
@@ -121,6 +130,7 @@ def _candidate(writer: _Writer, claim: Claim) -> Candidate:
         value=claim.value,
         scope=claim.scope,
         interval=interval_of(writer.batch.event, claim),
+        polarity=claim.polarity,
     )
 
 
@@ -149,6 +159,8 @@ def _decide_and_write(
             _retract(writer, claim, live[decision.target], live)
             results[index] = _result(claim, "current", decision.target, decision="delete")
             changed = True
+        elif isinstance(decision, Unmatched):  # a retraction of nothing: nothing changes
+            results[index] = _result(claim, "current", None, decision="noop")
         else:
             installs[claim.scope].append((index, claim))
             decided[index] = decision

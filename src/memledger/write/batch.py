@@ -59,6 +59,7 @@ def _claim_key(claim: Claim) -> str:
             None if claim.valid_until is None else format_time(claim.valid_until),
             claim.grounding,
             claim.confidence,
+            claim.polarity,
         ]
     )
 

@@ -1,9 +1,10 @@
 """Matchers for plans, retractions, delivery preferences and relationships.
 
 Like ``_identity``: each matcher takes a :class:`Clause` and returns proposals,
-or ``None`` when it does not apply. A retraction keeps its cue in the
-statement ("No longer uses TensorFlow", "Plan is off: NeurIPS submission"):
-the commit's decision step reads the cue and closes the matched record.
+or ``None`` when it does not apply. A retraction is a proposal with
+``retraction=True``: its claim has ``polarity="retract"`` and the value that
+stopped being true ("No longer uses TensorFlow": tool ``TensorFlow``); the
+commit closes the matched record. The statement keeps its cue for readers.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from memledger.domain.text import slug
 from memledger.domain.timephrases import find_all
 from memledger.write.extract._clause import Clause, Dropped, Proposal
 from memledger.write.extract._identity import (
+    doubtful,
+    framework,
     habit_scope,
     items,
     like,
@@ -83,6 +86,8 @@ _OFF_ACT = _rx(
     rf"(?:{I_}|{WE}|{I_HAVE}|{WE_HAVE})?{ADV}"
     r"(?P<cue>cancell?ed|called\s+off|scrapped|shelved|abandoned|dropped)\s+(?P<x>.+)"
 )
+_OFF_ASK = _rx(rf"(?:let{AP}s\s+)?(?P<cue>cancel|call\s+off|scrap|shelve|drop)\s+(?P<x>.+)")
+"""An imperative: "(please) cancel my gym membership", "let's call off the trip"."""
 _PLAN_ON = (
     _rx(rf"(?:{I_AM}|{WE_ARE}){ADV}planning\s+(?:on\s+|to\s+)?(?P<x>.+)"),
     _rx(rf"(?:{I_}|{WE}){ADV}(?:plan|intend)\s+(?:on\s+|to\s+)(?P<x>.+)"),
@@ -140,7 +145,8 @@ def _off_cue(word: str) -> PlanCue:
 def plans(clause: Clause) -> list[Proposal] | None:
     """On: "I'm planning (to) X", "I plan to X", "my plan is to X", "we're going to X",
     "the X plan (is on)". Off: "X is off/cancelled/called off/scrapped/on hold", "I
-    cancelled/called off/scrapped X" ("I dropped X" too, unless X is a tool)."""
+    cancelled/called off/scrapped X" ("I dropped X" too, unless X is a tool), and as a
+    request "(please) cancel / call off / scrap X"."""
     m = clause.match(_OFF_STATE)
     if m is not None:
         span = clause.cut(m, "x")
@@ -151,15 +157,15 @@ def plans(clause: Clause) -> list[Proposal] | None:
             looks_named = any(c.isupper() for c in x[1:]) or (clause.lowercase and is_plan)
             if not _SUBJECTS.fullmatch(x) and usable(x) and (strong or is_plan or looks_named):
                 return [plan(x, _off_cue(m.group("cue")))]
-    m = clause.match(_OFF_ACT)
+    m = clause.match(_OFF_ACT) or clause.match(_OFF_ASK)
     if m is not None:
         what = clause.value(m, "x", PLAN_STOPS)
         if what is None or not usable(what) or _SUBJECTS.fullmatch(what):
             return None
-        if m.group("cue").casefold() == "dropped":
+        if m.group("cue").casefold() in ("dropped", "drop"):
             name = canonical_framework(what)
             if name is not None or known_tool(what):
-                return [retracted_tool(name or what)]
+                return retracted_tech(name or what)
         return [plan(what, _off_cue(m.group("cue")))]
     for pattern in _PLAN_ON:
         m = clause.match(pattern)
@@ -204,6 +210,21 @@ def retracted_tool(name: str) -> Proposal:
     return replace(tool(name), statement=f"No longer uses {name}", retraction=True)
 
 
+def retracted_tech(name: str) -> list[Proposal]:
+    """A tool no longer used; a known framework also stops being the primary framework
+    (the commit closes that only where it holds this very value)."""
+    found = [retracted_tool(name)]
+    if canonical_framework(name) == name:
+        found.append(
+            replace(
+                framework(name),
+                statement=f"No longer uses {name} as primary framework",
+                retraction=True,
+            )
+        )
+    return found
+
+
 def _retracted(family: str, statement: str, value: str, scope: str = "global") -> Proposal:
     return Proposal(
         family=family,
@@ -231,13 +252,18 @@ def retractions(clause: Clause) -> list[Proposal] | None:
         cue = m.group("cue").casefold()
     rest = m.start("rest")
     if (r := clause.match(_R_USE, rest)) is not None:
-        return [retracted_tool(canonical_framework(x) or x) for x in items(clause, r, "x")] or None
+        found = [retracted_tech(canonical_framework(x) or x) for x in items(clause, r, "x")]
+        return [proposal for each in found for proposal in each] or None
     if (r := clause.match(_R_EMPLOYER, rest)) is not None:
         org = clause.value(r, "x", ORG_STOPS)
-        return [_retracted("employer", f"No longer works at {org}", org)] if org else None
+        if org is None or doubtful(org, clause):
+            return None
+        return [_retracted("employer", f"No longer works at {org}", org)]
     if (r := clause.match(_R_HOME, rest)) is not None:
         place = clause.value(r, "x", PLACE_STOPS)
-        return [_retracted("home_city", f"No longer lives in {place}", place)] if place else None
+        if place is None or doubtful(place, clause, place=True):
+            return None
+        return [_retracted("home_city", f"No longer lives in {place}", place)]
     if (r := clause.match(_R_LIKE, rest)) is not None:
         return [
             replace(like(x, "like"), statement=f"No longer likes {x}", retraction=True)
@@ -257,10 +283,10 @@ def retractions(clause: Clause) -> list[Proposal] | None:
         return None
     name = canonical_framework(x)
     if name is not None or known_tool(x):
-        return [retracted_tool(name or x)]
+        return retracted_tech(name or x)
     if cue == "left":
         org = clause.value(r, "x", ORG_STOPS)
-        if org and named(org, clause, strict=True) and usable(org):
+        if org and named(org, clause, strict=True) and usable(org) and not doubtful(org, clause):
             return [_retracted("employer", f"No longer works at {org}", org)]
         return None
     doing = clause.value(r, "x", PLAN_STOPS) or x

@@ -32,6 +32,7 @@ _MARKERS = re.compile(
     r"""(?:(?:actually|correction|update|edit|oh|ok|okay|well|so|also|and|but|then|btw
     |by\s+the\s+way|fyi|just\s+so\s+you\s+know|note|ps|p\.s\.|quick\s+update|heads\s+up
     |sorry|anyway|hey|hi|hello|yeah|yes|no(?=\s*,)|plus|now(?=\s*,)|in\s+fact
+    |honestly|frankly|seriously|basically|personally
     |to\s+be\s+clear|for\s+the\s+record|just\s+fyi|guess\s+what|oops|wait|hmm)
     (?![\w'’])[\s,:;.!-]*)+""",
     re.IGNORECASE | re.VERBOSE,
@@ -166,7 +167,7 @@ def prepare(segment: Segment, text: str, reference: datetime) -> Clause:
         break
     times = tuple(
         replace(p, span=(p.span[0] + segment.start, p.span[1] + segment.start))
-        for p in find_all(segment.text, reference)
+        for p in find_all(segment.text, reference, past=True)
     )
     for phrase in times:
         if phrase.span[0] == start:

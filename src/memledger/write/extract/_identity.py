@@ -15,6 +15,7 @@ from memledger.write.extract._clause import Clause, Proposal, Timing
 from memledger.write.extract._lexicon import (
     ACTIVITY_STOPS,
     ADV,
+    DOUBT_WORDS,
     FREQUENCY,
     HABITUAL,
     I_,
@@ -23,6 +24,8 @@ from memledger.write.extract._lexicon import (
     I_WILL_BE,
     ITEM_STOPS,
     LIST_SPLIT,
+    LOOSE_END,
+    NAME_JOINERS,
     ORG_STOPS,
     PLACE_STOPS,
     PLAN_STOPS,
@@ -54,6 +57,21 @@ def named(value: str, clause: Clause, *, strict: bool = False) -> bool:
     if any(c.isupper() or c.isdigit() or (c.isalpha() and c.lower() == c.upper()) for c in value):
         return True
     return not strict and clause.lowercase and _DETERMINER.match(value) is None
+
+
+def doubtful(value: str, clause: Clause, *, place: bool = False) -> bool:
+    """Whether a name (a city, an organisation, a tool) looks wrongly cut: it holds a
+    lowercase time or number word ("Bangalore two weeks"), ends with a function word
+    ("JAX a"), or, for a ``place`` from a writer who capitalises, holds a lowercase
+    word that is not a joiner ("Valencia over"). When unsure, no claim: the
+    worker still stores the turn as an episode."""
+    if DOUBT_WORDS.search(value) or LOOSE_END.search(value):
+        return True
+    if place and not clause.lowercase:
+        return any(
+            word[:1].islower() and word.casefold() not in NAME_JOINERS for word in value.split()[1:]
+        )
+    return False
 
 
 def usable(value: str | None, *, max_words: int = 8) -> bool:
@@ -104,7 +122,12 @@ def home_city(clause: Clause) -> list[Proposal] | None:
         if needs_date and not any(t.start is not None for t in clause.times):
             return None
         place = clause.value(m, "x", PLACE_STOPS)
-        if place is None or not usable(place, max_words=5) or not named(place, clause):
+        if (
+            place is None
+            or not usable(place, max_words=5)
+            or not named(place, clause)
+            or doubtful(place, clause, place=True)
+        ):
             return None
         return [
             Proposal(
@@ -121,7 +144,9 @@ def home_city(clause: Clause) -> list[Proposal] | None:
 # -- employer and role ---------------------------------------------------------------------
 
 _WORK_AT = _rx(
-    rf"(?:(?:{I_}|{WE}){ADV}work|(?:{I_AM}){ADV}working|{ADV}works)\s+(?:at|for)\s+"
+    rf"(?:(?:{I_}|{WE}){ADV}work|(?:{I_AM}|{WE_ARE}){ADV}working|{ADV}works"
+    rf"|(?:{I_HAVE}|{WE_HAVE}){ADV}(?:worked|been\s+working))"
+    r"(?:\s+(?:remotely|full[-\s]time|part[-\s]time|freelance))?\s+(?:at|for)\s+"
     r"(?P<org>.+?)(?:\s+as\s+(?:an?\s+)?(?P<role>.+))?$"
 )
 _JOINED = _rx(
@@ -139,7 +164,7 @@ _WORK_AS = _rx(rf"{I_}{ADV}work\s+as\s+(?:an?\s+)?(?P<role>.+?)(?:\s+(?:at|for)\
 
 def _org(clause: Clause, m: re.Match[str]) -> str | None:
     org = clause.value(m, "org", ORG_STOPS)
-    if org is None or not usable(org) or not named(org, clause):
+    if org is None or not usable(org) or not named(org, clause) or doubtful(org, clause):
         return None
     if org.casefold() in ("home", "myself", "me", "the moment", "night"):
         return None
@@ -210,8 +235,9 @@ def employment(clause: Clause) -> list[Proposal] | None:
 # -- frameworks and tools ------------------------------------------------------------------
 
 _USE = _rx(
-    rf"(?:(?:{I_}|{I_AM}){ADV}(?:use|using|work\s+with|working\s+with|code\s+in|program\s+in"
-    r"|build\s+with|building\s+with|rely\s+on)"
+    rf"(?:(?:{I_}|{I_AM}|{WE}|{WE_ARE}|(?:{I_HAVE}|{WE_HAVE}){ADV}been\s+){ADV}(?:use|using|work\s+with|working\s+with"
+    r"|code\s+in|coding\s+in|program\s+in|programming\s+in|build\s+with|building\s+with"
+    r"|rely\s+on|relying\s+on)"
     rf"|{ADV}(?:uses|using|works\s+with|working\s+with))\s+(?P<x>.+)"
 )
 _FAVOUR = _rx(
@@ -278,7 +304,7 @@ def tech(clause: Clause) -> list[Proposal] | None:
     m = clause.match(_SWITCH)
     if m is not None:
         target = clause.value(m, "x", ITEM_STOPS)
-        if target is None:
+        if target is None or doubtful(target, clause):
             return None
         timing: Timing = "change" if m.group("verb").casefold().endswith("ing") else "past"
         name = canonical_framework(target)
@@ -370,7 +396,8 @@ def likes(clause: Clause) -> list[Proposal] | None:
 
 _ACTIVITY = _rx(
     rf"(?:(?:{I_}|{WE}){ADV}(?P<v1>build|work\s+on|develop|maintain)"
-    rf"|(?:{I_AM}|{WE_ARE}){ADV}(?P<v2>building|working\s+on|developing|maintaining)"
+    rf"|(?:{I_AM}|{WE_ARE}|(?:{I_HAVE}|{WE_HAVE}){ADV}been\s+){ADV}"
+    r"(?P<v2>building|working\s+on|developing|maintaining)"
     r"|(?P<v3>builds|works\s+on|working\s+on|building|develops|maintains))\s+(?P<x>.+)"
 )
 

@@ -16,7 +16,7 @@ from types import MappingProxyType
 AP = r"['’]"
 I_ = r"I\s+"
 I_AM = rf"(?:I\s+am|I{AP}m|Im)\s+"
-I_HAVE = rf"(?:I\s+have|I{AP}ve)\s+"
+I_HAVE = rf"(?:I\s+have|I{AP}ve|Ive)\s+"
 I_WILL_BE = rf"(?:I\s+will\s+be|I{AP}ll\s+be)\s+"
 WE = r"we\s+"
 WE_ARE = rf"(?:we\s+are|we{AP}re)\s+"
@@ -185,6 +185,31 @@ PLAN_NOISE: frozenset[str] = frozenset(
 )
 """Words left out of a plan's slug, so "I'm planning a trip to Japan", "we're going to
 Japan" and "the Japan trip is off" all key ``plan:japan``."""
+
+DOUBT_WORDS = re.compile(
+    r"(?<![\w'’-])(?:ago|back|earlier|later|since|until|yesterday|today|tonight|tomorrow"
+    r"|minutes?|hours?|days?|weeks?|weekends?|months?|years?|decades?|fortnight|while"
+    r"|mornings?|evenings?|nights?|spring|summer|autumn|fall|winter|holidays?|recently|lately"
+    r"|nowadays|now|currently|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
+    r"|couple|few|several)(?![\w'’-])"
+)
+"""Lowercase words that do not belong in a name: a value holding one ("Bangalore two
+weeks", "Lyon a while") was cut from a time phrase not recognised. Case-sensitive:
+"Fall River" is a name."""
+
+LOOSE_END = re.compile(
+    r"\s(?:a|an|the|of|and|or|to|in|at|on|for|with|from|by|my|our|your|his|her|their|this"
+    r"|that|over|about|last|next|some|just|very|so|right|straight|even|also|too|soon)$",
+    re.IGNORECASE,
+)
+"""A name never ends with a function word ("JAX a" is the start of "a while ago")."""
+
+NAME_JOINERS: frozenset[str] = frozenset(
+    """de da do dos das del della di du la le les el al am an der den des van von y e of on
+    upon sur en and the""".split()
+)
+"""Lowercase words a capitalised place name may hold ("Rio de Janeiro", "Stratford upon
+Avon")."""
 
 # -- value trimming -------------------------------------------------------------------------
 

@@ -2,8 +2,10 @@
 
 :class:`LLMExtractor` sends one source event to ``{base_url}/chat/completions``
 (OpenAI, vLLM, llama.cpp's server, Ollama, LM Studio, ...) with the prompt
-``claims-v1`` (:mod:`memledger.write.extract.prompts.claims_v1`) and a strict
-JSON-schema ``response_format``, at temperature 0. It only proposes: the write
+``claims-v2`` (:mod:`memledger.write.extract.prompts.claims_v2`; ``claims-v1``
+on request) and a strict JSON-schema ``response_format``, at temperature 0.
+Each claim's ``polarity`` ("assert" or "retract") comes from the answer; a
+``claims-v1`` answer has none, and every claim of it asserts. It only proposes: the write
 policy and the event commit decide what becomes memory.
 
 **Extraction quality is the model's, not this module's.** This adapter checks
@@ -66,12 +68,12 @@ from memledger.domain.records import (
 )
 from memledger.errors import ExtractionError, InvalidInputError
 from memledger.ports import Extraction
-from memledger.write.extract.prompts import claims_v1
+from memledger.write.extract.prompts import claims_v1, claims_v2
 
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["VERSION", "FailureReason", "LLMExtractor"]
+__all__ = ["PROMPT_VERSIONS", "VERSION", "FailureReason", "LLMExtractor"]
 
 VERSION = "1"
 """Version of this adapter (request building and answer parsing), recorded in lineage."""
@@ -79,13 +81,17 @@ VERSION = "1"
 FailureReason = Literal["endpoint_unreachable", "timeout", "invalid_json", "schema_mismatch"]
 """The fixed ``ExtractionError.reason`` values; a non-2xx status gives ``"http_<code>"``."""
 
+PROMPT_VERSIONS = (claims_v1.VERSION, claims_v2.VERSION)
+"""The prompts an :class:`LLMExtractor` can send (``prompt_version``)."""
+
 
 class LLMExtractor(EndpointClient):
     """Proposes claims by asking an OpenAI-compatible chat-completions endpoint.
 
     ``base_url`` is the API root, ``/chat/completions`` is appended
     (``http://127.0.0.1:8080/v1``). ``timeout`` bounds connecting and each
-    wait for data, in seconds. ``prompt_version`` is recorded in lineage.
+    wait for data, in seconds. ``prompt_version`` chooses the prompt (one of
+    :data:`PROMPT_VERSIONS`, ``claims-v2`` by default) and is recorded in lineage.
     Pass ``client`` to reuse an ``httpx.Client`` (proxies, custom transport);
     it stays the caller's to close, and ``timeout`` still applies per request.
     Otherwise the extractor owns a client: :meth:`close` it, or use the
@@ -100,9 +106,15 @@ class LLMExtractor(EndpointClient):
         api_key: str | None = None,
         schema: Schema | None = None,
         timeout: float = 20.0,
-        prompt_version: str = claims_v1.VERSION,
+        prompt_version: str = claims_v2.VERSION,
         client: httpx.Client | None = None,
     ) -> None:
+        if prompt_version not in PROMPT_VERSIONS:
+            raise InvalidInputError(
+                f"unknown prompt_version {prompt_version!r}; expected one of "
+                f"{list(PROMPT_VERSIONS)}"
+            )
+        self._prompt_version = prompt_version
         self._endpoint = Endpoint(
             base_url=base_url,
             path="/chat/completions",
@@ -120,8 +132,9 @@ class LLMExtractor(EndpointClient):
             model=model,
             prompt_version=prompt_version,
         )
-        self._system = claims_v1.system_prompt(self._schema)
-        self._response_schema = claims_v1.response_schema(self._schema)
+        prompt = claims_v2 if prompt_version == claims_v2.VERSION else claims_v1
+        self._system = prompt.system_prompt(self._schema)
+        self._response_schema = prompt.response_schema(self._schema)
 
     @property
     def info(self) -> ExtractorInfo:
@@ -149,7 +162,9 @@ class LLMExtractor(EndpointClient):
         claims: list[Claim] = []
         dropped: list[str] = []
         for index, item in enumerate(batch.claims):
-            claim = _convert(item, index=index, schema=self._schema)
+            claim = _convert(
+                item, index=index, schema=self._schema, polar=self._prompt_version != "claims-v1"
+            )
             if isinstance(claim, Claim):
                 claims.append(claim)
             else:
@@ -165,14 +180,18 @@ class LLMExtractor(EndpointClient):
         raise ExtractionError(self._endpoint.mask(message), reason=reason) from None
 
 
-def _convert(item: dict[str, PydanticJson], *, index: int, schema: Schema) -> Claim | str:
-    """A domain claim from one proposed claim object, or the reason it was dropped."""
+def _convert(
+    item: dict[str, PydanticJson], *, index: int, schema: Schema, polar: bool = True
+) -> Claim | str:
+    """A domain claim from one proposed claim object, or the reason it was dropped.
+    ``polar``: the prompt asked for a polarity (``claims-v2``); else every claim asserts."""
     family = item.get("family")
     label = f"claim {index}" + (f" ({family!r})" if isinstance(family, str) else "")
     try:
-        out = claims_v1.ClaimOut.model_validate(item)
+        out = (claims_v2.ClaimOut if polar else claims_v1.ClaimOut).model_validate(item)
     except ValidationError as exc:
         return f"{label}: malformed: {error_summary(exc)}"
+    polarity = out.polarity if isinstance(out, claims_v2.ClaimOut) else None
     try:
         schema.check(out.family, out.kind)
         if out.kind == "observation":
@@ -186,6 +205,7 @@ def _convert(item: dict[str, PydanticJson], *, index: int, schema: Schema) -> Cl
             valid_from=_timestamp(out.valid_from, "valid_from"),
             valid_until=_timestamp(out.valid_until, "valid_until"),
             grounding=out.grounding,
+            polarity=polarity or "assert",
         )
         if out.confidence is not None:
             claim = replace(claim, confidence=out.confidence)

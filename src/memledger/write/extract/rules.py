@@ -59,10 +59,23 @@ family                   kind       scope                patterns
 
 "Actually, ..." and "Correction: ..." are read as the statement they introduce:
 the commit turns a different value in the same slot into an UPDATE. A
-retraction keeps its cue in the statement ("No longer uses TensorFlow", "Plan
-is off: NeurIPS submission") and the same scope as what it retracts; the
-commit's decision step reads the cue. A positive claim whose statement would
-read as a retraction ("Plan: quit my job") is dropped, with its reason.
+retraction is a claim with ``polarity="retract"``, the value that stopped being
+true and the same scope as what it retracts ("I no longer use TensorFlow":
+tool ``TensorFlow``; a known framework is retracted as the primary framework
+too, which the commit closes only where it holds that value); its statement
+keeps a cue for readers ("No longer uses TensorFlow", "Plan is off: NeurIPS
+submission"). A positive claim whose statement would read as a retraction
+("Plan: quit my job") is dropped, with its reason.
+
+**Paraphrases.** A clause may open with a time phrase or a discourse marker
+("These days, ...", "Two weeks ago ...", "Honestly ..."); perfect and
+progressive forms count ("I've been using X", "I've worked at X"). A value ends
+before any time phrase, including phrases of the past and vague ones ("two
+weeks ago", "over the weekend", "a while ago", "nowadays":
+``find_all(..., past=True)``). A name that still looks wrongly cut (a
+lowercase time or number word in it, a trailing function word, a lowercase
+word in a capitalised place name) gives no claim: the worker still stores the
+turn as an episode. ``tests/paraphrases.py`` measures this.
 
 **Scopes.** ``<slug>`` is :func:`memledger.domain.text.slug` of the item:
 lowercase ascii words joined by ``-``, stop words ("the", "my", "a", "to", ...)
@@ -80,7 +93,8 @@ its noun do not agree: "submit to NeurIPS" is ``plan:submit-neurips``.
 set ``valid_from``/``valid_until``: the first start and the first end found.
 For a move, a join or a switch, a window ("next month") only sets the start,
 and told in the past tense ("I joined X in March") a phrase starting after the
-event is ignored.
+event is ignored; "I moved to X two weeks ago" starts two weeks before the
+event, "a while ago" sets nothing.
 Plans and relationships take no valid time (a plan's dates belong to the plan).
 
 Clauses longer than :data:`MAX_CLAUSE_CHARS` are skipped. Within one event,
@@ -103,7 +117,7 @@ from memledger.write.extract._identity import activity, employment, habit, home_
 
 __all__ = ["CONFIDENCE", "VERSION", "RuleExtractor", "propose"]
 
-VERSION = "1"
+VERSION = "2"
 """Version of the rules, recorded in lineage; bump it when what they propose changes."""
 
 CONFIDENCE = 0.65
@@ -183,6 +197,7 @@ def _claim(proposal: Proposal, clause: Clause) -> Claim:
         valid_until=end,
         grounding=clause.segment.text,
         confidence=CONFIDENCE,
+        polarity="retract" if proposal.retraction else "assert",
     )
 
 
@@ -193,26 +208,24 @@ def _overlap(a: Claim, b: Claim, reference: datetime) -> bool:
     )
 
 
-def _settle(
-    found: list[tuple[Claim, bool]], reference: datetime, dropped: list[str]
-) -> tuple[Claim, ...]:
+def _settle(found: list[Claim], reference: datetime, dropped: list[str]) -> tuple[Claim, ...]:
     """One claim per (family, scope) and instant: a positive claim beats a retraction,
     else the later clause wins."""
-    kept: list[tuple[Claim, bool]] = []
-    for claim, retraction in found:
+    kept: list[Claim] = []
+    for claim in found:
         rivals = [
-            (c, r)
-            for c, r in kept
+            c
+            for c in kept
             if (c.family, c.scope) == (claim.family, claim.scope) and _overlap(c, claim, reference)
         ]
-        if retraction and any(not r for _, r in rivals):
+        if claim.polarity == "retract" and any(r.polarity == "assert" for r in rivals):
             dropped.append(f"{claim.family}: {claim.statement!r} overlaps a positive claim")
             continue
         for rival in rivals:
             kept.remove(rival)
-            dropped.append(f"{claim.family}: {rival[0].statement!r} superseded by a later clause")
-        kept.append((claim, retraction))
-    return tuple(claim for claim, _ in kept)
+            dropped.append(f"{claim.family}: {rival.statement!r} superseded by a later clause")
+        kept.append(claim)
+    return tuple(kept)
 
 
 def _inside(segment: Segment, regions: Sequence[tuple[int, int]]) -> bool:
@@ -223,7 +236,7 @@ def propose(text: str, reference: datetime) -> Extraction:
     """The claims the rules propose for ``text`` said at ``reference`` (aware)."""
     regions = _quoted(text)
     hedges = [s for s in sentences(text) if hedged(s)]
-    found: list[tuple[Claim, bool]] = []
+    found: list[Claim] = []
     dropped: list[str] = []
     carried: Segment | None = None
     for segment in clauses(text):
@@ -260,7 +273,7 @@ def propose(text: str, reference: datetime) -> Extraction:
             elif not result.retraction and has_invalidation_cue(result.statement):
                 dropped.append(f"{result.family}: {result.statement!r} would read as a retraction")
             else:
-                found.append((_claim(result, clause), result.retraction))
+                found.append(_claim(result, clause))
     return Extraction(claims=_settle(found, reference, dropped), dropped=tuple(dropped))
 
 
