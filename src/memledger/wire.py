@@ -48,6 +48,7 @@ from memledger.domain.records import (
     Receipt,
     ReviewItem,
     RevocationReceipt,
+    Role,
     SourceEvent,
     require_text,
 )
@@ -151,6 +152,7 @@ class EventIn(BaseModel):
     sequence: int | None = None
     stream: str | None = None
     metadata: dict[str, WireValue] = Field(default_factory=dict)
+    role: Role | None = None
     claims: tuple[ClaimIn, ...] | None = None
     complete: bool = True
 
@@ -274,6 +276,7 @@ def _convert(model: EventIn, tenant: str | None) -> ParsedEvent:
         sequence=model.sequence,
         stream=model.stream,
         metadata=model.metadata,
+        role=model.role,
     )
     if model.claims is None:
         return ParsedEvent(event=event, claims=None, complete=model.complete)

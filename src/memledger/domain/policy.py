@@ -175,6 +175,7 @@ def authority(
     or one without the grant yields an observation at most. Text from tool
     results, documents and web pages never becomes a ``procedure``. An
     ``episode`` only records that the subject's own event happened: it needs no grant.
+    What the assistant said (``role="assistant"``) is never an authority.
     """
     if subject != event.subject:
         return Authority(False, "foreign_subject")
@@ -182,6 +183,8 @@ def authority(
         return Authority(False, "untrusted_source")
     if kind == "episode":
         return Authority(True, None)
+    if event.role == "assistant":
+        return Authority(False, "agent_words")
     if not event.actor.authenticated:
         return Authority(False, "unauthenticated")
     if not event.actor.may_set(family, scope):

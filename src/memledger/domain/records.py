@@ -58,8 +58,15 @@ ExclusionReason = Literal[
     "stale_generation",
     "revoked_source",
     "untrusted_source",
+    "agent_words",
 ]
-"""Why a candidate did not become an authorised current claim."""
+"""Why a candidate did not become an authorised current claim (``agent_words``: the
+assistant said it, and an agent's own words never set the user's values)."""
+
+Role = Literal["user", "assistant", "tool"]
+"""Who spoke a turn in an agent's conversation: the ``user``, the ``assistant`` (the
+agent's own words: rarely evidence about the user, never an authority) or a
+``tool``. ``None`` on an event: a conversation between peers, or not said."""
 
 ExtractorKind = Literal["caller", "rules", "llm"]
 
@@ -68,6 +75,7 @@ DecisionKind = Literal["add", "update", "delete", "noop"]
 
 KINDS: frozenset[str] = frozenset(get_args(Kind))
 CHANNELS: frozenset[str] = frozenset(get_args(Channel))
+ROLES: frozenset[str] = frozenset(get_args(Role))
 EXTRACTOR_KINDS: frozenset[str] = frozenset(get_args(ExtractorKind))
 
 _ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@/+\-]{0,254}$")
@@ -295,9 +303,15 @@ class SourceEvent:
     sequence: int | None = None
     stream: str | None = None
     metadata: Mapping[str, JsonValue] = field(default_factory=dict)
+    role: Role | None = None
+    """Who spoke the turn (see :data:`Role`); ``None`` between peers or when not said."""
 
     def __post_init__(self) -> None:
         require_id(self.tenant, "tenant", InvalidEventError)
+        if self.role is not None and (not isinstance(self.role, str) or self.role not in ROLES):
+            raise InvalidEventError(
+                f"unknown role {self.role!r}; expected one of {sorted(ROLES)} or None"
+            )
         require_id(self.event_id, "event_id", InvalidEventError)
         require_id(self.subject, "subject", InvalidEventError)
         if not isinstance(self.actor, Actor):
@@ -349,6 +363,8 @@ class SourceEvent:
             "stream": self.stream,
             "metadata": self.metadata,
         }
+        if self.role is not None:  # only when said: events without a role hash as before
+            body["role"] = self.role
         return hashlib.sha256(canonical_json(body).encode()).hexdigest()
 
 

@@ -20,7 +20,8 @@ scores): one of each entry's words, with a token of its subject so that a
 subject filter is part of the match, and one of windows, a turn with the
 :data:`WINDOW_BEFORE` turns before and :data:`WINDOW_AFTER` after it in its
 thread, rewritten whenever a turn comes or goes (a separate table because
-FTS5's BM25 normalises by the length of all columns). Queries drop stop words
+FTS5's BM25 normalises by the length of all columns; a neighbour lends only
+its first :data:`WINDOW_NEIGHBOUR_WORDS` words). Queries drop stop words
 and match any remaining term. A subject-scoped search scores with the subject's
 own BM25 statistics (:mod:`memledger.index._fts`), so one subject's words never
 move another's scores.
@@ -74,10 +75,14 @@ __all__ = [
     "default_index_path",
 ]
 
-SCHEMA = "6"
+SCHEMA = "7"
 WINDOW_BEFORE = 2
 WINDOW_AFTER = 2
 """A turn's window document: its words and those of the turns just around it."""
+WINDOW_NEIGHBOUR_WORDS = 40
+"""How many words of each neighbouring turn a window holds (its start): a long turn
+beside a short one (an assistant's answer beside the user's question) must not
+drown the short turn's words in its window."""
 
 Progress = Callable[[int, int], None]
 """Called as ``progress(done, total)`` while an index is (re)built."""
@@ -91,6 +96,12 @@ class IndexStatus:
     embedder: str | None
     degraded: str | None
     """Why some entries have no vector (the embedder's last error), or ``None``."""
+
+
+def _lead(text: str) -> str:
+    """The first :data:`WINDOW_NEIGHBOUR_WORDS` words of a neighbour, for a window."""
+    words = text.split(maxsplit=WINDOW_NEIGHBOUR_WORDS)
+    return " ".join(words[:WINDOW_NEIGHBOUR_WORDS])
 
 
 def default_index_path(store: Store) -> Path:
@@ -467,7 +478,7 @@ class DerivedIndex:
                     around,
                 ).fetchall()
             )
-            words = " ".join([row[1], *(texts[i] for i in around if i in texts)])
+            words = " ".join([row[1], *(_lead(texts[i]) for i in around if i in texts)])
             self._conn.execute(
                 f"INSERT INTO {table} (rowid, text, scope) VALUES (?, ?, ?)",
                 (entry_id, words, scope_token(row[0])),

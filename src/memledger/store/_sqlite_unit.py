@@ -67,7 +67,7 @@ class SQLiteUnit:
     def get_event(self, tenant: str, event_id: str) -> StoredEvent | None:
         row = self._one(
             "SELECT content_hash, subject, actor_id, actor_authenticated, actor_grants, channel,"
-            " stream, sequence, occurred_at, text, metadata, ingested_at"
+            " stream, sequence, occurred_at, text, metadata, ingested_at, role"
             " FROM events WHERE tenant = ? AND event_id = ?",
             (tenant, event_id),
         )
@@ -86,6 +86,7 @@ class SQLiteUnit:
             text,
             metadata,
             ingested_at,
+            role,
         ) = row
         event = SourceEvent(
             tenant=tenant,
@@ -102,6 +103,7 @@ class SQLiteUnit:
             occurred_at=parse_time(occurred_at),
             text=text,
             metadata=json.loads(metadata),
+            role=role,
         )
         return StoredEvent(
             event=event, content_hash=content_hash, ingested_at=parse_time(ingested_at)
@@ -117,7 +119,9 @@ class SQLiteUnit:
     def append_event(self, event: SourceEvent, *, content_hash: str, at: datetime) -> None:
         self._write(
             "append_event",
-            "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO events (tenant, event_id, content_hash, subject, actor_id,"
+            " actor_authenticated, actor_grants, channel, stream, sequence, occurred_at, text,"
+            " metadata, ingested_at, role) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 event.tenant,
                 event.event_id,
@@ -133,6 +137,7 @@ class SQLiteUnit:
                 event.text,
                 codec.dumps(event.metadata),
                 format_time(at),
+                event.role,
             ),
         )
 

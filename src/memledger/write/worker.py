@@ -15,7 +15,9 @@ An extractor failure (endpoint down, slow, invalid output) leaves the job
 queued for a retry after an exponential backoff with the reason recorded;
 after ``max_attempts`` it is marked ``failed`` (listed, and requeued by
 ``Memory.retry_failed``), never silently dropped. Every turn that passes the
-prefilter is also kept as an ``episode`` record.
+prefilter is also kept as an ``episode`` record; the assistant's turns
+(``role="assistant"``) only as that: an agent's own words are not extracted
+into claims about the user.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from typing import TYPE_CHECKING, Literal
 from memledger.domain.gates import GateSettings, gate
 from memledger.domain.limits import check_claims
 from memledger.domain.prefilter import PrefilterSettings, prefilter
-from memledger.domain.records import Claim, Job, Receipt, SourceEvent
+from memledger.domain.records import Claim, Job, JsonValue, Receipt, SourceEvent
 from memledger.errors import (
     ExtractionError,
     InvalidInputError,
@@ -118,16 +120,19 @@ def episode_of(event: SourceEvent) -> Claim:
     scope = f"turn:{event.event_id}"
     if len(scope) > 255:
         scope = stable_id("turn", event.tenant, event.event_id)
+    value: dict[str, JsonValue] = {
+        "text": event.text,
+        "speaker": event.actor.id,
+        "session": session if isinstance(session, str) else event.stream_key,
+        "channel": event.channel,
+    }
+    if event.role is not None:
+        value["role"] = event.role
     return Claim(
         family="conversation",
         kind="episode",
         statement=event.text,
-        value={
-            "text": event.text,
-            "speaker": event.actor.id,
-            "session": session if isinstance(session, str) else event.stream_key,
-            "channel": event.channel,
-        },
+        value=value,
         scope=scope,
         valid_from=event.occurred_at,
     )
@@ -224,6 +229,9 @@ class Worker:
                 self._batch(job, event, (), note=f"prefilter:{reason}"),
                 Counter({f"prefilter:{reason}": 1}),
             )
+        if event.role == "assistant":  # the agent's own words: kept as the turn, no claims
+            episode = [episode_of(event)] if self.settings.episodes else []
+            return _Commit(job, self._batch(job, event, tuple(episode)), Counter({"agent_turn": 1}))
         try:
             extraction = self.extractor.extract(event)
         except ExtractionError as exc:

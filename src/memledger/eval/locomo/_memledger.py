@@ -2,7 +2,8 @@
 
 Each conversation becomes a tenant in a scratch store; every turn (text and
 image caption) is ingested as a source event (``dia_id`` as event id, the
-session's date as its time, the speaker as actor), extracted by the rule
+session's date as its time, the speaker as actor, and as role where the speaker
+is ``user`` or ``assistant``), extracted by the rule
 extractor into claims and an episode, and indexed from the outbox. A question
 is a :func:`memledger.read.recall.recall` with the last session's date as
 now; the distinct source events of the recalled memories are the answer.
@@ -17,7 +18,7 @@ import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from memledger.domain.records import Actor, SourceEvent
+from memledger.domain.records import Actor, Role, SourceEvent
 from memledger.eval.locomo._data import Conversation
 from memledger.index.derived import DerivedIndex
 from memledger.index.embedders import Embedder
@@ -28,6 +29,9 @@ from memledger.testing import FrozenClock
 from memledger.write.extract.rules import RuleExtractor
 
 SPACING = timedelta(seconds=3)
+ROLES: dict[str, Role] = {"user": "user", "assistant": "assistant"}
+"""Speakers that name a role (BEAM's, as in chat-completion messages); LoCoMo's speakers
+are people talking with each other, whose turns carry no role."""
 
 
 def _id(text: str) -> str:
@@ -70,6 +74,7 @@ class MemledgerRetriever:
                     text=text or "(image)",
                     sequence=n,
                     metadata={"session": f"session-{turn.session}"},
+                    role=ROLES.get(turn.speaker),
                 )
             )
         self._memory.process(extractor=RuleExtractor(), tenant=self._tenant)
