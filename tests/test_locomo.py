@@ -270,6 +270,21 @@ def test_tokens_and_latency_are_reported(locomo_file: Path) -> None:
     assert set(body) >= {"retriever", "questions", "recall", "tokens_top10_mean", "latency_ms"}
 
 
+class ShowsPassages(Scripted):
+    """A scripted retriever that shows every turn as one short passage."""
+
+    def passage(self, event_id: str, /) -> str | None:
+        return "short passage" if event_id != "D1:3" else None
+
+
+def test_tokens_count_the_passages_a_retriever_shows(locomo_file: Path) -> None:
+    report = run(ShowsPassages(ANSWERS), load(locomo_file), name="fake")
+    counter = ApproxBpeTokenizer()
+    texts = {t.event_id: t.document() for t in load(locomo_file).conversations[0].turns}
+    expected = 2 * counter.count("short passage") + counter.count(texts["D1:3"])
+    assert report.results[0].tokens_top10 == expected  # D1:3 has none: shown whole
+
+
 def test_no_retriever_input_contains_generated_fields(locomo_file: Path) -> None:
     fake = Scripted(ANSWERS)
     run(fake, load(locomo_file), name="fake")

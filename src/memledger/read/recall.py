@@ -57,6 +57,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
 from memledger.domain.gates import content_words
+from memledger.domain.passages import Passage, best_passage
 from memledger.domain.records import MemoryRecord, require_aware, require_id, require_text
 from memledger.domain.text import ends_asking
 from memledger.errors import EmbedderError, InvalidQueryError
@@ -119,6 +120,9 @@ class RecallSettings:
     """A turn the assistant spoke (``role="assistant"``) keeps this much of its score:
     in an agent's conversation the evidence about the user is nearly always in the
     user's turns (93% on BEAM), while the assistant's long answers share their words."""
+    passage_words: int = 60
+    """A recalled turn longer than this many words is shown as its best passage of at
+    most this many (``Recalled.passage``)."""
     agent_context_weight: float = 0.5
     """In a conversation with an assistant (turns with a role), a turn lends its
     neighbours this much of the context share above: the turn after the user's is
@@ -130,7 +134,11 @@ class RecallSettings:
     context share reaches."""
 
     def __post_init__(self) -> None:
-        counts = {"candidates": (self.candidates, 1), "context_anchors": (self.context_anchors, 0)}
+        counts = {
+            "candidates": (self.candidates, 1),
+            "context_anchors": (self.context_anchors, 0),
+            "passage_words": (self.passage_words, 1),
+        }
         for name, (count, least) in counts.items():
             if (
                 isinstance(count, bool)
@@ -186,6 +194,10 @@ class Recalled:
     sources: tuple[Source, ...]
     context: tuple[str, ...] = ()
     """Memory ids of the turns just before and after this one in its thread."""
+    passage: Passage | None = None
+    """For a turn, what to show of it: the whole turn when short, else its passage that
+    best covers the query, with offsets into the turn's text
+    (:func:`memledger.domain.passages.best_passage`)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -309,6 +321,13 @@ class _Checker:
                 excluded.append(Excluded(memory_id=memory_id, reason=why or "not_found"))
             else:
                 kept[memory_id] = record
+
+
+def _passage(record: MemoryRecord, query: str, *, words: int) -> Passage | None:
+    text = record.value.get("text") if isinstance(record.value, dict) else None
+    if record.kind != "episode" or not isinstance(text, str):
+        return None
+    return best_passage(text, query, words=words)
 
 
 def role_of(record: MemoryRecord) -> str | None:
@@ -559,6 +578,7 @@ def recall(
             context=tuple(
                 m for m, offset in beside_chosen.get(r.record.memory_id, ()) if abs(offset) == 1
             ),
+            passage=_passage(r.record, query, words=tuning.passage_words),
         )
         for r in chosen
     )

@@ -55,6 +55,14 @@ class Closeable(Protocol):
     def close(self) -> None: ...
 
 
+@runtime_checkable
+class Passages(Protocol):
+    """A retriever that shows a long turn as a passage says which, for the last search;
+    the harness then counts the passage's tokens instead of the whole turn's."""
+
+    def passage(self, event_id: str, /) -> str | None: ...
+
+
 class Tokenizer(Protocol):
     def count(self, text: str, /) -> int:
         """Number of tokens in ``text``."""
@@ -191,7 +199,9 @@ def run(
                 answer = retriever.search(question.text, k=depth, now=now)
                 elapsed = (clock() - started) * 1000.0
                 ranked = distinct(answer)[:depth]
-                tokens = sum(counter.count(texts.get(event_id, "")) for event_id in ranked[:10])
+                tokens = sum(
+                    counter.count(_shown(retriever, event_id, texts)) for event_id in ranked[:10]
+                )
                 results.append(
                     QuestionResult(
                         question=question,
@@ -206,6 +216,15 @@ def run(
         if isinstance(retriever, Closeable):
             retriever.close()
     return Report(retriever=name, ks=ks, results=tuple(results))
+
+
+def _shown(retriever: Retriever, event_id: str, texts: dict[str, str]) -> str:
+    """What the retriever would put in front of a model for this turn."""
+    if isinstance(retriever, Passages):
+        passage = retriever.passage(event_id)
+        if passage is not None:
+            return passage
+    return texts.get(event_id, "")
 
 
 def distinct(ids: Iterable[str]) -> list[str]:

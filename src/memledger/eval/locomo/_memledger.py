@@ -51,6 +51,7 @@ class MemledgerRetriever:
         self._index = DerivedIndex(root / "locomo.index", embedder=embedder)
         self._tenant = ""
         self._settings = settings or RecallSettings(tau_days=365.0, floor=0.0)
+        self._passages: dict[str, str] = {}
 
     def prepare(self, conversation: Conversation, /) -> None:
         self._tenant = _id(conversation.sample_id)
@@ -91,11 +92,18 @@ class MemledgerRetriever:
             settings=self._settings,
         )
         found: list[str] = []
+        self._passages = {}
         for item in result.items:
             event_id = item.record.source_event_id
             if event_id not in found:
                 found.append(event_id)
+                if item.passage is not None:
+                    self._passages[event_id] = item.passage.text
         return found[:k]
+
+    def passage(self, event_id: str, /) -> str | None:
+        """The passage the last search would show of a turn (see ``Recalled.passage``)."""
+        return self._passages.get(event_id)
 
     def close(self) -> None:
         self._index.close()
