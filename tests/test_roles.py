@@ -114,9 +114,13 @@ def test_the_assistants_turns_rank_below_the_users(memory: Memory, tmp_path: Pat
         found = recall(memory, index, asked, tenant="acme", valid_at=at)
         assert [i.record.source_event_id for i in found.items] == ["t0", "t1"]
         even = recall(
-            memory, index, asked, tenant="acme", valid_at=at,
+            memory,
+            index,
+            asked,
+            tenant="acme",
+            valid_at=at,
             settings=RecallSettings(assistant_weight=1.0),
-        )  # fmt: skip
+        )
         assert even.items[0].record.source_event_id == "t1"  # more of the words: it wins
 
 
@@ -125,16 +129,25 @@ def test_an_agents_turn_lends_less_context(memory: Memory, tmp_path: Path) -> No
     after the user's question only ``agent_context_weight`` of that."""
     for session, roles in (("peer", (None, None)), ("agent", ("user", "assistant"))):
         base = 0 if session == "peer" else 10
-        say(memory, turn(base, "Which kiln temperature works for stoneware?", roles[0],
-                           session=session))  # fmt: skip
-        say(memory, turn(base + 1, "Cone six, held for ten minutes.", roles[1],
-                           session=session))  # fmt: skip
-    settings = RecallSettings(window_weight=0.0, context_before=(), asking_weight=1.0,
-                              assistant_weight=1.0, tau_days=1e9)  # fmt: skip
+        say(
+            memory,
+            turn(base, "Which kiln temperature works for stoneware?", roles[0], session=session),
+        )
+        say(memory, turn(base + 1, "Cone six, held for ten minutes.", roles[1], session=session))
+    settings = RecallSettings(
+        window_weight=0.0, context_before=(), asking_weight=1.0, assistant_weight=1.0, tau_days=1e9
+    )
     with DerivedIndex(tmp_path / "m.index") as index:
         index.sync(memory.store)
-        found = recall(memory, index, "kiln temperature stoneware", tenant="acme",
-                       k=10, valid_at=AT + timedelta(days=1), settings=settings)  # fmt: skip
+        found = recall(
+            memory,
+            index,
+            "kiln temperature stoneware",
+            tenant="acme",
+            k=10,
+            valid_at=AT + timedelta(days=1),
+            settings=settings,
+        )
         score = {i.record.source_event_id: i.score for i in found.items}
     peer = score["t1"] / score["t0"]
     agent = score["t11"] / score["t10"]
@@ -151,8 +164,9 @@ def test_a_long_neighbour_lends_a_window_only_its_first_words(
     with DerivedIndex(tmp_path / "m.index") as index:
         index.sync(memory.store)
         near = index.search("word10", tenant="acme", k=5, windows=True)
-        assert {h.memory_id for h in near} >= {h.memory_id for h in index.search(
-            "pottery", tenant="acme", k=5)}  # fmt: skip  # the user's window holds word10
+        assert {h.memory_id for h in near} >= {
+            h.memory_id for h in index.search("pottery", tenant="acme", k=5)
+        }  # the user's window holds word10
         far = index.search("zirconium", tenant="acme", k=5, windows=True)
         (own,) = index.search("zirconium", tenant="acme", k=5)
         assert [h.memory_id for h in far] == [own.memory_id]  # only its own window

@@ -297,15 +297,15 @@ EmbedderOption = Annotated[
     str,
     typer.Option(
         "--embedder",
-        help="Vectors of the index: default (MiniLM if the 'minilm' extra is installed,"
-        " else hashing), hashing, minilm, or none (lexical only). Changing it rebuilds"
-        " the index.",
+        help="Vectors of the index: default (MiniLM on onnxruntime, in every install),"
+        " minilm-onnx, minilm (on torch: the 'minilm' extra), hashing, or none (lexical"
+        " only). Changing it rebuilds the index.",
     ),
 ]
 
 
 def _index_for(memory: Memory, embedder: str) -> DerivedIndex:
-    choices = ("default", "hashing", "minilm", "none")
+    choices = ("default", "hashing", "minilm", "minilm-onnx", "none")
     if embedder not in choices:
         raise CliError(f"--embedder must be one of {', '.join(choices)}, got {embedder!r}")
     vectors: Embedder | None

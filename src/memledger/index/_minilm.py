@@ -1,4 +1,8 @@
-"""The packaged all-MiniLM-L6-v2 sentence encoder, loaded strictly offline.
+"""The packaged all-MiniLM-L6-v2 sentence encoder on torch, loaded strictly offline.
+
+Every install already has the same model without torch, as int8 ONNX
+(:mod:`memledger.index._onnx_minilm`, the default embedder); this fp32 one is
+the reference it is checked against.
 
 Optional: install torch first, pinned (an unpinned requirement pulls a
 multi-GB CUDA build), then the ``minilm`` extra::

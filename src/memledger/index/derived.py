@@ -57,6 +57,7 @@ from sys import intern
 import numpy as np
 
 from memledger.domain.records import MemoryRecord, format_time
+from memledger.domain.standing import standing
 from memledger.errors import EmbedderError, InvalidInputError, InvalidQueryError, StoreError
 from memledger.index import _subject_bm25 as bm25
 from memledger.index._base import Embedder, Hit
@@ -75,7 +76,7 @@ __all__ = [
     "default_index_path",
 ]
 
-SCHEMA = "7"
+SCHEMA = "8"
 WINDOW_BEFORE = 2
 WINDOW_AFTER = 2
 """A turn's window document: its words and those of the turns just around it."""
@@ -96,6 +97,15 @@ class IndexStatus:
     embedder: str | None
     degraded: str | None
     """Why some entries have no vector (the embedder's last error), or ``None``."""
+
+
+def _standing(record: MemoryRecord) -> bool:
+    """Whether a turn states a standing instruction or preference of its speaker (never
+    the assistant's or a tool's turn: see :mod:`memledger.domain.standing`)."""
+    if record.kind != "episode" or not isinstance(record.value, dict):
+        return False
+    text, role = record.value.get("text"), record.value.get("role")
+    return isinstance(text, str) and role in (None, "user") and standing(text) is not None
 
 
 def _lead(text: str) -> str:
@@ -174,6 +184,7 @@ class DerivedIndex:
             " kind TEXT NOT NULL, revision INTEGER NOT NULL, generation INTEGER NOT NULL,"
             " text TEXT NOT NULL, speaker TEXT, thread TEXT, at TEXT NOT NULL, vector BLOB,"
             " changed INTEGER NOT NULL, length INTEGER NOT NULL, win_length INTEGER,"
+            " standing INTEGER NOT NULL DEFAULT 0,"
             " UNIQUE (tenant, memory_id))"
         )
         self._conn.execute(
@@ -197,6 +208,10 @@ class DerivedIndex:
         )
         self._conn.execute(
             "CREATE INDEX IF NOT EXISTS entries_subject ON entries (tenant, subject, changed)"
+        )
+        self._conn.execute(
+            "CREATE INDEX IF NOT EXISTS entries_standing ON entries (tenant, subject)"
+            " WHERE standing = 1"
         )
 
     def _drop_all(self) -> None:
@@ -520,8 +535,8 @@ class DerivedIndex:
         else:
             entry_id = self._conn.execute(
                 "INSERT INTO entries (tenant, memory_id, subject, family, kind, revision,"
-                " generation, text, speaker, thread, at, vector, changed, length)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " generation, text, speaker, thread, at, vector, changed, length, standing)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     record.tenant,
                     record.memory_id,
@@ -537,6 +552,7 @@ class DerivedIndex:
                     vector,
                     stamp,
                     bm25.length(text),
+                    int(_standing(record)),
                 ),
             ).lastrowid
         self._conn.execute(
@@ -651,6 +667,21 @@ class DerivedIndex:
             matrix.put(memory_id, row, vector)
         matrix.stamp = stamp
         return matrix
+
+    def standing(
+        self, tenant: str, *, subjects: Sequence[str] | None = None, limit: int = 200
+    ) -> list[tuple[str, str]]:
+        """``(memory_id, text)`` of the turns of ``tenant`` (of ``subjects`` only, when
+        given) that state a standing instruction or preference, newest first."""
+        sql = "SELECT memory_id, text FROM entries WHERE tenant = ? AND standing = 1"
+        params: list[object] = [tenant]
+        if subjects is not None:
+            wanted = list(dict.fromkeys(subjects))
+            sql += f" AND subject IN ({', '.join('?' * len(wanted))})"
+            params += wanted
+        sql += " ORDER BY at DESC, id DESC LIMIT ?"
+        with self._lock:
+            return [(m, t) for m, t in self._conn.execute(sql, (*params, limit))]
 
     def names(self, tenant: str, *, subject: str | None = None) -> frozenset[str]:
         """The speakers and subjects of ``tenant``'s entries (of ``subject``'s only, when

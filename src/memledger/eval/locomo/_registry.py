@@ -15,11 +15,11 @@ else's. To add one (the memledger read path, say)::
 and make the CLI see it by registering it in :func:`_builtins` below with a
 factory that imports its module lazily (as ``dense`` does).
 
-Built-ins: ``bm25``, ``bm25-fts5``, ``dense`` (all-MiniLM-L6-v2, the ``minilm``
-extra), ``dense-hashing`` (the character-hash embedder: numpy only), and the
-full read path ``memledger`` (with the default embedder: MiniLM when the
-``minilm`` extra is installed, else hashing), ``memledger-hashing`` and
-``memledger-lexical`` (no vectors).
+Built-ins: ``bm25``, ``bm25-fts5``, ``dense`` (all-MiniLM-L6-v2 on torch, the
+``minilm`` extra), ``dense-onnx`` (the same model as int8 ONNX: core
+dependencies), ``dense-hashing`` (the character-hash embedder: numpy only), and
+the full read path ``memledger`` (with the default embedder: the ONNX MiniLM in
+a normal install), ``memledger-hashing`` and ``memledger-lexical`` (no vectors).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Literal
 
-from memledger.errors import InvalidInputError, NotFoundError
+from memledger.errors import EmbedderError, InvalidInputError, NotFoundError
 from memledger.eval.locomo._bm25 import Fts5Bm25, PythonBm25
 from memledger.eval.locomo._harness import Retriever
 
@@ -70,13 +70,13 @@ def create_retriever(name: str) -> Retriever:
     return factory()
 
 
-def _dense(kind: Literal["minilm", "hashing"]) -> Retriever:
+def _dense(kind: Literal["minilm", "minilm-onnx", "hashing"]) -> Retriever:
     try:
         from memledger.eval.locomo._dense import DenseRetriever
         from memledger.index.embedders import embedder_from_name
 
         return DenseRetriever(embedder_from_name(kind))
-    except ImportError as exc:
+    except (ImportError, EmbedderError) as exc:
         extra = " (install the 'minilm' extra)" if kind == "minilm" else ""
         raise RetrieverUnavailableError(
             f"retriever 'dense' needs memledger.index.embedders and the {kind!r} "
@@ -99,6 +99,7 @@ def _builtins() -> None:
     register_retriever("bm25", PythonBm25)
     register_retriever("bm25-fts5", Fts5Bm25)
     register_retriever("dense", lambda: _dense("minilm"))
+    register_retriever("dense-onnx", lambda: _dense("minilm-onnx"))
     register_retriever("dense-hashing", lambda: _dense("hashing"))
     register_retriever("memledger", lambda: _memledger("default"))
     register_retriever("memledger-hashing", lambda: _memledger("hashing"))
