@@ -599,6 +599,15 @@ def recall_to_dict(result: RecallResult) -> JsonObject:
                 "time_weight": item.time_weight,
                 "sources": list(item.sources),
                 "context": list(item.context),
+                "outdated_by": item.outdated_by,
+                "passage": None
+                if item.passage is None
+                else {
+                    "text": item.passage.text,
+                    "start": item.passage.start,
+                    "end": item.passage.end,
+                    "whole": item.passage.whole,
+                },
                 "record": record_to_dict(item.record),
             }
             for item in result.items

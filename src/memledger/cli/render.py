@@ -423,10 +423,18 @@ def recall(console: Console, result: RecallResult) -> None:
                 item.record.memory_id,
                 str(item.record.revision),
                 item.record.source_event_id,
-                item.record.kind,
-                _shorten(entry_text(item.record), 80),
+                item.record.kind if item.outdated_by is None else f"{item.record.kind} (outdated)",
+                _shorten(
+                    entry_text(item.record)
+                    if item.passage is None or item.passage.whole
+                    else f"... {item.passage.text} ...",
+                    80,
+                ),
             )
         console.print(table)
+    for item in result.items:
+        if item.outdated_by is not None:
+            console.print(f"{item.record.memory_id} is outdated: replaced by {item.outdated_by}")
     if result.excluded:
         reasons = Counter(e.reason for e in result.excluded)
         listed = ", ".join(f"{n} {reason}" for reason, n in sorted(reasons.items()))

@@ -64,6 +64,7 @@ from memledger.domain.text import ends_asking
 from memledger.errors import EmbedderError, InvalidQueryError
 from memledger.index.derived import DerivedIndex, Hit
 from memledger.index.lexical import entry_text, query_terms
+from memledger.read.outdated import replaced
 from memledger.read.understand import Understood, families_named, name_words, understand
 from memledger.read.views import check_floor, check_min_revision
 from memledger.read.when import time_boost
@@ -121,6 +122,9 @@ class RecallSettings:
     """A turn the assistant spoke (``role="assistant"``) keeps this much of its score:
     in an agent's conversation the evidence about the user is nearly always in the
     user's turns (93% on BEAM), while the assistant's long answers share their words."""
+    outdated_weight: float = 0.5
+    """A turn whose statement has been replaced since keeps this much of its score (and
+    ranks below the record that replaced it)."""
     standing_k: int = 2
     """At most this many standing instructions or preferences in scope for a query
     ("Always ... when I ask about ...", "I prefer ...") join its results, whether or
@@ -184,6 +188,7 @@ class RecallSettings:
             "assistant_weight": self.assistant_weight,
             "agent_context_weight": self.agent_context_weight,
             "standing_floor": self.standing_floor,
+            "outdated_weight": self.outdated_weight,
             **{f"context_after[{i}]": w for i, w in enumerate(self.context_after)},
             **{f"context_before[{i}]": w for i, w in enumerate(self.context_before)},
         }
@@ -206,6 +211,9 @@ class Recalled:
     sources: tuple[Source, ...]
     context: tuple[str, ...] = ()
     """Memory ids of the turns just before and after this one in its thread."""
+    outdated_by: str | None = None
+    """For a turn whose statement has been replaced since, the memory id of the record
+    that replaced it (:mod:`memledger.read.outdated`)."""
     passage: Passage | None = None
     """For a turn, what to show of it: the whole turn when short, else its passage that
     best covers the query, with offsets into the turn's text
@@ -333,6 +341,45 @@ class _Checker:
                 excluded.append(Excluded(memory_id=memory_id, reason=why or "not_found"))
             else:
                 kept[memory_id] = record
+
+
+def _current_first(
+    memory: Memory,
+    ranked: list[tuple[float, str, float]],
+    kept: Mapping[str, MemoryRecord],
+    sources: Mapping[str, set[Source]],
+    *,
+    tenant: str,
+    at: datetime,
+    k: int,
+    tuning: RecallSettings,
+) -> tuple[list[tuple[float, str, float]], dict[str, str]]:
+    """What is true now before what was: the current values of the families the query
+    names rank first, and a turn whose statement was overtaken
+    (:mod:`memledger.read.outdated`) keeps ``outdated_weight`` of its score and ranks
+    below the record that replaced it."""
+    if not ranked:
+        return ranked, {}
+    top = ranked[0][0]
+    turns = [kept[m] for _, m, _ in ranked[: 3 * k] if kept[m].kind == "episode"]
+    with memory.store.read() as unit:
+        overtaken = replaced(unit, tenant, turns, at=at)
+    score_of = {m: s for s, m, _ in ranked}
+    adjusted: list[tuple[float, str, float]] = []
+    for score, memory_id, weight in ranked:
+        if "slot" in sources[memory_id]:
+            score = top + score  # a value the query names, as it stands now: first
+        elif memory_id in overtaken:
+            score *= tuning.outdated_weight
+            instead = score_of.get(overtaken[memory_id])
+            if instead is not None:
+                score = min(
+                    score,
+                    0.99 * (top + instead if "slot" in sources[overtaken[memory_id]] else instead),
+                )
+        adjusted.append((score, memory_id, weight))
+    adjusted.sort(key=lambda item: (-item[0], item[1]))
+    return adjusted, overtaken
 
 
 def _standing_in_scope(
@@ -618,6 +665,9 @@ def recall(
         score *= weight * record.confidence * max(record.trust, 0.05)
         ranked.append((score, memory_id, weight))
     ranked.sort(key=lambda item: (-item[0], item[1]))
+    ranked, overtaken = _current_first(
+        memory, ranked, kept, sources, tenant=tenant, at=at, k=k, tuning=tuning
+    )
     adjacent: dict[str, set[str]] = {}
     for anchor, neighbours in near.items():
         for neighbour, _ in neighbours:
@@ -663,6 +713,7 @@ def recall(
                 m for m, offset in beside_chosen.get(r.record.memory_id, ()) if abs(offset) == 1
             ),
             passage=_passage(r.record, query, words=tuning.passage_words),
+            outdated_by=overtaken.get(r.record.memory_id),
         )
         for r in chosen
     )

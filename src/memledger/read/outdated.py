@@ -1,0 +1,49 @@
+"""Which recalled turns were overtaken: what a turn stated has been replaced since.
+
+"I live in Lisbon these days." (January) and "Actually I moved to Porto last
+month." (March): asked in April where the user lives, the January turn still
+shares the question's words, but what it stated no longer holds. A turn is
+*outdated* when its source event stated claims (authorised, not revoked) that
+none of them still hold at the time asked in their slot, while another event's
+record does: that record replaced it. Recall marks such a turn (``outdated_by``)
+and ranks it below the record that replaced it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+from memledger.domain.records import MemoryRecord
+from memledger.ports import UnitOfWork
+
+
+def replaced(
+    unit: UnitOfWork, tenant: str, turns: Iterable[MemoryRecord], *, at: datetime
+) -> dict[str, str]:
+    """For each outdated turn among ``turns`` (episodes), the memory id of a record
+    that holds its slot at ``at`` instead (see the module docstring)."""
+    found: dict[str, str] = {}
+    for turn in turns:
+        claims = [
+            r
+            for r in unit.event_records(tenant, turn.source_event_id, open_only=False)
+            if r.kind != "episode" and r.authorised and r.status != "revoked"
+        ]
+        for subject, family, scope in sorted({(r.subject, r.family, r.scope) for r in claims}):
+            mine = [r for r in claims if (r.subject, r.family, r.scope) == (subject, family, scope)]
+            if any(r.superseded_at is None and r.valid(at) for r in mine):
+                continue  # what it said still holds
+            now = [
+                r
+                for r in unit.family_records(tenant, subject, family, open_only=True)
+                if r.scope == scope
+                and r.authorised
+                and r.status == "active"
+                and r.valid(at)
+                and r.source_event_id != turn.source_event_id
+            ]
+            if now:
+                found[turn.memory_id] = now[-1].memory_id
+                break
+    return found

@@ -1,0 +1,64 @@
+"""Current before stale (issue 10, item 7): asked about something that changed, recall
+puts the current value first and marks the turn whose statement was overtaken."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+from memledger import Actor, Grant, Memory, SourceEvent
+from memledger.index.derived import DerivedIndex
+from memledger.read.recall import RecallSettings
+from memledger.testing import FrozenClock
+
+ME = Actor(id="user-9", authenticated=True, grants=frozenset({Grant(family="*")}))
+
+
+def _said(event_id: str, text: str, at: datetime) -> SourceEvent:
+    return SourceEvent(
+        tenant="acme",
+        event_id=event_id,
+        subject="user-9",
+        actor=ME,
+        channel="chat",
+        occurred_at=at,
+        text=text,
+        role="user",
+    )
+
+
+def test_where_the_user_lives_now_comes_first(tmp_path: Path) -> None:
+    asked = datetime(2026, 3, 20, tzinfo=UTC)
+    memory = Memory.open(
+        f"sqlite:///{tmp_path / 'm.db'}",
+        clock=FrozenClock(asked),
+        index=DerivedIndex(tmp_path / "m.index"),
+    )
+    try:
+        memory.ingest(
+            _said("jan", "I live in Lisbon these days.", datetime(2026, 1, 10, tzinfo=UTC))
+        )
+        memory.ingest(
+            _said("mar", "Actually I moved to Porto last month.", datetime(2026, 3, 12, tzinfo=UTC))
+        )
+        memory.process()
+        result = memory.recall("where does the user live?", tenant="acme", subject="user-9")
+        first = result.items[0].record
+        assert (first.family, first.value) == ("home_city", "Porto")
+        assert first.valid_from == datetime(2026, 2, 1, tzinfo=UTC)  # "last month"
+        order = [i.record.source_event_id for i in result.items]
+        old = next(i for i in result.items if i.record.source_event_id == "jan")
+        assert old.outdated_by == first.memory_id
+        assert order.index("jan") > 0 and old.score < result.items[0].score
+        assert all(i.outdated_by is None for i in result.items if i.record.source_event_id == "mar")
+        # outdated turns keep outdated_weight of their score: with 1.0 they are not lowered
+        kept = memory.recall(
+            "where does the user live?",
+            tenant="acme",
+            subject="user-9",
+            settings=RecallSettings(outdated_weight=1.0),
+        )
+        same = next(i for i in kept.items if i.record.source_event_id == "jan")
+        assert same.score > old.score
+    finally:
+        memory.close()
