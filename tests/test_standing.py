@@ -56,6 +56,32 @@ def test_other_sentences_are_no_instruction(text: str) -> None:
 AT = datetime(2026, 3, 1, 9, tzinfo=UTC)
 
 
+def test_between_peers_no_one_is_instructed(tmp_path: Path) -> None:
+    memory = Memory(open_store(tmp_path / "m.db"), clock=FrozenClock(AT + timedelta(days=9)))
+    texts = [
+        "Always include version numbers when I ask about libraries or dependencies.",
+        *[
+            f"Which libraries did the team pick for the billing service, part {n}?"
+            for n in range(12)
+        ],
+    ]
+    for n, text in enumerate(texts):
+        event = SourceEvent(
+            tenant="acme",
+            event_id=f"t{n}",
+            subject="u1",
+            actor=Actor(id="ann" if n % 2 else "bob", authenticated=True),
+            channel="chat",
+            occurred_at=AT + timedelta(minutes=n),
+            text=text,
+        )
+        memory.ingest(event, [episode_of(event)])
+    with DerivedIndex(tmp_path / "m.index") as index:
+        index.sync(memory.store)
+        assert index.standing("acme") == []
+    memory.close()
+
+
 def test_recall_surfaces_an_instruction_in_scope(tmp_path: Path) -> None:
     memory = Memory(open_store(tmp_path / "m.db"), clock=FrozenClock(AT + timedelta(days=9)))
     turns = [

@@ -76,7 +76,7 @@ __all__ = [
     "default_index_path",
 ]
 
-SCHEMA = "8"
+SCHEMA = "9"
 WINDOW_BEFORE = 2
 WINDOW_AFTER = 2
 """A turn's window document: its words and those of the turns just around it."""
@@ -100,12 +100,14 @@ class IndexStatus:
 
 
 def _standing(record: MemoryRecord) -> bool:
-    """Whether a turn states a standing instruction or preference of its speaker (never
-    the assistant's or a tool's turn: see :mod:`memledger.domain.standing`)."""
+    """Whether a user's turn states a standing instruction or preference for the
+    assistant (:mod:`memledger.domain.standing`). Only a turn with ``role="user"``:
+    between peers there is no assistant to instruct, and the assistant's own words
+    instruct nobody."""
     if record.kind != "episode" or not isinstance(record.value, dict):
         return False
     text, role = record.value.get("text"), record.value.get("role")
-    return isinstance(text, str) and role in (None, "user") and standing(text) is not None
+    return isinstance(text, str) and role == "user" and standing(text) is not None
 
 
 def _lead(text: str) -> str:

@@ -361,7 +361,7 @@ def _current_first(
     if not ranked:
         return ranked, {}
     top = ranked[0][0]
-    turns = [kept[m] for _, m, _ in ranked[: 3 * k] if kept[m].kind == "episode"]
+    turns = [kept[m] for _, m, _ in ranked[: 2 * k] if kept[m].kind == "episode"]
     with memory.store.read() as unit:
         overtaken = replaced(unit, tenant, turns, at=at)
     score_of = {m: s for s, m, _ in ranked}
