@@ -399,7 +399,7 @@ _RULES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str], datetime], _Bounds
 )
 
 
-_COUNTS = {
+NUMBER_WORDS: dict[str, int] = {
     "a": 1,
     "an": 1,
     "one": 1,
@@ -415,6 +415,7 @@ _COUNTS = {
     "eleven": 11,
     "twelve": 12,
 }
+"""Counts written as words ("two weeks ago", "a month"), shared with question reading."""
 _AGO = re.compile(
     r"""\b(?:(?:about|around|almost|nearly|roughly|maybe|just|only|over|more\s+than|less\s+than
         |under)\s+)?
@@ -473,7 +474,9 @@ _HALVES = {
 
 
 def _ago(m: re.Match[str], ref: datetime) -> _Bounds | None:
-    count = 2 if m.group("couple") else _COUNTS.get(m.group("n").casefold()) or int(m.group("n"))
+    count = (
+        2 if m.group("couple") else NUMBER_WORDS.get(m.group("n").casefold()) or int(m.group("n"))
+    )
     unit = m.group("unit").casefold()
     if m.group("half1") or m.group("half2"):  # "two and a half years ago", "a year and a half ago"
         unit, per, half = _HALVES[unit]

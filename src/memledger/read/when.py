@@ -86,7 +86,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Literal
 
-from memledger.domain.timephrases import month_number
+from memledger.domain.timephrases import NUMBER_WORDS, month_number
 from memledger.errors import InvalidQueryError
 
 __all__ = ["Precision", "TimeFocus", "question_time", "time_boost"]
@@ -204,22 +204,7 @@ def _qualifier(word: str | None) -> _Pick:
 
 # -- words -------------------------------------------------------------------------------
 
-_NUMBERS = {
-    "a": 1,
-    "an": 1,
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "eleven": 11,
-    "twelve": 12,
-}
+_NUMBERS = NUMBER_WORDS
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _DAY_WORDS = {"today": 0, "tonight": 0, "yesterday": 1, "last night": 1}
 _AMBIGUOUS = frozenset({"may", "march", "mar"})

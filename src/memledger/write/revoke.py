@@ -78,13 +78,7 @@ def revoke_memory(
     again = unit.mention_events(tenant, [r.memory_id for r in said])
     sources = sorted({record.source_event_id, *again})
     receipt = _revoke(unit, slot, targets, sources=sources, reason=reason, now=now)
-    also: list[RevocationReceipt] = []
-    redacted: list[str] = []
-    for event_id in sources:
-        more, scrubbed = _scrub(unit, tenant, event_id, set(words), reason=reason, now=now)
-        also.extend(more)
-        redacted.extend(scrubbed)
-    return replace(receipt, also=tuple(also), redacted=tuple(redacted))
+    return _scrub_all(unit, receipt, sources, words, now=now)
 
 
 def revoke_family(
@@ -100,10 +94,24 @@ def revoke_family(
     sources = sorted({r.source_event_id for r in everything} | set(again))
     receipt = _revoke(unit, slot, targets, sources=sources, reason=reason, now=now)
     words = _words(everything)  # the family's words, wherever its sources put them
+    return _scrub_all(unit, receipt, sources, words, now=now)
+
+
+def _scrub_all(
+    unit: UnitOfWork,
+    receipt: RevocationReceipt,
+    sources: Sequence[str],
+    words: set[str],
+    *,
+    now: datetime,
+) -> RevocationReceipt:
+    """``receipt`` with what taking ``words`` out of every source's other records did."""
     also: list[RevocationReceipt] = []
     redacted: list[str] = []
     for event_id in sources:
-        more, scrubbed = _scrub(unit, tenant, event_id, set(words), reason=reason, now=now)
+        more, scrubbed = _scrub(
+            unit, receipt.tenant, event_id, set(words), reason=receipt.reason, now=now
+        )
         also.extend(more)
         redacted.extend(scrubbed)
     return replace(receipt, also=tuple(also), redacted=tuple(redacted))
