@@ -141,6 +141,10 @@ class UnitOfWork(Protocol):
         """The records derived from one source event, in every subject and family."""
         ...
 
+    def claims_of_events(self, tenant: str, event_ids: Sequence[str]) -> Sequence[MemoryRecord]:
+        """The records other than episodes derived from these source events, any status."""
+        ...
+
     def family_records(
         self, tenant: str, subject: str, family: str, *, open_only: bool
     ) -> Sequence[MemoryRecord]: ...

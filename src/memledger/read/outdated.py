@@ -24,12 +24,13 @@ def replaced(
     """For each outdated turn among ``turns`` (episodes), the memory id of a record
     that holds its slot at ``at`` instead (see the module docstring)."""
     found: dict[str, str] = {}
+    turns = list(turns)
+    by_event: dict[str, list[MemoryRecord]] = {}
+    for record in unit.claims_of_events(tenant, [t.source_event_id for t in turns]):
+        if record.authorised and record.status != "revoked":
+            by_event.setdefault(record.source_event_id, []).append(record)
     for turn in turns:
-        claims = [
-            r
-            for r in unit.event_records(tenant, turn.source_event_id, open_only=False)
-            if r.kind != "episode" and r.authorised and r.status != "revoked"
-        ]
+        claims = by_event.get(turn.source_event_id, [])
         for subject, family, scope in sorted({(r.subject, r.family, r.scope) for r in claims}):
             mine = [r for r in claims if (r.subject, r.family, r.scope) == (subject, family, scope)]
             if any(r.superseded_at is None and r.valid(at) for r in mine):

@@ -285,6 +285,19 @@ class SQLiteUnit:
         sql += " ORDER BY recorded_at, subject, family, valid_from, memory_id"
         return [layout.record(row) for row in self.conn.execute(sql, (tenant, event_id))]
 
+    def claims_of_events(self, tenant: str, event_ids: Sequence[str]) -> Sequence[MemoryRecord]:
+        found: list[MemoryRecord] = []
+        wanted = list(dict.fromkeys(event_ids))
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            sql = (
+                f"SELECT {layout.RECORD_COLUMNS} FROM records INDEXED BY records_source"
+                f" WHERE tenant = ? AND source_event_id IN ({', '.join('?' * len(chunk))})"
+                " AND kind != 'episode' AND proposed_kind != 'episode'"
+            )
+            found.extend(layout.record(row) for row in self.conn.execute(sql, (tenant, *chunk)))
+        return found
+
     def family_records(
         self, tenant: str, subject: str, family: str, *, open_only: bool
     ) -> Sequence[MemoryRecord]:
