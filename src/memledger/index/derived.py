@@ -76,7 +76,7 @@ __all__ = [
     "default_index_path",
 ]
 
-SCHEMA = "9"
+SCHEMA = "10"
 WINDOW_BEFORE = 2
 WINDOW_AFTER = 2
 """A turn's window document: its words and those of the turns just around it."""
@@ -99,15 +99,16 @@ class IndexStatus:
     """Why some entries have no vector (the embedder's last error), or ``None``."""
 
 
-def _standing(record: MemoryRecord) -> bool:
-    """Whether a user's turn states a standing instruction or preference for the
-    assistant (:mod:`memledger.domain.standing`). Only a turn with ``role="user"``:
-    between peers there is no assistant to instruct, and the assistant's own words
-    instruct nobody."""
+def _standing(record: MemoryRecord) -> str | None:
+    """When a user's turn states a standing instruction or preference for the assistant
+    (:mod:`memledger.domain.standing`), when it applies ("" for always); else ``None``.
+    Only a turn with ``role="user"``: between peers there is no assistant to
+    instruct, and the assistant's own words instruct nobody."""
     if record.kind != "episode" or not isinstance(record.value, dict):
-        return False
+        return None
     text, role = record.value.get("text"), record.value.get("role")
-    return isinstance(text, str) and role == "user" and standing(text) is not None
+    said = standing(text) if isinstance(text, str) and role == "user" else None
+    return None if said is None else said.when
 
 
 def _lead(text: str) -> str:
@@ -186,7 +187,7 @@ class DerivedIndex:
             " kind TEXT NOT NULL, revision INTEGER NOT NULL, generation INTEGER NOT NULL,"
             " text TEXT NOT NULL, speaker TEXT, thread TEXT, at TEXT NOT NULL, vector BLOB,"
             " changed INTEGER NOT NULL, length INTEGER NOT NULL, win_length INTEGER,"
-            " standing INTEGER NOT NULL DEFAULT 0,"
+            " standing TEXT,"
             " UNIQUE (tenant, memory_id))"
         )
         self._conn.execute(
@@ -213,7 +214,7 @@ class DerivedIndex:
         )
         self._conn.execute(
             "CREATE INDEX IF NOT EXISTS entries_standing ON entries (tenant, subject)"
-            " WHERE standing = 1"
+            " WHERE standing IS NOT NULL"
         )
 
     def _drop_all(self) -> None:
@@ -554,7 +555,7 @@ class DerivedIndex:
                     vector,
                     stamp,
                     bm25.length(text),
-                    int(_standing(record)),
+                    _standing(record),
                 ),
             ).lastrowid
         self._conn.execute(
@@ -672,10 +673,14 @@ class DerivedIndex:
 
     def standing(
         self, tenant: str, *, subjects: Sequence[str] | None = None, limit: int = 200
-    ) -> list[tuple[str, str]]:
-        """``(memory_id, text)`` of the turns of ``tenant`` (of ``subjects`` only, when
-        given) that state a standing instruction or preference, newest first."""
-        sql = "SELECT memory_id, text FROM entries WHERE tenant = ? AND standing = 1"
+    ) -> list[tuple[str, str, str]]:
+        """``(memory_id, text, when)`` of the turns of ``tenant`` (of ``subjects`` only,
+        when given) that state a standing instruction or preference, newest first;
+        ``when`` is the scope it applies in ("" for always), read once when indexed."""
+        sql = (
+            "SELECT memory_id, text, standing FROM entries"
+            " WHERE tenant = ? AND standing IS NOT NULL"
+        )
         params: list[object] = [tenant]
         if subjects is not None:
             wanted = list(dict.fromkeys(subjects))
@@ -683,7 +688,7 @@ class DerivedIndex:
             params += wanted
         sql += " ORDER BY at DESC, id DESC LIMIT ?"
         with self._lock:
-            return [(m, t) for m, t in self._conn.execute(sql, (*params, limit))]
+            return [(m, t, w) for m, t, w in self._conn.execute(sql, (*params, limit))]
 
     def names(self, tenant: str, *, subject: str | None = None) -> frozenset[str]:
         """The speakers and subjects of ``tenant``'s entries (of ``subject``'s only, when

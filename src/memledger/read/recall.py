@@ -59,7 +59,6 @@ from typing import TYPE_CHECKING, Literal
 from memledger.domain.gates import content_words
 from memledger.domain.passages import Passage, best_passage
 from memledger.domain.records import MemoryRecord, require_aware, require_id, require_text
-from memledger.domain.standing import standing
 from memledger.domain.text import ends_asking
 from memledger.errors import EmbedderError, InvalidQueryError
 from memledger.index.derived import DerivedIndex, Hit
@@ -344,26 +343,19 @@ class _Checker:
 
 
 def _current_first(
-    memory: Memory,
     ranked: list[tuple[float, str, float]],
-    kept: Mapping[str, MemoryRecord],
     sources: Mapping[str, set[Source]],
+    overtaken: Mapping[str, str],
     *,
-    tenant: str,
-    at: datetime,
-    k: int,
     tuning: RecallSettings,
-) -> tuple[list[tuple[float, str, float]], dict[str, str]]:
+) -> list[tuple[float, str, float]]:
     """What is true now before what was: the current values of the families the query
-    names rank first, and a turn whose statement was overtaken
+    names rank first, and a turn whose statement was ``overtaken``
     (:mod:`memledger.read.outdated`) keeps ``outdated_weight`` of its score and ranks
     below the record that replaced it."""
     if not ranked:
-        return ranked, {}
+        return ranked
     top = ranked[0][0]
-    turns = [kept[m] for _, m, _ in ranked[: 2 * k] if kept[m].kind == "episode"]
-    with memory.store.read() as unit:
-        overtaken = replaced(unit, tenant, turns, at=at)
     score_of = {m: s for s, m, _ in ranked}
     adjusted: list[tuple[float, str, float]] = []
     for score, memory_id, weight in ranked:
@@ -379,7 +371,7 @@ def _current_first(
                 )
         adjusted.append((score, memory_id, weight))
     adjusted.sort(key=lambda item: (-item[0], item[1]))
-    return adjusted, overtaken
+    return adjusted
 
 
 def _standing_in_scope(
@@ -400,12 +392,9 @@ def _standing_in_scope(
     if not asked:
         return {}
     found: dict[str, float] = {}
-    for memory_id, text in index.standing(tenant, subjects=subjects):
-        said = standing(text.split(": ", 1)[-1])
-        if said is None:
-            continue
+    for memory_id, text, when in index.standing(tenant, subjects=subjects):
         held = len(asked & content_words(text)) / len(asked)
-        scope = content_words(said.when)
+        scope = content_words(when)
         applies = len(scope & asked) / len(scope) if scope else 0.0
         found[memory_id] = max(held, applies)
     best = sorted(
@@ -642,6 +631,13 @@ def recall(
                         continue
                     kept.setdefault(record.memory_id, record)
                     sources.setdefault(record.memory_id, set()).add("slot")
+        # turns whose statements were overtaken since, read in the same snapshot: the
+        # turns most likely to reach the top (by fused score), not every candidate
+        turns = sorted(
+            (r for r in kept.values() if r.kind == "episode"),
+            key=lambda r: (-fused.get(r.memory_id, 0.0), r.memory_id),
+        )[: 3 * k]
+        overtaken = replaced(unit, tenant, turns, at=at)
         index_lag = unit.outbox_pending(tenant, after=index.cursor_of(tenant))
 
     # 6. rank, 7. abstain
@@ -665,9 +661,7 @@ def recall(
         score *= weight * record.confidence * max(record.trust, 0.05)
         ranked.append((score, memory_id, weight))
     ranked.sort(key=lambda item: (-item[0], item[1]))
-    ranked, overtaken = _current_first(
-        memory, ranked, kept, sources, tenant=tenant, at=at, k=k, tuning=tuning
-    )
+    ranked = _current_first(ranked, sources, overtaken, tuning=tuning)
     adjacent: dict[str, set[str]] = {}
     for anchor, neighbours in near.items():
         for neighbour, _ in neighbours:
