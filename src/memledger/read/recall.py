@@ -50,8 +50,9 @@
 
 from __future__ import annotations
 
+import heapq
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
@@ -132,6 +133,11 @@ class RecallSettings:
     """Standing instructions in scope rank no lower than this (1 is the top)."""
     standing_floor: float = 0.5
     """How far in scope an instruction must be (see ``_standing_in_scope``)."""
+    standing_cosine: float = 0.5
+    """How far in scope, by meaning, the standing instruction whose scope is nearest the
+    query counts (0 turns meaning off: words only)."""
+    standing_min_cosine: float = 0.4
+    """The least cosine (with a semantic embedder) of that nearest scope."""
     passage_words: int = 60
     """A recalled turn longer than this many words is shown as its best passage of at
     most this many (``Recalled.passage``)."""
@@ -139,6 +145,11 @@ class RecallSettings:
     """In a conversation with an assistant (turns with a role), a turn lends its
     neighbours this much of the context share above: the turn after the user's is
     the assistant's answer, not a peer's reply that holds the evidence."""
+    session_spread: float = 0.5
+    """For a question that spans sessions (:class:`~memledger.read.understand.Shape`),
+    each further turn taken from a session already in the results counts this much
+    of its score per turn before it: the top k spreads over the sessions that match
+    instead of filling with one session's neighbours. 1.0 turns the spread off."""
     asking_weight: float = 0.6
     """A turn that ends by asking a question keeps this much of what it gains from
     windows, vectors and its neighbours (its own BM25 match counts in full): what
@@ -187,7 +198,10 @@ class RecallSettings:
             "assistant_weight": self.assistant_weight,
             "agent_context_weight": self.agent_context_weight,
             "standing_floor": self.standing_floor,
+            "standing_cosine": self.standing_cosine,
+            "standing_min_cosine": self.standing_min_cosine,
             "outdated_weight": self.outdated_weight,
+            "session_spread": self.session_spread,
             **{f"context_after[{i}]": w for i, w in enumerate(self.context_after)},
             **{f"context_before[{i}]": w for i, w in enumerate(self.context_before)},
         }
@@ -238,6 +252,19 @@ class RecallResult:
     understood: Understood = field(
         default_factory=lambda: Understood(queries=(), people=(), time=None)
     )
+    order: Literal["relevance", "time"] = "relevance"
+    """``"time"`` when the question asks for an order ("in what order did I ..."): the
+    items are still ranked by relevance, so a caller's top-k cut keeps the best, and
+    :meth:`chronological` gives them in the order they happened."""
+
+    def chronological(self) -> tuple[Recalled, ...]:
+        """The items in the order they happened (valid time, then record time)."""
+        return tuple(
+            sorted(
+                self.items,
+                key=lambda r: (r.record.valid_from, r.record.recorded_at, r.record.memory_id),
+            )
+        )
 
 
 def time_weight(age_days: float, *, tau_days: float) -> float:
@@ -383,20 +410,37 @@ def _standing_in_scope(
     tuning: RecallSettings,
 ) -> dict[str, float]:
     """The ``standing_k`` standing instructions or preferences most in scope for
-    ``query``, with how much: the larger of the share of the query's content words
-    the instruction holds and the share of its scope ("when I ask about ...") the
-    query holds. Below ``standing_floor`` an instruction is not in scope."""
+    ``query``, with how much: the largest of the share of the query's content words
+    the instruction holds, the share of its scope ("when I ask about ...") the
+    query holds, and, with a semantic embedder, ``standing_cosine`` credit for the
+    one whose scope is nearest the query in meaning ("When is my meeting?" is
+    about "scheduling details" without a shared word) when its cosine reaches
+    ``standing_min_cosine``. Below ``standing_floor`` an instruction is not in
+    scope."""
     if not tuning.standing_k:
         return {}
     asked = content_words(query)
     if not asked:
         return {}
+    rules = index.standing(tenant, subjects=subjects)
     found: dict[str, float] = {}
-    for memory_id, text, when in index.standing(tenant, subjects=subjects):
+    for memory_id, text, when in rules:
         held = len(asked & content_words(text)) / len(asked)
         scope = content_words(when)
         applies = len(scope & asked) / len(scope) if scope else 0.0
         found[memory_id] = max(held, applies)
+    if rules and tuning.standing_cosine and _semantic(index):
+        assert index.embedder is not None
+        try:
+            vectors = index.embedder.embed([query, *(when or text for _, text, when in rules)])
+        except EmbedderError:
+            vectors = None  # words alone then, as without an embedder
+        if vectors is not None:
+            cosines = [float(v @ vectors[0]) for v in vectors[1:]]
+            nearest = max(range(len(rules)), key=lambda i: (cosines[i], rules[i][0]))
+            if cosines[nearest] >= tuning.standing_min_cosine:
+                memory_id = rules[nearest][0]
+                found[memory_id] = max(found[memory_id], tuning.standing_cosine)
     best = sorted(
         ((r, m) for m, r in found.items() if r >= tuning.standing_floor),
         key=lambda x: (-x[0], x[1]),
@@ -434,6 +478,52 @@ def _with_standing(
     ]
     at = max(0, min(k - len(extra), rank - 1))
     return [*chosen[:at], *extra, *chosen[at:]][:k]
+
+
+def session_of(record: MemoryRecord) -> str | None:
+    """The session (within its subject) a turn was said in; ``None`` for other records."""
+    session = record.value.get("session") if isinstance(record.value, dict) else None
+    if record.kind != "episode" or not isinstance(session, str):
+        return None
+    return f"{record.subject}\x1f{session}"
+
+
+def _spread(
+    ranked: Sequence[tuple[float, str, float]],
+    kept: Mapping[str, MemoryRecord],
+    *,
+    k: int,
+    spread: float,
+    relevant: Callable[[str], float],
+    floor: float,
+) -> list[tuple[float, str, float]]:
+    """``ranked`` re-ordered for a question across sessions: greedily, the memory whose
+    score times ``spread`` to the power of the turns already taken from its session
+    is highest comes next (a memory outside any session takes no penalty). Only the
+    memories that pass the relevance ``floor`` are taken, the first ``5 * k`` of them;
+    the rest follow in their order. Scores are left as they were."""
+    pool: list[tuple[float, str, float]] = []
+    rest: list[tuple[float, str, float]] = []
+    for item in ranked:
+        if len(pool) < 5 * k and relevant(item[1]) >= floor:
+            pool.append(item)
+        else:
+            rest.append(item)
+    taken: dict[str, int] = {}
+    heap = [(-score, n, 0) for n, (score, _, _) in enumerate(pool)]
+    heapq.heapify(heap)
+    out: list[tuple[float, str, float]] = []
+    while heap:
+        _, n, seen = heapq.heappop(heap)
+        session = session_of(kept[pool[n][1]])
+        now = taken.get(session, 0) if session is not None else 0
+        if now != seen:  # its session gained turns since: re-weigh it
+            heapq.heappush(heap, (-pool[n][0] * spread**now, n, now))
+            continue
+        out.append(pool[n])
+        if session is not None:
+            taken[session] = now + 1
+    return out + rest
 
 
 def _passage(record: MemoryRecord, query: str, *, words: int) -> Passage | None:
@@ -649,8 +739,8 @@ def recall(
         if record.kind == "episode" and _asks(record):  # its own words keep their weight
             own = lexical.get(memory_id, 0.0)
             score = own + tuning.asking_weight * (score - own)
-        if role_of(record) == "assistant":  # the agent's own words: rarely evidence
-            score *= tuning.assistant_weight
+        if role_of(record) == "assistant" and not understood.shape.to_agent:
+            score *= tuning.assistant_weight  # the agent's own words: rarely evidence
         score = max(score, 0.5 if "slot" in sources[memory_id] else 0.0)
         if people and (speakers.get(memory_id) in people or record.subject in people):
             score *= 1.0 + tuning.person_boost
@@ -675,6 +765,11 @@ def recall(
         sources=sources,
         cosines=cosines if _semantic(index) else {},
     )
+    shape = understood.shape
+    if shape.across_sessions and tuning.session_spread < 1.0:
+        ranked = _spread(
+            ranked, kept, k=k, spread=tuning.session_spread, relevant=judge, floor=tuning.floor
+        )
     chosen: list[Recalled] = []
     for score, memory_id, weight in ranked:
         relevance = judge(memory_id)
@@ -720,4 +815,5 @@ def recall(
         mode="hybrid" if used_vectors else "lexical",
         degraded=degraded,
         understood=understood,
+        order="time" if shape.ordered else "relevance",
     )

@@ -8,6 +8,10 @@ which families it touches, and, with a rewriter, how else it could be asked.
   "last May", "two weeks ago").
 * **Families**: words that name a slot ("live" for ``home_city``), so recall
   can overlay the slot's current value.
+* **Shape** (:class:`Shape`): whether the question spans sessions ("across
+  our conversations", "how many times", "how has ... changed"), asks for an
+  order ("in what order", "list in order"), or asks what the assistant itself
+  said ("what did you recommend").
 * **Phrasings**: an optional :class:`~memledger.read.rewrite.QueryRewriter`;
   its failure becomes a note and the original query is used.
 """
@@ -43,6 +47,61 @@ SHARED_PART = 3
 _NAME_PART = re.compile(r"[^\W_]+")
 
 
+_SESSIONS = r"(?:conversations|sessions|chats|messages|discussions|talks|requests|questions)"
+_ACROSS = re.compile(
+    rf"\b(?:across|throughout|over|during|in|through(?:out)?)\s+(?:all\s+)?"
+    rf"(?:(?:of\s+)?(?:our|my|the|these|those|different|multiple|several|various|all)\s+)+"
+    rf"{_SESSIONS}\b"
+    r"|\bhow\s+many\s+(?:times|different|total|separate)\b"
+    r"|\b(?:every|each)\s+time\b|\bover\s+time\b|\bin\s+total\b"
+    r"|\bhow\s+(?:has|have|did)\b[^?.]{0,80}\b(?:evolve[ds]?|change[ds]?|progress(?:ed)?|develop(?:ed)?)\b"
+    r"|\bwhat\s+(?:has\s+)?changed\b|\bevolution\s+of\b",
+    re.IGNORECASE,
+)
+_ORDER = re.compile(
+    r"\b(?:in\s+(?:what|which)\s+order|the\s+order\s+(?:in\s+which|of)|in\s+order\b"
+    r"|in\s+chronological|chronologically|sequence\s+of|in\s+sequence)",
+    re.IGNORECASE,
+)
+_AGENT = re.compile(
+    r"\b(?:did|have)\s+you\s+(?:\w+ly\s+)?"
+    r"(?:recommend|suggest|say|tell|mention|propose|advise|explain|help|give|provide|share"
+    r"|offer|outline|describe|walk|show|list|point|remind|note|warn|calculate|write)"
+    r"|\byou\s+(?:recommended|suggested|said|told|mentioned|proposed|advised|explained"
+    r"|helped|gave|provided|shared|offered|outlined|described|showed|listed|pointed|reminded"
+    r"|noted|warned|calculated|wrote)\b"
+    r"|\byour\s+(?:advice|suggestions?|recommendations?|answer|explanation|plan|tips?)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Shape:
+    """What kind of question this is, beyond its words."""
+
+    across_sessions: bool = False
+    """It gathers from several sessions ("across our conversations", "how many times",
+    "how has ... changed"): recall spreads its top k over the sessions that match
+    instead of one session's neighbours."""
+    ordered: bool = False
+    """It asks for an order ("in what order did I ..."): ``RecallResult.order`` is
+    ``"time"`` and :meth:`RecallResult.chronological` gives the items by time."""
+    to_agent: bool = False
+    """It asks what the assistant itself said ("what did you recommend ..."): the
+    assistant's turns are the evidence and keep their full weight."""
+
+
+def question_shape(query: str) -> Shape:
+    """The :class:`Shape` of ``query``, from its wording (an order question spans
+    sessions too)."""
+    ordered = _ORDER.search(query) is not None
+    return Shape(
+        across_sessions=ordered or _ACROSS.search(query) is not None,
+        ordered=ordered,
+        to_agent=_AGENT.search(query) is not None,
+    )
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Understood:
     """What recall read in the query."""
@@ -51,6 +110,7 @@ class Understood:
     people: tuple[str, ...]
     time: TimeFocus | None
     notes: tuple[str, ...] = ()
+    shape: Shape = Shape()
 
 
 def families_named(query: str) -> list[str]:
@@ -134,4 +194,10 @@ def understand(
                 focus = TimeFocus(
                     start=rewrite.after, end=rewrite.before, phrase="(rewriter)", precision="day"
                 )
-    return Understood(queries=queries, people=people, time=focus, notes=tuple(notes))
+    return Understood(
+        queries=queries,
+        people=people,
+        time=focus,
+        notes=tuple(notes),
+        shape=question_shape(query),
+    )
