@@ -9,11 +9,14 @@ from pathlib import Path
 import pytest
 
 from memledger import Actor, Memory, SourceEvent
+from memledger.domain.families import Schema
+from memledger.domain.policy import authority
 from memledger.domain.standing import standing
 from memledger.index.derived import DerivedIndex
 from memledger.read.recall import RecallSettings, recall
 from memledger.store import open_store
 from memledger.testing import FrozenClock
+from memledger.write.extract.rules import RuleExtractor
 from memledger.write.worker import episode_of
 
 
@@ -127,4 +130,158 @@ def test_recall_surfaces_an_instruction_in_scope(tmp_path: Path) -> None:
             valid_at=AT + timedelta(days=9),
         )
         assert "t0" not in [i.record.source_event_id for i in other.items]
+    memory.close()
+
+
+def user_turn(n: int, text: str, role: str | None = "user", **fields: object) -> SourceEvent:
+    return SourceEvent(
+        tenant="acme",
+        event_id=f"i{n}",
+        subject="u1",
+        actor=Actor(id=role or "ann", authenticated=True),
+        channel="chat",
+        occurred_at=AT + timedelta(days=n),
+        text=text,
+        role=role,  # type: ignore[arg-type]
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+def test_a_users_instruction_is_kept_as_a_typed_record_of_their_own(tmp_path: Path) -> None:
+    """No grant needed: how the user wants to be answered is the user's own say. A later
+    instruction on the same matter closes the earlier one's window; nothing else
+    (a peer's or the assistant's "always", an unauthenticated user) sets it."""
+    clock = FrozenClock(AT)
+    memory = Memory(open_store(tmp_path / "m.db"), clock=clock)
+    for event in (
+        user_turn(0, "Always use semicolons when I ask about JavaScript."),
+        user_turn(1, "Sure, I will always use semicolons.", "assistant"),
+        user_turn(2, "Always end the answer with a joke.", None),  # between peers
+        user_turn(3, "I prefer metric units, to be honest."),
+        user_turn(4, "Never use semicolons."),
+    ):
+        clock.set(event.occurred_at)
+        memory.ingest(event)
+    clock.set(AT + timedelta(days=9))
+    report = memory.process(extractor=RuleExtractor())
+    assert report.outcomes == {"committed": 5}
+    rules = sorted(memory.timeline("u1", "instruction", tenant="acme"), key=lambda r: r.valid_from)
+    assert [(r.kind, r.value, r.authorised) for r in rules] == [
+        ("procedure", {"rule": "Always use semicolons", "when": "JavaScript"}, True),
+        ("preference", {"rule": "I prefer metric units, to be honest", "when": ""}, True),
+        ("procedure", {"rule": "Never use semicolons", "when": ""}, True),
+    ]
+    semicolons = [r for r in rules if "semicolons" in str(r.value)]
+    assert semicolons[0].scope == semicolons[1].scope  # one matter: the later replaces
+    assert semicolons[0].valid_until == semicolons[1].valid_from
+    now = memory.current("u1", "instruction", tenant="acme", valid_at=AT + timedelta(days=9))
+    assert sorted(str(r.value["rule"]) for r in now) == [  # type: ignore[index]
+        "I prefer metric units, to be honest",
+        "Never use semicolons",
+    ]
+    memory.close()
+
+
+@pytest.mark.parametrize("role", [None, "assistant", "tool"])
+def test_only_a_users_turn_proposes_an_instruction(role: str | None) -> None:
+    text = "Always use semicolons when I ask about JavaScript."
+    said = RuleExtractor().extract(user_turn(0, text))
+    assert [c.family for c in said.claims] == ["instruction"]
+    other = RuleExtractor().extract(user_turn(0, text, role))
+    assert "instruction" not in [c.family for c in other.claims]
+
+
+def test_the_own_say_of_a_family_needs_the_users_own_authenticated_turn() -> None:
+    kwargs = {"subject": "u1", "family": "instruction", "scope": "rule:x", "kind": "procedure"}
+    said = user_turn(0, "Always answer in French.")
+    assert authority(said, own_say=True, **kwargs).authorised  # type: ignore[arg-type]
+    assert authority(said, **kwargs).reason == "no_grant"  # type: ignore[arg-type]
+    for event, reason in (
+        (user_turn(0, "Always answer in French.", None), "no_grant"),
+        (user_turn(0, "Always answer in French.", "assistant"), "agent_words"),
+        (user_turn(0, "Always answer in French.", "tool"), "no_grant"),
+        (
+            SourceEvent(
+                tenant="acme",
+                event_id="x",
+                subject="u1",
+                actor=Actor(id="u1", authenticated=False),
+                channel="chat",
+                occurred_at=AT,
+                text="Always answer in French.",
+                role="user",
+            ),
+            "unauthenticated",
+        ),
+        (
+            SourceEvent(
+                tenant="acme",
+                event_id="y",
+                subject="u1",
+                actor=Actor(id="u1", authenticated=True),
+                channel="document",
+                occurred_at=AT,
+                text="Always answer in French.",
+                role="user",
+            ),
+            "untrusted_source",
+        ),
+    ):
+        found = authority(event, own_say=True, **kwargs)  # type: ignore[arg-type]
+        assert (found.authorised, found.reason) == (False, reason)
+    other = dict(kwargs, subject="u2")
+    assert authority(said, own_say=True, **other).reason == "foreign_subject"  # type: ignore[arg-type]
+    assert Schema.default().family("instruction").own_say
+    assert not Schema.default().family("likes").own_say
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        (
+            "I'm setting up Bootstrap 5.3 and I prefer it over Foundation, can you help?",
+            "preference",
+        ),
+        ("Do I prefer tea or coffee?", None),
+        ("Which do I prefer, the red one?", None),
+        ("Should I always use tabs?", None),
+    ],
+)
+def test_a_preference_stated_inside_a_request_counts(text: str, kind: str | None) -> None:
+    found = standing(text)
+    assert (found.kind if found else None) == kind
+
+
+def test_an_instruction_in_scope_by_meaning_alone(tmp_path: Path) -> None:
+    """ "Keeping my information safe online" shares no word with "data privacy"; the
+    packaged semantic embedder finds that scope nearest, and recall brings the
+    instruction. Words alone (``standing_cosine=0``) do not."""
+    from memledger.index.embedders import default_embedder
+
+    embedder = default_embedder()
+    if embedder.name.startswith("hashing:"):
+        pytest.skip("no semantic embedder installed")
+    memory = Memory(open_store(tmp_path / "m.db"), clock=FrozenClock(AT + timedelta(days=9)))
+    turns = [
+        "Always include data encryption details when I ask about data privacy.",
+        "Always include narrator details when I ask about audiobook recommendations.",
+        *[f"Which trail should we hike on weekend number {n}?" for n in range(12)],
+    ]
+    for n, text in enumerate(turns):
+        event = user_turn(n, text)
+        memory.ingest(event, [episode_of(event)])
+    asked = "What should I know about keeping my information safe online?"
+    with DerivedIndex(tmp_path / "m.index", embedder=embedder) as index:
+        index.sync(memory.store)
+        at = AT + timedelta(days=20)
+        found = recall(memory, index, asked, tenant="acme", k=5, valid_at=at)
+        by_event = {i.record.source_event_id: i for i in found.items}
+        assert "standing" in by_event["i0"].sources
+        assert "i1" not in by_event  # the other instruction is out of scope
+        words_only = RecallSettings(standing_cosine=0.0)
+        found = recall(memory, index, asked, tenant="acme", k=5, valid_at=at, settings=words_only)
+        assert "i0" not in [i.record.source_event_id for i in found.items]
+        strict = RecallSettings(standing_min_cosine=0.95)
+        found = recall(memory, index, asked, tenant="acme", k=5, valid_at=at, settings=strict)
+        assert "i0" not in [i.record.source_event_id for i in found.items]
     memory.close()

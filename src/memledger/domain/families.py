@@ -23,6 +23,10 @@ class Family:
     name: str
     kinds: frozenset[Kind] = frozenset({"preference", "fact"})
     description: str = ""
+    own_say: bool = False
+    """The subject's own say: what the subject states in its own authenticated turn as
+    the user (``role="user"``) sets it without a grant. For how the subject wants to
+    be answered, which is nobody else's to decide and never a business setting."""
 
     def __post_init__(self) -> None:
         require_id(self.name, "family name", InvalidInputError)
@@ -95,6 +99,14 @@ _DEFAULTS = (
         name="workflow",
         kinds=frozenset({"procedure"}),
         description="How a task is to be done; needs an explicit, authorised source.",
+    ),
+    Family(
+        name="instruction",
+        kinds=frozenset({"procedure", "preference"}),
+        description="How the subject wants to be answered: a standing instruction "
+        "(procedure) or stated preference of the user's own; scope rule:<slug>, "
+        "value {rule, when} (when: the requests it applies to, '' for all).",
+        own_say=True,
     ),
     Family(
         name="conversation",

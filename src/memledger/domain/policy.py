@@ -167,7 +167,13 @@ class Authority:
 
 
 def authority(
-    event: SourceEvent, *, subject: str, family: str, scope: str, kind: Kind = "fact"
+    event: SourceEvent,
+    *,
+    subject: str,
+    family: str,
+    scope: str,
+    kind: Kind = "fact",
+    own_say: bool = False,
 ) -> Authority:
     """Whether ``event``'s actor may set ``family`` in ``scope`` for ``subject``.
 
@@ -175,7 +181,9 @@ def authority(
     or one without the grant yields an observation at most. Text from tool
     results, documents and web pages never becomes a ``procedure``. An
     ``episode`` only records that the subject's own event happened: it needs no grant.
-    What the assistant said (``role="assistant"``) is never an authority.
+    What the assistant said (``role="assistant"``) is never an authority. A family
+    that is the subject's ``own_say`` (:class:`~memledger.domain.families.Family`)
+    needs no grant when the subject says it as the user (``role="user"``).
     """
     if subject != event.subject:
         return Authority(False, "foreign_subject")
@@ -187,6 +195,8 @@ def authority(
         return Authority(False, "agent_words")
     if not event.actor.authenticated:
         return Authority(False, "unauthenticated")
+    if own_say and event.role == "user":
+        return Authority(True, None)
     if not event.actor.may_set(family, scope):
         return Authority(False, "no_grant")
     return Authority(True, None)

@@ -7,7 +7,8 @@ a word with it. :func:`standing` finds the first such sentence of a turn and
 splits it into what is asked (``rule``) and when it applies (``when``: the part
 after "when I ask about", "for", "whenever"; empty when it always applies).
 
-Only the user's words count: a question ("Should I always ...?"), a sentence
+Only the user's words count: a question ("Should I always ...?", "Do I prefer
+...?"; but "I prefer X, can you ...?" states a preference), a sentence
 about someone else ("My boss always ...") or a report of a habit ("I always
 walk to work") is no instruction to the assistant.
 """
@@ -44,6 +45,11 @@ _WHEN = re.compile(
     re.IGNORECASE,
 )
 _I_HABIT = re.compile(r"^I\s+(?:always|never)\b", re.IGNORECASE)
+_ASKING = re.compile(
+    r"^(?:do|does|did|should|would|could|can|is|are|am|was|were|will|shall|may|might|must"
+    r"|what|which|how|why|when|where|who|whom|whose)\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -62,14 +68,16 @@ def standing(text: str) -> Standing | None:
     """The first standing instruction or stated preference in ``text``, or ``None``."""
     for sentence in sentences(text):
         said = sentence.text.strip()
-        if sentence.question and not said.lower().startswith(("can you", "could you", "would you")):
-            continue
+        asks_you = said.lower().startswith(("can you", "could you", "would you"))
         kind: StandingKind | None = None
         if _I_HABIT.match(said):
             continue  # "I always walk to work": a habit, not a request
-        if _INSTRUCTION.match(said) or _FROM_NOW_ON.match(said):
+        if (not sentence.question or asks_you) and (
+            _INSTRUCTION.match(said) or _FROM_NOW_ON.match(said)
+        ):
             kind = "instruction"
-        elif _PREFERENCE.search(said):
+        elif _PREFERENCE.search(said) and not (sentence.question and _ASKING.match(said)):
+            # "I prefer X, can you ...?" states a preference; "Do I prefer X?" does not
             kind = "preference"
         if kind is None:
             continue

@@ -118,7 +118,12 @@ def commit_event(
             results.append(_rejected(claim, "revoked_source"))
             continue
         auth = authority(
-            event, subject=subject, family=claim.family, scope=claim.scope, kind=claim.kind
+            event,
+            subject=subject,
+            family=claim.family,
+            scope=claim.scope,
+            kind=claim.kind,
+            own_say=schema.family(claim.family).own_say,
         )
         if not auth.authorised:
             plan.other.append((index, claim, "observation", auth.reason))

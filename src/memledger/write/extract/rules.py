@@ -55,6 +55,11 @@ family                   kind       scope                patterns
 ``relationship``         fact       ``person:<slug>``    "my wife / sister / friend / boss ...
                                                          NAME", "NAME is my sister", "NAME, my
                                                          boss", "my boss is NAME" (any clause)
+``instruction``          procedure  ``rule:<slug>``      a user's turn (``role="user"`` only):
+                         preference                      "Always / Never X (when I ask about
+                                                         Y)", "From now on X", "I prefer X"
+                                                         (:mod:`memledger.domain.standing`);
+                                                         value ``{rule, when}``
 =======================  =========  ===================  =====================================
 
 "Actually, ..." and "Correction: ..." are read as the statement they introduce:
@@ -109,15 +114,16 @@ from datetime import datetime
 
 from memledger.domain.decide import has_invalidation_cue
 from memledger.domain.records import Claim, ExtractorInfo, SourceEvent
-from memledger.domain.text import Segment, clauses, sentences
+from memledger.domain.standing import standing
+from memledger.domain.text import Segment, clauses, sentences, slug
 from memledger.ports import Extraction
 from memledger.write.extract._changes import delivery, plans, relationships, retractions
 from memledger.write.extract._clause import Clause, Dropped, Proposal, hedged, prepare
 from memledger.write.extract._identity import activity, employment, habit, home_city, likes, tech
 
-__all__ = ["CONFIDENCE", "VERSION", "RuleExtractor", "propose"]
+__all__ = ["CONFIDENCE", "VERSION", "RuleExtractor", "instruction", "propose"]
 
-VERSION = "2"
+VERSION = "3"
 """Version of the rules, recorded in lineage; bump it when what they propose changes."""
 
 CONFIDENCE = 0.65
@@ -288,5 +294,45 @@ class RuleExtractor:
 
     def extract(self, event: SourceEvent) -> Extraction:
         """Propose claims from ``event.text``; time phrases resolve against
-        ``event.occurred_at``. Never raises on free text."""
-        return propose(event.text, event.occurred_at)
+        ``event.occurred_at``; a user's turn also gives its standing instruction or
+        preference (:func:`instruction`). Never raises on free text."""
+        found = propose(event.text, event.occurred_at)
+        said = instruction(event.text) if event.role == "user" else None
+        if said is None:
+            return found
+        claims, dropped = list(found.claims), list(found.dropped)
+        if said.kind == "procedure":  # "Always use X" asks the assistant; it is no habit
+            for claim in found.claims:
+                if claim.grounding and said.grounding and claim.grounding in said.grounding:
+                    claims.remove(claim)
+                    dropped.append(f"{claim.family}: {claim.statement!r} is an instruction")
+        return Extraction(claims=(*claims, said), dropped=tuple(dropped))
+
+
+_RULE_NOISE = ("always", "never", "please", "not", "dont", "don", "make", "sure", "prefer")
+"""Words left out of an instruction's scope slug: "Always use semicolons" and "Never use
+semicolons" are one rule, the later replacing the earlier."""
+
+
+def instruction(text: str) -> Claim | None:
+    """The first standing instruction or stated preference of a user's turn, as a claim
+    of family ``instruction``: kind ``procedure`` for an instruction ("Always ..."),
+    ``preference`` for a preference ("I prefer ..."), scope ``rule:<slug>`` of what it
+    asks, value ``{"rule", "when"}``; ``None`` when the turn states none. Only for
+    turns the user said: between peers there is no assistant to instruct, and the
+    assistant's own words instruct nobody."""
+    said = standing(text)
+    if said is None:
+        return None
+    key = slug(said.rule, stem_words=True, drop=_RULE_NOISE) or "rule"
+    label = "Instruction" if said.kind == "instruction" else "Preference"
+    statement = f"{label}: {said.rule}" + (f" (when asking about {said.when})" if said.when else "")
+    return Claim(
+        family="instruction",
+        kind="procedure" if said.kind == "instruction" else "preference",
+        statement=statement,
+        value={"rule": said.rule, "when": said.when},
+        scope=f"rule:{key}",
+        grounding=text[said.start : said.end].strip(),
+        confidence=CONFIDENCE,
+    )
