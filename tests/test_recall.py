@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
@@ -158,6 +160,37 @@ def test_old_memories_are_down_weighted_not_dropped() -> None:
     assert time_weight(0, tau_days=30) == pytest.approx(1.0)
     assert time_weight(10_000, tau_days=30) == pytest.approx(0.3)
     assert time_weight(30, tau_days=30) > time_weight(60, tau_days=30) > 0.3
+
+
+def test_old_is_relative_to_how_far_back_the_history_goes(
+    memory: Memory, index: DerivedIndex, clock: FrozenClock
+) -> None:
+    """A turn 400 days old in a history of 400 days keeps 0.3 + 0.7 * exp(-1/3) of its
+    score (the constant is 3 x the span); with ``tau_span=0`` the fixed 180 days
+    leave it 0.3 + 0.7 * exp(-400/180)."""
+    from datetime import timedelta
+
+    from memledger.read.recall import RecallSettings
+    from memledger.write.worker import episode_of
+
+    now = day(10, 2)
+    for n, age in enumerate((400, 1)):
+        said = event(f"t{n}", "The sourdough starter smells of acetone.", occurred_at=now)
+        said = replace(said, occurred_at=now - timedelta(days=age))
+        memory.ingest(said, [episode_of(said)])
+    index.sync(memory.store)
+    asked = "sourdough starter acetone"
+    weights = {
+        i.record.source_event_id: i.time_weight
+        for i in recall(memory, index, asked, tenant=TENANT, valid_at=now).items
+    }
+    assert weights["t0"] == pytest.approx(time_weight(400, tau_days=1200))
+    assert weights["t0"] == pytest.approx(0.3 + 0.7 * math.exp(-1 / 3))
+    fixed = RecallSettings(tau_span=0.0)
+    found = recall(memory, index, asked, tenant=TENANT, valid_at=now, settings=fixed)
+    weights = {i.record.source_event_id: i.time_weight for i in found.items}
+    assert weights["t0"] == pytest.approx(0.3 + 0.7 * math.exp(-400 / 180))
+    assert weights["t1"] > weights["t0"]
 
 
 def test_a_hit_through_an_entry_older_than_its_record_is_checked(

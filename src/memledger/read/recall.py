@@ -39,8 +39,12 @@
    ``asking_weight`` of what it owes to windows, vectors and neighbours: its
    answer comes after it) x person and time boosts x time weight
    ``0.3 + 0.7 * exp(-age / tau)`` (old memories are down-weighted, never
-   dropped) x confidence x trust (floored at 0.05: untrusted sources rank
-   last rather than vanish).
+   dropped; ``tau`` is 180 days or 3 times the span of the history the
+   candidates come from, whichever is longer: old is relative to how far back
+   the tenant's memory goes) x confidence x trust (floored at 0.05: untrusted
+   sources rank last rather than vanish). A question across sessions then
+   spreads its top k over the sessions that match (``session_spread``); a
+   question about what the assistant said keeps the assistant's turns whole.
 7. **Abstain**: a memory counts as relevant when it covers at least ``floor``
    of the query's content words (names aside; a neighbour's words count
    half), matches with a semantic embedder, or is a slot the query names.
@@ -102,6 +106,13 @@ class RecallSettings:
     """How recall weighs what it finds; the defaults are the ones measured on LoCoMo."""
 
     tau_days: float = 180.0
+    """The least half-life-like constant of the time weight, in days (see
+    ``tau_span``)."""
+    tau_span: float = 3.0
+    """The time weight's constant is at least this many times the span of the history
+    the query's candidates come from (from the oldest to ``valid_at``): "old" is
+    relative to how far back this tenant's memory goes, so months-old turns of a
+    year of history are not treated as stale. 0 keeps ``tau_days`` alone."""
     floor: float = 0.25
     candidates: int = 50
     """How many hits each source (BM25, BM25 over windows, vectors) contributes."""
@@ -201,6 +212,7 @@ class RecallSettings:
             "standing_cosine": self.standing_cosine,
             "standing_min_cosine": self.standing_min_cosine,
             "outdated_weight": self.outdated_weight,
+            "tau_span": self.tau_span,
             "session_spread": self.session_spread,
             **{f"context_after[{i}]": w for i, w in enumerate(self.context_after)},
             **{f"context_before[{i}]": w for i, w in enumerate(self.context_before)},
@@ -734,6 +746,9 @@ def recall(
     people = frozenset(understood.people)
     speakers = index.speakers(tenant, kept) if len(people) == 1 else {}
     ranked: list[tuple[float, str, float]] = []
+    oldest = min((r.valid_from for r in kept.values()), default=at)
+    span_days = max(0.0, (at - oldest).total_seconds() / 86400)
+    tau = max(tuning.tau_days, tuning.tau_span * span_days)
     for memory_id, record in kept.items():
         score = fused.get(memory_id, 0.0)
         if record.kind == "episode" and _asks(record):  # its own words keep their weight
@@ -747,7 +762,7 @@ def recall(
         if understood.time is not None:
             score *= 1.0 + tuning.time_boost * time_boost(record.valid_from, understood.time)
         age = (at - record.valid_from).total_seconds() / 86400
-        weight = time_weight(age, tau_days=tuning.tau_days)
+        weight = time_weight(age, tau_days=tau)
         score *= weight * record.confidence * max(record.trust, 0.05)
         ranked.append((score, memory_id, weight))
     ranked.sort(key=lambda item: (-item[0], item[1]))

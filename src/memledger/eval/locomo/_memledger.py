@@ -50,7 +50,7 @@ class MemledgerRetriever:
         self._memory = Memory(SQLiteStore(root / "locomo.db"), clock=self._clock)
         self._index = DerivedIndex(root / "locomo.index", embedder=embedder)
         self._tenant = ""
-        self._settings = settings or RecallSettings(tau_days=365.0, floor=0.0)
+        self._settings = settings or RecallSettings(floor=0.0)
         self._passages: dict[str, str] = {}
 
     def prepare(self, conversation: Conversation, /) -> None:
