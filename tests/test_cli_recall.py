@@ -277,3 +277,23 @@ def test_tenant_from_the_environment(db: Path) -> None:
     env = {"MEMLEDGER_TENANT": "acme", "MEMLEDGER_URL": f"sqlite:///{db}"}
     found = ok_json(["recall", VIOLIN, "--embedder", "hashing"], env=env)
     assert found["items"] and found["items"][0]["record"]["tenant"] == "acme"
+
+
+def test_an_order_question_is_shown_in_the_order_things_happened(db: Path) -> None:
+    asked = "In what order did I mention the violin and the concert tickets?"
+    found = recall(db, asked)
+    assert found["order"] == "time"
+    assert found["understood"]["shape"] == {
+        "across_sessions": True,
+        "ordered": True,
+        "to_agent": False,
+    }
+    printed = ok(["recall", asked, *ACME, "--db", str(db), *HASHING])
+    assert "in the order they happened" in printed
+    assert {"evt-2", "evt-3"} <= {i["source_event_id"] for i in found["items"]}
+    assert printed.index("evt-2") < printed.index("evt-3")  # 10:00, then 11:00
+    plain = recall(db, VIOLIN)
+    assert plain["order"] == "relevance" and plain["understood"]["shape"]["ordered"] is False
+    assert "in the order they happened" not in ok(
+        ["recall", VIOLIN, *ACME, "--db", str(db), *HASHING]
+    )

@@ -568,8 +568,9 @@ def rederivation_to_dict(diff: Rederivation, *, tenant: str) -> JsonObject:
 
 
 def recall_to_dict(result: RecallResult) -> JsonObject:
-    """A recall: every item with its canonical record, the exclusions and their reasons,
-    and what the query was read as."""
+    """A recall: every item with its canonical record (best first; ``order: "time"``
+    when the question asked for an order, to be shown by valid time), the exclusions
+    and their reasons, and what the query was read as."""
     time = result.understood.time
     return {
         "query": result.query,
@@ -577,6 +578,7 @@ def recall_to_dict(result: RecallResult) -> JsonObject:
         "mode": result.mode,
         "degraded": result.degraded,
         "index_lag": result.index_lag,
+        "order": result.order,
         "understood": {
             "queries": list(result.understood.queries),
             "people": list(result.understood.people),
@@ -588,6 +590,11 @@ def recall_to_dict(result: RecallResult) -> JsonObject:
                 "phrase": time.phrase,
             },
             "notes": list(result.understood.notes),
+            "shape": {
+                "across_sessions": result.understood.shape.across_sessions,
+                "ordered": result.understood.shape.ordered,
+                "to_agent": result.understood.shape.to_agent,
+            },
         },
         "items": [
             {

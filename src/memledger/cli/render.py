@@ -410,16 +410,21 @@ def counters(console: Console, values: Mapping[str, int], *, tenant: str) -> Non
 
 
 def recall(console: Console, result: RecallResult) -> None:
-    """The recalled memories, best first, then what was left out and why."""
+    """The recalled memories, best first (in the order they happened when the question
+    asks for an order), then what was left out and why."""
     if result.degraded:
         console.print(result.degraded, style="yellow")
     if result.abstained:
         console.print("no relevant memory")
     else:
-        table = _table("score", "memory id", "rev", "source event", "kind", "text")
-        for item in result.items:
+        timed = result.order == "time"
+        if timed:
+            console.print("in the order they happened (the question asks for an order)")
+        table = _table("score", "valid from", "memory id", "rev", "source event", "kind", "text")
+        for item in result.chronological() if timed else result.items:
             table.add_row(
                 f"{item.score:.3f}",
+                item.record.valid_from.date().isoformat(),
                 item.record.memory_id,
                 str(item.record.revision),
                 item.record.source_event_id,

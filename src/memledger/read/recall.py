@@ -774,7 +774,7 @@ def recall(
             adjacent.setdefault(neighbour, set()).add(anchor)
     judge = _Relevance(
         understood.queries,
-        ignore=name_words(understood.people),
+        ignore=name_words(understood.people) | understood.shape.words,
         kept=kept,
         adjacent=adjacent,
         sources=sources,

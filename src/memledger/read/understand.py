@@ -89,16 +89,33 @@ class Shape:
     to_agent: bool = False
     """It asks what the assistant itself said ("what did you recommend ..."): the
     assistant's turns are the evidence and keep their full weight."""
+    words: frozenset[str] = frozenset()
+    """The content words that only give the question its shape ("order", "across our
+    conversations", "mentioned"): no memory is relevant for holding them."""
+
+
+_REPORTING = frozenset(
+    content_words(
+        "mention mentioned mentions bring brought up say said tell told talk talked discuss"
+        " discussed list order conversations sessions chats messages times"
+    )
+)
+"""Words that say how a question gathers, not what it is about: when it has a shape,
+they count for no memory's relevance."""
 
 
 def question_shape(query: str) -> Shape:
     """The :class:`Shape` of ``query``, from its wording (an order question spans
     sessions too)."""
+    cues = [m for p in (_ORDER, _ACROSS, _AGENT) if (m := p.search(query)) is not None]
     ordered = _ORDER.search(query) is not None
     return Shape(
         across_sessions=ordered or _ACROSS.search(query) is not None,
         ordered=ordered,
         to_agent=_AGENT.search(query) is not None,
+        words=frozenset().union(*(content_words(m.group(0)) for m in cues), _REPORTING)
+        if cues
+        else frozenset(),
     )
 
 
