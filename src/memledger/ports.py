@@ -52,6 +52,14 @@ class Extractor(Protocol):
     def extract(self, event: SourceEvent) -> Extraction: ...
 
 
+class Tokenizer(Protocol):
+    """Counts tokens for context budgets (:mod:`memledger.tokens` has the defaults)."""
+
+    def count(self, text: str, /) -> int:
+        """Number of tokens in ``text``."""
+        ...
+
+
 class Clock(Protocol):
     """Where record time comes from. Tests use ``memledger.testing.FrozenClock``."""
 

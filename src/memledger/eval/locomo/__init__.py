@@ -25,7 +25,6 @@ from memledger.eval.locomo._data import (
 )
 from memledger.eval.locomo._harness import (
     GROUPS,
-    ApproxBpeTokenizer,
     Closeable,
     Group,
     QuestionResult,
@@ -43,6 +42,7 @@ from memledger.eval.locomo._registry import (
     register_retriever,
     retriever_names,
 )
+from memledger.tokens import ApproxBpeTokenizer
 
 __all__ = [
     "ANSWERABLE",

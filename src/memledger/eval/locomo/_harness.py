@@ -16,7 +16,6 @@ over categories 1-4 (``overall_1_4``) and over every question with evidence
 from __future__ import annotations
 
 import math
-import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -31,6 +30,8 @@ from memledger.eval.locomo._data import (
     Dataset,
     Question,
 )
+from memledger.ports import Tokenizer as TokenizerPort
+from memledger.tokens import ApproxBpeTokenizer
 
 Group = CategoryName | Literal["overall_1_4", "overall"]
 GROUPS: tuple[Group, ...] = (*CATEGORIES, "overall_1_4", "overall")
@@ -63,38 +64,8 @@ class Passages(Protocol):
     def passage(self, event_id: str, /) -> str | None: ...
 
 
-class Tokenizer(Protocol):
-    def count(self, text: str, /) -> int:
-        """Number of tokens in ``text``."""
-        ...
-
-
-_PIECES = re.compile(r"'?[A-Za-z]+|\d+|[^\sA-Za-z\d]")
-
-
-class ApproxBpeTokenizer:
-    """A dependency-free approximation of GPT-style BPE token counts (cl100k-like).
-
-    Pieces are letter runs (with a leading apostrophe: ``'m``, ``'s``), digit runs
-    and single other marks, as BPE pre-tokenisation splits them. A letter run of
-    up to 8 characters counts one token (common English words are single BPE
-    tokens), a longer one a token per started 5 characters; a digit run a token
-    per started 3 digits (cl100k groups digits by three); any other mark one. On
-    LoCoMo's turns this gives about 4.1 characters and 0.76 words per token, the usual
-    cl100k rates for English. For comparing retrievers' context sizes, not billing.
-    """
-
-    def count(self, text: str, /) -> int:
-        total = 0
-        for piece in _PIECES.findall(text):
-            word = piece.lstrip("'")
-            if word.isalpha():
-                total += 1 if len(word) <= 8 else math.ceil(len(word) / 5)
-            elif piece.isdigit():
-                total += math.ceil(len(piece) / 3)
-            else:
-                total += 1
-        return total
+Tokenizer = TokenizerPort
+"""What the harness counts a shown turn's tokens with (the project's port)."""
 
 
 @dataclass(frozen=True, slots=True)
