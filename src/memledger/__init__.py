@@ -24,6 +24,7 @@ from memledger.domain.records import (
     SourceEvent,
 )
 from memledger.errors import (
+    BudgetError,
     ConflictError,
     EmbedderError,
     EventConflictError,
@@ -45,6 +46,7 @@ from memledger.errors import (
     StoreError,
     StoreLockedError,
     StoreNotFoundError,
+    TraceNotFoundError,
     UnknownFamilyError,
     UnknownKindError,
 )
@@ -57,6 +59,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Actor",
+    "BudgetError",
     "Claim",
     "ClaimResult",
     "ConflictError",
@@ -101,6 +104,7 @@ __all__ = [
     "StoreError",
     "StoreLockedError",
     "StoreNotFoundError",
+    "TraceNotFoundError",
     "UnknownFamilyError",
     "UnknownKindError",
     "WritePolicy",

@@ -12,13 +12,15 @@ who do not know memledger's classes::
     │   │   └── UnknownKindError                kind not a memory kind / not allowed
     │   ├── InvalidIntervalError                inverted or empty valid-time interval
     │   ├── InvalidQueryError                   a read with unusable arguments
-    │   └── LimitExceededError                  input over a configured size limit
+    │   ├── LimitExceededError                  input over a configured size limit
+    │   └── BudgetError                         a context budget that cannot hold what must fit
     ├── ConflictError                           the request contradicts stored state
     │   └── EventConflictError                  event id reused with other content
     ├── NotFoundError (LookupError)
     │   ├── MemoryNotFoundError
     │   ├── EventNotFoundError
     │   ├── ReviewNotFoundError
+    │   ├── TraceNotFoundError
     │   └── StoreNotFoundError                  no store at that URL, and not asked to create one
     ├── RevisionNotMetError                     a read cannot meet its revision floor
     ├── ExtractionError                         an extractor failed; the job stays queued
@@ -35,6 +37,7 @@ their edge (see ``memledger.store.sqlite``).
 from __future__ import annotations
 
 __all__ = [
+    "BudgetError",
     "ConflictError",
     "EmbedderError",
     "EventConflictError",
@@ -56,6 +59,7 @@ __all__ = [
     "StoreError",
     "StoreLockedError",
     "StoreNotFoundError",
+    "TraceNotFoundError",
     "UnknownFamilyError",
     "UnknownKindError",
 ]
@@ -98,6 +102,11 @@ class LimitExceededError(InvalidInputError):
     names the limit (see :class:`memledger.domain.limits.Limits`)."""
 
 
+class BudgetError(InvalidInputError):
+    """A context budget too small for what must be in the packet (the request, the
+    caller's constraints and live state), or a malformed budget."""
+
+
 class ConflictError(MemledgerError):
     """The request contradicts what the store already holds."""
 
@@ -120,6 +129,10 @@ class EventNotFoundError(NotFoundError):
 
 class ReviewNotFoundError(NotFoundError):
     """No review item with that id exists for this tenant."""
+
+
+class TraceNotFoundError(NotFoundError):
+    """No context trace with that id exists for this tenant."""
 
 
 class StoreNotFoundError(NotFoundError):

@@ -12,6 +12,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
+from memledger.domain.budget import Budget
 from memledger.domain.families import Schema
 from memledger.domain.limits import Limits, check_claims, check_event, check_reason
 from memledger.domain.policy import WritePolicy
@@ -50,7 +51,17 @@ from memledger.ports import (
     UnitOfWork,
     generations_of,
 )
+from memledger.read.context import (
+    Constraint,
+    DocumentSource,
+    LiveState,
+    Material,
+    Packet,
+    build,
+    check_request,
+)
 from memledger.read.recall import RecallResult, RecallSettings, check_query, recall
+from memledger.read.trace import Replay, replay
 from memledger.read.views import check_floor, select
 from memledger.store import open_store
 from memledger.write.commit import Batch, append_to_ledger, commit_event, job_id_for
@@ -59,6 +70,7 @@ from memledger.write.revoke import forget_event, revoke_family, revoke_memory
 from memledger.write.worker import Worker, WorkerSettings, WorkReport
 
 if TYPE_CHECKING:
+    from memledger.ports import Tokenizer
     from memledger.read.rewrite import QueryRewriter
 
 
@@ -180,6 +192,53 @@ class Memory:
             settings=settings,
             rewriter=rewriter,
         )
+
+    # -- context -------------------------------------------------------------------------
+
+    def context(
+        self,
+        request: str,
+        *,
+        tenant: str,
+        subject: str | None = None,
+        budget: Budget | int = 2000,
+        live: Sequence[LiveState] = (),
+        constraints: Sequence[Constraint] = (),
+        material: Sequence[Material] = (),
+        corpus: DocumentSource | None = None,
+        tokenizer: Tokenizer | None = None,
+        valid_at: datetime | None = None,
+        k: int = 20,
+        settings: RecallSettings | None = None,
+        sync: bool = True,
+    ) -> Packet:
+        """The context packet for ``request`` within ``budget`` tokens (a total, or a
+        :class:`~memledger.domain.budget.Budget` with caps per section), stored as a
+        trace (:mod:`memledger.read.context`, :mod:`memledger.read.trace`)."""
+        check_request(request, tenant, subject)
+        total = budget if isinstance(budget, Budget) else Budget(total=budget)
+        if sync:
+            self.index.sync(self.store, tenant=tenant)
+        return build(
+            self,
+            self.index,
+            request,
+            tenant=tenant,
+            subject=subject,
+            budget=total,
+            live=live,
+            constraints=constraints,
+            material=material,
+            corpus=corpus,
+            tokenizer=tokenizer,
+            valid_at=valid_at,
+            k=k,
+            settings=settings,
+        )
+
+    def replay(self, trace_id: str, *, tenant: str, tokenizer: Tokenizer | None = None) -> Replay:
+        """Rebuild a stored context packet from the store (:func:`memledger.read.trace.replay`)."""
+        return replay(self, trace_id, tenant=tenant, tokenizer=tokenizer)
 
     def reindex(self, *, progress: Progress | None = None) -> int:
         """Drop the derived index and rebuild it from the outbox; returns rows applied."""

@@ -97,6 +97,19 @@ OutboxOp = Literal["upsert", "delete"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class StoredTrace:
+    """A context packet's trace as stored: its body is JSON (see
+    :mod:`memledger.read.trace`)."""
+
+    tenant: str
+    trace_id: str
+    subject: str | None
+    created_at: datetime
+    rendered_sha256: str
+    body: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class OutboxEntry:
     """One change a derived index must apply: the record at ``revision`` appeared or left."""
 
@@ -211,6 +224,18 @@ class UnitOfWork(Protocol):
         ...
 
     def is_forgotten(self, tenant: str, event_id: str) -> bool: ...
+
+    # context traces
+    def put_trace(self, trace: StoredTrace) -> None:
+        """Store a context packet's trace; a second trace with the same id is refused."""
+        ...
+
+    def get_trace(self, tenant: str, trace_id: str) -> StoredTrace | None: ...
+    def traces(
+        self, tenant: str, *, subject: str | None = None, limit: int = 50
+    ) -> Sequence[StoredTrace]:
+        """The tenant's (or subject's) most recent traces, newest first."""
+        ...
 
     # review queue and jobs
     def add_review(self, item: ReviewItem) -> None: ...

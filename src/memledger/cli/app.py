@@ -8,9 +8,11 @@ line on stderr; see :mod:`memledger.cli._run` for the exit codes.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -39,8 +41,9 @@ from memledger.cli.options import (
     settings_of,
     store_url,
 )
+from memledger.domain.budget import Budget
 from memledger.domain.limits import check_claims, check_event
-from memledger.domain.records import Receipt, require_id
+from memledger.domain.records import Receipt, parse_time, require_id
 from memledger.errors import InvalidInputError, InvalidQueryError, MemledgerError
 from memledger.index.derived import DerivedIndex, default_index_path
 from memledger.index.embedders import (
@@ -50,7 +53,9 @@ from memledger.index.embedders import (
     embedder_from_name,
 )
 from memledger.memory import Memory
+from memledger.read.context import Constraint, LiveState, Material, check_request
 from memledger.read.recall import check_query
+from memledger.read.trace import recent as recent_traces
 from memledger.settings import Settings
 from memledger.wire import (
     ParsedEvent,
@@ -357,6 +362,187 @@ def recall_command(
         render.print_json(recall_to_dict(result))
     else:
         render.recall(render.make_console(), result)
+
+
+def _json_file(path: Path, what: str) -> object:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CliError(f"cannot read {what} from {str(path)!r}: {exc}") from None
+
+
+def _live_states(path: Path | None) -> list[LiveState]:
+    """``{"name": {"observed_at": ISO, "source": "...", "value": {...}}, ...}``."""
+    if path is None:
+        return []
+    given = _json_file(path, "live state")
+    if not isinstance(given, dict):
+        raise CliError("--live must hold a JSON object of named live states")
+    out = []
+    for name, state in given.items():
+        if not isinstance(state, dict) or not isinstance(state.get("value"), dict):
+            raise CliError(f"live state {name!r} needs a 'value' object and 'observed_at'")
+        out.append(
+            LiveState(
+                name=name,
+                value=state["value"],
+                observed_at=parse_time(str(state.get("observed_at", ""))),
+                source=str(state.get("source", "caller")),
+            )
+        )
+    return out
+
+
+def _constraints(path: Path | None) -> list[Constraint]:
+    """``[{"id": "...", "rule": "...", "effective_from": ISO?}, ...]``."""
+    if path is None:
+        return []
+    given = _json_file(path, "constraints")
+    if not isinstance(given, list) or not all(isinstance(c, dict) for c in given):
+        raise CliError("--constraints must hold a JSON list of {id, rule} objects")
+    return [
+        Constraint(
+            id=str(c.get("id", "")),
+            rule=str(c.get("rule", "")),
+            effective_from=None
+            if c.get("effective_from") is None
+            else parse_time(str(c["effective_from"])),
+        )
+        for c in given
+    ]
+
+
+def _budget(total: int, sections: Sequence[str]) -> Budget:
+    caps: dict[str, int] = {}
+    for given in sections:
+        name, _, count = given.partition("=")
+        if not count.strip().isdigit():
+            raise CliError(f"--section-budget takes NAME=TOKENS, got {given!r}")
+        caps[name.strip()] = int(count)
+    return Budget(total=total, sections=caps)  # type: ignore[arg-type]
+
+
+@app.command("context")
+def context_command(
+    ctx: typer.Context,
+    request: Annotated[str, typer.Argument(help="The request the next model call answers.")],
+    *,
+    subject: Annotated[
+        str | None, typer.Option("--subject", help="Whose memories (else the tenant's).")
+    ] = None,
+    budget: Annotated[int, typer.Option("--budget", help="Tokens for the whole packet.")] = 2000,
+    section_budget: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--section-budget",
+            metavar="NAME=TOKENS",
+            help="A cap for one section (constraints, live_state, long_material, documents, "
+            "memories, request); repeat for several.",
+        ),
+    ] = None,
+    live: Annotated[
+        Path | None,
+        typer.Option("--live", help='JSON: {"name": {"observed_at", "source", "value": {...}}}.'),
+    ] = None,
+    constraints: Annotated[
+        Path | None, typer.Option("--constraints", help='JSON: [{"id", "rule", ...}].')
+    ] = None,
+    material: Annotated[
+        list[Path] | None,
+        typer.Option("--material", help="A text file the user supplied now (long context)."),
+    ] = None,
+    valid_at: ValidAt = None,
+    embedder: EmbedderOption = "default",
+    db: Db = None,
+    tenant: Tenant = None,
+    as_json: AsJson = False,
+) -> None:
+    """The context packet for REQUEST within a token budget, stored as a trace."""
+    who = require_tenant(ctx, tenant)
+    check_request(request, who, subject)
+    total = _budget(budget, section_budget or [])
+    states, rules = _live_states(live), _constraints(constraints)
+    supplied = []
+    for path in material or []:
+        try:
+            supplied.append(Material(name=path.name, text=path.read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CliError(f"cannot read --material {str(path)!r}: {exc}") from None
+    with _memory(ctx, db) as opened:
+        memory = Memory(opened.store, index=_index_for(opened, embedder))
+        try:
+            packet = memory.context(
+                request,
+                tenant=who,
+                subject=subject,
+                budget=total,
+                live=states,
+                constraints=rules,
+                material=supplied,
+                valid_at=valid_at,
+            )
+        finally:
+            memory.index.close()
+    if as_json:
+        render.print_json(packet.to_dict())
+    else:
+        render.packet(render.make_console(), packet)
+
+
+trace = typer.Typer(help="Context traces: what a model call was given.", no_args_is_help=True)
+
+
+@trace.command("show")
+def trace_show(
+    ctx: typer.Context,
+    trace_id: Annotated[str, typer.Argument(help="The packet's trace id (ctx-...).")],
+    *,
+    db: Db = None,
+    tenant: Tenant = None,
+    as_json: AsJson = False,
+) -> None:
+    """Rebuild a stored packet from the store, as the model saw it, and check its hash."""
+    who = require_tenant(ctx, tenant)
+    with _memory(ctx, db) as memory:
+        replayed = memory.replay(trace_id, tenant=who)
+    if as_json:
+        render.print_json(
+            {
+                **replayed.packet.to_dict(),
+                "matches": replayed.matches,
+                "revoked_since": list(replayed.revoked),
+                "missing": list(replayed.missing),
+            }
+        )
+    else:
+        render.replay(render.make_console(), replayed)
+
+
+@trace.command("list")
+def trace_list(
+    ctx: typer.Context,
+    *,
+    subject: Annotated[
+        str | None, typer.Option("--subject", help="Only this subject's packets.")
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", help="How many, newest first.")] = 20,
+    db: Db = None,
+    tenant: Tenant = None,
+    as_json: AsJson = False,
+) -> None:
+    """The most recent context traces, newest first."""
+    who = require_tenant(ctx, tenant)
+    if not 1 <= limit <= 1000:
+        raise CliError(f"--limit must be from 1 to 1000, got {limit}")
+    with _memory(ctx, db) as memory:
+        found = recent_traces(memory, tenant=who, subject=subject, limit=limit)
+    if as_json:
+        render.print_json(found)  # type: ignore[arg-type]
+    else:
+        render.traces(render.make_console(), found)
+
+
+app.add_typer(trace, name="trace")
 
 
 @app.command()

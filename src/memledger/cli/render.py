@@ -30,7 +30,9 @@ from memledger.domain.records import (
     RevocationReceipt,
 )
 from memledger.index.lexical import entry_text
+from memledger.read.context import Packet
 from memledger.read.recall import RecallResult
+from memledger.read.trace import Replay
 from memledger.wire import isoformat, record_to_dict
 from memledger.write.rederive import Rederivation
 from memledger.write.worker import JobOutcome, WorkReport
@@ -446,6 +448,62 @@ def recall(console: Console, result: RecallResult) -> None:
         console.print(f"excluded after the canonical recheck: {listed}")
     if result.index_lag:
         console.print(f"index lag: {result.index_lag} outbox rows")
+
+
+def packet(console: Console, built: Packet) -> None:
+    """A context packet's text as the model gets it, then its trace line on stderr."""
+    console.print(built.text, end="", soft_wrap=True)
+    note = Console(stderr=True, markup=False, highlight=False, soft_wrap=True)
+    routing = built.routing
+    sources = [
+        n
+        for n, on in (
+            ("memory", routing.memory),
+            ("corpus", routing.corpus),
+            ("long context", routing.long_context),
+        )
+        if on
+    ]
+    note.print(
+        f"trace {built.trace_id} · {built.tokens} of {built.budget.total} tokens "
+        f"({built.tokenizer}) · {len(built.memories)} memories · left out "
+        f"{len(built.excluded)} · routed to {', '.join(sources)} "
+        f"(specificity {routing.specificity:.2f})"
+    )
+    for line in built.notes:
+        note.print(line)
+
+
+def replay(console: Console, replayed: Replay) -> None:
+    """A packet rebuilt from its trace, and whether it is the one the model saw."""
+    console.print(replayed.packet.text, end="", soft_wrap=True)
+    note = Console(stderr=True, markup=False, highlight=False, soft_wrap=True)
+    if replayed.matches:
+        note.print(f"trace {replayed.packet.trace_id}: rebuilt exactly (sha256 matches)")
+    else:
+        note.print(f"trace {replayed.packet.trace_id}: NOT the same text as stored", style="red")
+    if replayed.revoked:
+        note.print(f"revoked since: {', '.join(replayed.revoked)}")
+    if replayed.missing:
+        note.print(f"no longer in the store: {', '.join(replayed.missing)}")
+
+
+def traces(console: Console, found: Sequence[Mapping[str, JsonValue]]) -> None:
+    if not found:
+        console.print("no context traces")
+        return
+    table = _table("trace id", "created", "subject", "tokens", "memories", "request")
+    for row in found:
+        memories = row["memories"]
+        table.add_row(
+            str(row["trace_id"]),
+            str(row["created_at"]),
+            str(row["subject"] or "-"),
+            str(row["tokens"]),
+            str(len(memories) if isinstance(memories, list) else 0),
+            _shorten(str(row["request"]), 60),
+        )
+    console.print(table)
 
 
 def progress_bar(label: str = "{task.description}") -> Progress:

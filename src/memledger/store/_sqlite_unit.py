@@ -24,7 +24,8 @@ from memledger.domain.records import (
     format_time,
     parse_time,
 )
-from memledger.ports import FamilySlot, OutboxEntry, OutboxOp, StoredEvent
+from memledger.errors import ConflictError
+from memledger.ports import FamilySlot, OutboxEntry, OutboxOp, StoredEvent, StoredTrace
 from memledger.store import Failpoint, codec
 from memledger.store import _sqlite_rows as layout
 
@@ -540,6 +541,44 @@ class SQLiteUnit:
         )
         return row is not None
 
+    # -- context traces ---------------------------------------------------------------
+
+    def put_trace(self, trace: StoredTrace) -> None:
+        try:
+            self._write(
+                "put_trace",
+                "INSERT INTO traces VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    trace.tenant,
+                    trace.trace_id,
+                    trace.subject,
+                    format_time(trace.created_at),
+                    trace.rendered_sha256,
+                    trace.body,
+                ),
+            )
+        except sqlite3.IntegrityError as exc:
+            raise ConflictError(
+                f"trace {trace.trace_id!r} already exists for tenant {trace.tenant!r}"
+            ) from exc
+
+    def get_trace(self, tenant: str, trace_id: str) -> StoredTrace | None:
+        row = self._one(
+            "SELECT subject, created_at, rendered_sha256, body FROM traces"
+            " WHERE tenant = ? AND trace_id = ?",
+            (tenant, trace_id),
+        )
+        return None if row is None else _trace(tenant, trace_id, row)
+
+    def traces(
+        self, tenant: str, *, subject: str | None = None, limit: int = 50
+    ) -> Sequence[StoredTrace]:
+        sql = "SELECT subject, created_at, rendered_sha256, body, trace_id FROM traces"
+        sql += " WHERE tenant = ?" + (" AND subject = ?" if subject is not None else "")
+        sql += " ORDER BY created_at DESC, trace_id DESC LIMIT ?"
+        params = (tenant, subject, limit) if subject is not None else (tenant, limit)
+        return [_trace(tenant, row[4], row[:4]) for row in self.conn.execute(sql, params)]
+
     # -- review queue and jobs --------------------------------------------------------
 
     def add_review(self, item: ReviewItem) -> None:
@@ -706,3 +745,15 @@ class SQLiteUnit:
             sql += " AND status != 'done'"
         sql += " ORDER BY created_at, job_id"
         return [self._job(row) for row in self.conn.execute(sql, (tenant,)).fetchall()]
+
+
+def _trace(tenant: str, trace_id: str, row: Sequence[Any]) -> StoredTrace:
+    subject, created_at, rendered_sha256, body = row
+    return StoredTrace(
+        tenant=tenant,
+        trace_id=trace_id,
+        subject=subject,
+        created_at=parse_time(created_at),
+        rendered_sha256=rendered_sha256,
+        body=body,
+    )

@@ -1,0 +1,796 @@
+"""Context assembly: the packet the next model call gets, inside a token budget,
+placed where models read, routed per request, and traced.
+
+:func:`build` (behind :meth:`memledger.memory.Memory.context`):
+
+1. **Route** the request (:func:`route`): memory always; the shared corpus when
+   the request is a general how-to with low specificity or names a known corpus
+   entity; long context only when the caller supplies material now. The
+   specificity score and the reasons are in the packet's trace.
+2. **Gather**: the caller's constraints (current policy or rules) and live
+   state, marked authoritative with when they were observed; memories from
+   :func:`memledger.read.recall.recall` (a long turn enters as the passage that
+   matched), each with memory id, revision, source and what it does not prove;
+   documents from the corpus, with a staleness marker past the threshold and,
+   below the confidence floor, a note that nothing relevant was found instead of
+   the nearest chunk; the paragraphs of the supplied long material most related
+   to the request, in their order.
+3. **Budget and place** (:mod:`memledger.domain.budget`): required parts must
+   fit or :class:`~memledger.errors.BudgetError`; the rest most relevant first;
+   the rendered text is counted whole and never exceeds ``budget.total``.
+4. **Render** as YAML-like text (seed 000's order-7842 packet) and as data.
+5. **Trace**: stored in the canonical store (:mod:`memledger.read.trace`):
+   every memory id and revision included, every candidate left out with its
+   reason, budgets, routing and the sha256 of the rendered text, so
+   :func:`memledger.read.trace.replay` can rebuild the same packet later.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import secrets
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Protocol
+
+from memledger.domain.budget import SECTIONS, Budget, Packing, Piece, Section, pack
+from memledger.domain.gates import content_words
+from memledger.domain.records import (
+    JsonValue,
+    MemoryRecord,
+    require_aware,
+    require_id,
+    require_text,
+)
+from memledger.errors import BudgetError, InvalidInputError
+from memledger.index.lexical import entry_text
+from memledger.read.when import question_time
+
+if TYPE_CHECKING:
+    from memledger.index.derived import DerivedIndex
+    from memledger.memory import Memory
+    from memledger.ports import Tokenizer
+    from memledger.read.recall import RecallSettings
+
+MAX_REQUEST = 8_000
+MAX_MATERIAL = 2_000_000
+"""Characters of long material a packet may be given in all."""
+DOCUMENT_FLOOR = 0.3
+"""Least confidence of a corpus chunk to enter a packet (see the corpus's ``search``)."""
+STALE_AFTER_DAYS = 14.0
+
+
+# -- what the caller supplies ------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LiveState:
+    """Current business state read by the caller from its system of record just now:
+    authoritative, unlike anything remembered."""
+
+    name: str
+    value: Mapping[str, JsonValue]
+    observed_at: datetime
+    source: str = "caller"
+
+    def __post_init__(self) -> None:
+        require_id(self.name, "live state name", InvalidInputError)
+        require_aware(self.observed_at, "observed_at", InvalidInputError)
+        if not isinstance(self.value, Mapping):
+            raise InvalidInputError(f"live state {self.name!r} must be a mapping")
+        _json(dict(self.value), f"live state {self.name!r}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Constraint:
+    """A rule in force (current policy), supplied by the caller."""
+
+    id: str
+    rule: str
+    effective_from: datetime | None = None
+    source: str = "caller"
+
+    def __post_init__(self) -> None:
+        require_id(self.id, "constraint id", InvalidInputError)
+        if not isinstance(self.rule, str) or not self.rule.strip():
+            raise InvalidInputError(f"constraint {self.id!r} needs a rule")
+        require_text(self.rule, "rule", InvalidInputError)
+        if self.effective_from is not None:
+            require_aware(self.effective_from, "effective_from", InvalidInputError)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Material:
+    """Long material the user supplied with this request (a document, a log)."""
+
+    name: str
+    text: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise InvalidInputError("material needs a name")
+        if not isinstance(self.text, str) or not self.text.strip():
+            raise InvalidInputError(f"material {self.name!r} is empty")
+        require_text(self.text, "material", InvalidInputError)
+
+
+class ChunkLike(Protocol):
+    @property
+    def chunk_id(self) -> str: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def section(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def indexed_at(self) -> datetime: ...
+    @property
+    def last_modified(self) -> datetime: ...
+
+
+class HitLike(Protocol):
+    @property
+    def chunk(self) -> ChunkLike: ...
+    @property
+    def confidence(self) -> float: ...
+
+
+class DocumentSource(Protocol):
+    """The shared corpus as the packet reads it (:class:`memledger.corpus.Corpus`)."""
+
+    def search(self, query: str, *, tenant: str, k: int = 5, floor: float = ...) -> Sequence[Any]:
+        """Hits (:class:`HitLike`) at or above ``floor``, best first."""
+        ...
+
+    def entities(self, tenant: str) -> frozenset[str]: ...
+
+
+# -- routing -------------------------------------------------------------------------------
+
+_HOWTO = re.compile(
+    r"^\s*(?:how\s+(?:do|can|should|would|does)\s+(?:i|we|you|one|a|an|the)\b|how\s+to\b"
+    r"|what(?:'s|\s+is|\s+are)\s+the\s+(?:best\s+)?(?:way|steps|process|procedure|policy|rules?"
+    r"|requirements?)\b|steps\s+to\b|explain\b|what\s+does\s+.+\s+mean\b|is\s+there\s+a\s+way\b)",
+    re.IGNORECASE,
+)
+_PERSONAL = re.compile(r"\b(?:i|me|my|mine|we|us|our|ours|you\s+told|you\s+said)\b", re.IGNORECASE)
+_RECALLING = re.compile(
+    r"\b(?:last\s+time|before|earlier|previous(?:ly)?|remember|decided|agreed|told|said"
+    r"|mentioned|again|like\s+the\s+last|as\s+usual|we\s+discussed)\b",
+    re.IGNORECASE,
+)
+_IDENTIFIER = re.compile(r"\b\d{3,}\b|\b[A-Z]{2,}[-_]?\d+\b|\b[a-z]+[-_]\d+\b")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Routing:
+    """Where a request's context comes from, and why."""
+
+    memory: bool
+    corpus: bool
+    long_context: bool
+    specificity: float
+    """0 (a general how-to anyone could ask) to 1 (about this user, their past, named ids)."""
+    reasons: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, JsonValue]:
+        return {
+            "memory": self.memory,
+            "corpus": self.corpus,
+            "long_context": self.long_context,
+            "specificity": round(self.specificity, 3),
+            "reasons": list(self.reasons),
+        }
+
+
+def specificity(request: str, *, at: datetime, names: frozenset[str] = frozenset()) -> float:
+    """How much ``request`` is about this user and their history rather than general
+    knowledge: first person (0.35), a time it refers to (0.3), an identifier such as
+    an order number (0.2), a reference to what was said or decided before (0.15), a
+    person the tenant knows (0.2); capped at 1."""
+    score = 0.0
+    if _PERSONAL.search(request):
+        score += 0.35
+    if question_time(request, at) is not None:
+        score += 0.3
+    if _IDENTIFIER.search(request):
+        score += 0.2
+    if _RECALLING.search(request):
+        score += 0.15
+    words = {w.casefold() for w in re.findall(r"[^\W_]+", request)}
+    if names and any(part in words for name in names for part in _parts(name)):
+        score += 0.2
+    return min(1.0, score)
+
+
+def _parts(name: str) -> list[str]:
+    return [p.casefold() for p in re.findall(r"[^\W_]+", name) if len(p) > 2 and not p.isdigit()]
+
+
+def route(
+    request: str,
+    *,
+    at: datetime,
+    names: frozenset[str] = frozenset(),
+    corpus_entities: frozenset[str] = frozenset(),
+    has_corpus: bool = False,
+    has_material: bool = False,
+    howto_below: float = 0.5,
+) -> Routing:
+    """Memory always (what the user said before can matter to any request); the corpus
+    for a general how-to (specificity below ``howto_below``) or a request naming a
+    known corpus entity (a document title or section heading); long context only
+    when material is supplied now."""
+    score = specificity(request, at=at, names=names)
+    reasons = [f"specificity {score:.2f}"]
+    howto = _HOWTO.search(request) is not None
+    folded = request.casefold()
+    named = sorted(e for e in corpus_entities if len(e) > 3 and e in folded)
+    corpus = False
+    if has_corpus:
+        if howto and score < howto_below:
+            corpus = True
+            reasons.append("a general how-to: shared documents")
+        if named:
+            corpus = True
+            reasons.append(f"names corpus entities: {', '.join(named[:3])}")
+        if not corpus:
+            reasons.append("specific to this user: memory only")
+    else:
+        reasons.append("no corpus given")
+    if has_material:
+        reasons.append("material supplied now: long context")
+    return Routing(
+        memory=True,
+        corpus=corpus,
+        long_context=has_material,
+        specificity=score,
+        reasons=tuple(reasons),
+    )
+
+
+# -- the packet ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PacketItem:
+    """One block of a packet: its section, a key (memory id, chunk id, name), what it
+    says (``fields``, rendered in order) and its size."""
+
+    section: Section
+    key: str
+    fields: Mapping[str, JsonValue]
+    tokens: int
+    relevance: float = 0.0
+    memory_id: str | None = None
+    revision: int | None = None
+
+    def to_dict(self) -> dict[str, JsonValue]:
+        return {
+            "section": self.section,
+            "key": self.key,
+            "memory_id": self.memory_id,
+            "revision": self.revision,
+            "relevance": round(self.relevance, 6),
+            "tokens": self.tokens,
+            "fields": dict(self.fields),
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Left:
+    """A candidate that did not make it into the packet, and why."""
+
+    section: Section
+    key: str
+    reason: str
+
+    def to_dict(self) -> dict[str, JsonValue]:
+        return {"section": self.section, "key": self.key, "reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Packet:
+    trace_id: str
+    tenant: str
+    subject: str | None
+    request: str
+    created_at: datetime
+    valid_at: datetime
+    items: tuple[PacketItem, ...]
+    """In placement order: top of the prompt first, the request last."""
+    excluded: tuple[Left, ...]
+    routing: Routing
+    budget: Budget
+    tokens: int
+    """Of the rendered text, by the packet's tokenizer: never above ``budget.total``."""
+    text: str
+    tokenizer: str
+    notes: tuple[str, ...] = ()
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.text.encode()).hexdigest()
+
+    @property
+    def memories(self) -> tuple[PacketItem, ...]:
+        return tuple(i for i in self.items if i.section == "memories")
+
+    def to_dict(self) -> dict[str, JsonValue]:
+        return {
+            "trace_id": self.trace_id,
+            "tenant": self.tenant,
+            "subject": self.subject,
+            "request": self.request,
+            "created_at": _time(self.created_at),
+            "valid_at": _time(self.valid_at),
+            "tokens": self.tokens,
+            "tokenizer": self.tokenizer,
+            "budget": self.budget.to_dict(),  # type: ignore[dict-item]
+            "routing": self.routing.to_dict(),
+            "items": [i.to_dict() for i in self.items],
+            "excluded": [e.to_dict() for e in self.excluded],
+            "notes": list(self.notes),
+            "sha256": self.sha256,
+            "text": self.text,
+        }
+
+
+# -- rendering -----------------------------------------------------------------------------
+
+_PLAIN = re.compile(r"^[A-Za-z_][\w .,:/@()'+\-]*$")
+
+
+def _scalar(value: JsonValue) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return json.dumps(value)
+    text = str(value)
+    if (
+        _PLAIN.match(text)
+        and not text.endswith((":", " "))
+        and ": " not in text
+        and text.casefold() not in ("true", "false", "null", "yes", "no", "on", "off")
+    ):
+        return text
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _yaml(value: JsonValue, indent: int) -> list[str]:
+    """YAML-like lines of ``value`` at ``indent`` (a mapping's keys, a list's items)."""
+    pad = " " * indent
+    lines: list[str] = []
+    if isinstance(value, Mapping):
+        for key, inner in value.items():
+            if isinstance(inner, Mapping | list) and inner:
+                lines.append(f"{pad}{key}:")
+                lines.extend(_yaml(inner, indent + 2))
+            elif isinstance(inner, str) and "\n" in inner:
+                lines.append(f"{pad}{key}: |")
+                lines.extend(f"{pad}  {line}" if line else "" for line in inner.split("\n"))
+            else:
+                lines.append(f"{pad}{key}: {_scalar(inner) if inner != [] else '[]'}")
+    elif isinstance(value, list):
+        for inner in value:
+            block = _yaml(inner, indent + 2)
+            if isinstance(inner, Mapping) and block:
+                lines.append(f"{pad}- {block[0].lstrip()}")
+                lines.extend(block[1:])
+            else:
+                lines.append(f"{pad}- {_scalar(inner)}")
+    else:
+        lines.append(f"{pad}{_scalar(value)}")
+    return lines
+
+
+_LISTED: frozenset[Section] = frozenset({"constraints", "long_material", "documents", "memories"})
+
+
+def render_item(item_fields: Mapping[str, JsonValue], section: Section, key: str) -> str:
+    """One item's block as it appears under its section's header."""
+    if section == "request":
+        value = item_fields.get("text")
+        return "\n".join(_yaml({"request": value}, 0)) + "\n"
+    if section == "live_state":
+        return "\n".join(_yaml({key: dict(item_fields)}, 2)) + "\n"
+    return "\n".join(_yaml([dict(item_fields)], 2)) + "\n"
+
+
+def header(section: Section) -> str:
+    return "" if section == "request" else f"{section}:\n"
+
+
+def render(items: Sequence[PacketItem]) -> str:
+    """The packet's text: each section's header, then its items' blocks, in order."""
+    out: list[str] = []
+    seen: set[Section] = set()
+    for item in items:
+        if item.section not in seen:
+            seen.add(item.section)
+            out.append(header(item.section))
+        out.append(render_item(item.fields, item.section, item.key))
+    return "".join(out)
+
+
+# -- items ---------------------------------------------------------------------------------
+
+
+def _time(value: datetime | None) -> str | None:
+    if value is None:
+        return None
+    return value.isoformat().replace("+00:00", "Z")
+
+
+def _json(value: object, what: str) -> None:
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"{what} is not JSON data: {exc}") from exc
+
+
+def _limits(record: MemoryRecord, *, outdated_by: str | None) -> list[JsonValue]:
+    """What a memory does not prove: the reader's reminders, as ``key: value``."""
+    out: list[JsonValue] = []
+    role = record.value.get("role") if isinstance(record.value, dict) else None
+    if record.kind == "episode":
+        out.append("said_in_conversation: not_a_setting")
+        if role == "assistant":
+            out.append("agent_words: not_evidence_about_the_user")
+    elif not record.operational_setting_confirmed:
+        out.append("operational_setting: verify_in_account_service")
+    if record.kind == "procedure":
+        out.append("procedure: check_before_use")
+    if not record.source_identity_authenticated:
+        out.append("identity: unauthenticated_source")
+    if outdated_by is not None:
+        out.append(f"current: replaced_by {outdated_by}")
+    return out
+
+
+def memory_fields(
+    record: MemoryRecord,
+    *,
+    revision: int,
+    passage: tuple[int, int] | None,
+    outdated_by: str | None,
+) -> dict[str, JsonValue]:
+    """A memory's block: built from what never changes under its memory id (its words,
+    window and source) and what the trace keeps (revision, passage, outdated_by), so a
+    replay renders it the same."""
+    text = record.value.get("text") if isinstance(record.value, dict) else None
+    if record.kind == "episode" and isinstance(text, str) and passage is not None:
+        start, end = passage
+        whole = start == 0 and end == len(text)
+        said = text if whole else f"... {text[start:end]} ..."
+        speaker = record.value.get("speaker") if isinstance(record.value, dict) else None
+        statement = f"{speaker}: {said}" if speaker else said
+    else:
+        statement = entry_text(record)
+    window = f"from {_time(record.valid_from)}"
+    if record.valid_until is not None:
+        window = f"{_time(record.valid_from)} to {_time(record.valid_until)}"
+    fields: dict[str, JsonValue] = {
+        "memory_id": record.memory_id,
+        "revision": revision,
+        "kind": record.kind,
+        "family": record.family,
+        "statement": statement,
+        "valid": window,
+        "source": {
+            "event": record.source_event_id,
+            "actor": record.source_actor_id,
+            "channel": record.source_channel,
+            "authenticated": record.source_identity_authenticated,
+        },
+    }
+    limits = _limits(record, outdated_by=outdated_by)
+    if limits:
+        fields["does_not_prove"] = limits
+    return fields
+
+
+def _paragraphs(text: str) -> list[str]:
+    return [p.strip() for p in re.split(r"\n\s*\n", text) if p.strip()]
+
+
+def _share(request_words: frozenset[str], text: str) -> float:
+    if not request_words:
+        return 0.0
+    return len(request_words & content_words(text)) / len(request_words)
+
+
+# -- build ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Candidate:
+    """A block that may enter a packet, before budgeting (also what a trace stores)."""
+
+    section: Section
+    key: str
+    fields: Mapping[str, JsonValue]
+    relevance: float = 0.0
+    order: int = 0
+    memory_id: str | None = None
+    revision: int | None = None
+    passage: tuple[int, int] | None = None
+    outdated_by: str | None = None
+
+
+@dataclass(slots=True)
+class _Gathered:
+    candidates: list[Candidate] = field(default_factory=list)
+    excluded: list[Left] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def check_request(request: object, tenant: object, subject: object) -> str:
+    require_id(tenant, "tenant", InvalidInputError)
+    if subject is not None:
+        require_id(subject, "subject", InvalidInputError)
+    if not isinstance(request, str) or not request.strip():
+        raise InvalidInputError("request must be a non-empty string")
+    require_text(request, "request", InvalidInputError)
+    if len(request) > MAX_REQUEST:
+        raise InvalidInputError(f"request has {len(request)} characters; at most {MAX_REQUEST}")
+    return request
+
+
+def assemble(
+    candidates: Sequence[Candidate],
+    *,
+    budget: Budget,
+    tokenizer: Tokenizer,
+) -> tuple[tuple[PacketItem, ...], list[Left], int, str]:
+    """Budget and place ``candidates``; the rendered text is counted whole and the
+    least relevant optional item dropped until it fits (a tokenizer need not be
+    additive). Returns the items, what was left out, the tokens and the text."""
+    sized = {
+        (c.section, c.key): tokenizer.count(render_item(c.fields, c.section, c.key))
+        for c in candidates
+    }
+    headers = {s: tokenizer.count(header(s)) for s in SECTIONS}
+    pieces = [
+        Piece(
+            section=c.section,
+            key=c.key,
+            tokens=sized[(c.section, c.key)],
+            relevance=c.relevance,
+            order=c.order,
+        )
+        for c in candidates
+    ]
+    packing: Packing = pack(pieces, budget, headers=headers)
+    by_key = {(c.section, c.key): c for c in candidates}
+    left = [Left(section=p.section, key=p.key, reason=why) for p, why in packing.excluded]
+    chosen = list(packing.included)
+    while True:
+        items = tuple(
+            PacketItem(
+                section=p.section,
+                key=p.key,
+                fields=by_key[(p.section, p.key)].fields,
+                tokens=p.tokens,
+                relevance=p.relevance,
+                memory_id=by_key[(p.section, p.key)].memory_id,
+                revision=by_key[(p.section, p.key)].revision,
+            )
+            for p in chosen
+        )
+        text = render(items)
+        tokens = tokenizer.count(text)
+        if tokens <= budget.total:
+            return items, left, tokens, text
+        optional = [p for p in chosen if not p.required]
+        if not optional:  # only what must fit, and it does not, as rendered
+            raise BudgetError(
+                f"the request, constraints and live state render to {tokens} tokens; "
+                f"the total budget is {budget.total}"
+            )
+        worst = min(optional, key=lambda p: (p.relevance, -p.order, p.key))
+        chosen.remove(worst)
+        left.append(Left(section=worst.section, key=worst.key, reason="total_budget"))
+
+
+def build(
+    memory: Memory,
+    index: DerivedIndex,
+    request: str,
+    *,
+    tenant: str,
+    subject: str | None,
+    budget: Budget,
+    live: Sequence[LiveState] = (),
+    constraints: Sequence[Constraint] = (),
+    material: Sequence[Material] = (),
+    corpus: DocumentSource | None = None,
+    tokenizer: Tokenizer | None = None,
+    valid_at: datetime | None = None,
+    k: int = 20,
+    settings: RecallSettings | None = None,
+    store: bool = True,
+) -> Packet:
+    """The packet for ``request`` (see the module docstring); stored as a trace unless
+    ``store=False``."""
+    from memledger.read.recall import recall
+    from memledger.read.trace import save
+    from memledger.tokens import ApproxBpeTokenizer
+
+    check_request(request, tenant, subject)
+    if not isinstance(budget, Budget):
+        raise BudgetError("budget must be a memledger Budget")
+    for name, given, kind in (
+        ("live", live, LiveState),
+        ("constraints", constraints, Constraint),
+        ("material", material, Material),
+    ):
+        if not all(isinstance(x, kind) for x in given):
+            raise InvalidInputError(f"{name} must be a sequence of {kind.__name__}")
+    if len({s.name for s in live}) != len(live):
+        raise InvalidInputError("two live states share a name")
+    if len({m.name for m in material}) != len(material):
+        raise InvalidInputError("two pieces of material share a name")
+    if len({c.id for c in constraints}) != len(constraints):
+        raise InvalidInputError("two constraints share an id")
+    if sum(len(m.text) for m in material) > MAX_MATERIAL:
+        raise InvalidInputError(f"material over {MAX_MATERIAL:,} characters in all")
+    if valid_at is not None:
+        require_aware(valid_at, "valid_at", InvalidInputError)
+    counter = tokenizer or ApproxBpeTokenizer()
+    created = memory.clock.now()
+    at = valid_at or created
+    names = index.names(tenant, subject=subject)
+    entities = corpus.entities(tenant) if corpus is not None else frozenset()
+    routing = route(
+        request,
+        at=at,
+        names=names,
+        corpus_entities=entities,
+        has_corpus=corpus is not None,
+        has_material=bool(material),
+    )
+    gathered = _Gathered()
+    wanted = frozenset(content_words(request))
+    for n, rule in enumerate(constraints):
+        fields: dict[str, JsonValue] = {"id": rule.id, "rule": rule.rule}
+        if rule.effective_from is not None:
+            fields["effective_from"] = _time(rule.effective_from)
+        fields["source"] = rule.source
+        gathered.candidates.append(
+            Candidate(section="constraints", key=rule.id, fields=fields, order=n)
+        )
+    for n, state in enumerate(live):
+        fields = {
+            "authoritative": True,
+            "observed_at": _time(state.observed_at),
+            "source": state.source,
+            **dict(state.value),
+        }
+        gathered.candidates.append(
+            Candidate(section="live_state", key=state.name, fields=fields, order=n)
+        )
+    order = 0
+    for doc in material:
+        for part, paragraph in enumerate(_paragraphs(doc.text), start=1):
+            gathered.candidates.append(
+                Candidate(
+                    section="long_material",
+                    key=f"{doc.name}#{part}",
+                    fields={"name": doc.name, "part": part, "text": paragraph},
+                    relevance=_share(wanted, paragraph),
+                    order=order,
+                )
+            )
+            order += 1
+    if routing.corpus and corpus is not None:
+        _documents(corpus, request, tenant=tenant, now=created, into=gathered)
+    if routing.memory:
+        found = recall(
+            memory,
+            index,
+            request,
+            tenant=tenant,
+            subject=subject,
+            k=k,
+            valid_at=at,
+            settings=settings,
+        )
+        for e in found.excluded:
+            gathered.excluded.append(Left(section="memories", key=e.memory_id, reason=e.reason))
+        if found.abstained:
+            gathered.notes.append("memory: no relevant memory")
+        count = len(found.items)
+        for rank, item in enumerate(found.items):
+            passage = None if item.passage is None else (item.passage.start, item.passage.end)
+            gathered.candidates.append(
+                Candidate(
+                    section="memories",
+                    key=item.record.memory_id,
+                    fields=memory_fields(
+                        item.record,
+                        revision=item.record.revision,
+                        passage=passage,
+                        outdated_by=item.outdated_by,
+                    ),
+                    relevance=float(count - rank),  # recall's order decides
+                    order=rank,
+                    memory_id=item.record.memory_id,
+                    revision=item.record.revision,
+                    passage=passage,
+                    outdated_by=item.outdated_by,
+                )
+            )
+    gathered.candidates.append(
+        Candidate(section="request", key="request", fields={"text": request}, order=0)
+    )
+    items, left, tokens, text = assemble(gathered.candidates, budget=budget, tokenizer=counter)
+    packet = Packet(
+        trace_id=f"ctx-{secrets.token_hex(10)}",
+        tenant=tenant,
+        subject=subject,
+        request=request,
+        created_at=created,
+        valid_at=at,
+        items=items,
+        excluded=(*gathered.excluded, *left),
+        routing=routing,
+        budget=budget,
+        tokens=tokens,
+        text=text,
+        tokenizer=getattr(counter, "name", type(counter).__name__),
+        notes=tuple(gathered.notes),
+    )
+    if store:
+        save(memory, packet, gathered.candidates)
+    return packet
+
+
+def _documents(
+    corpus: DocumentSource, request: str, *, tenant: str, now: datetime, into: _Gathered
+) -> None:
+    from memledger.corpus import stale_marker
+
+    hits = list(corpus.search(request, tenant=tenant, k=5, floor=DOCUMENT_FLOOR))
+    if not hits:
+        into.notes.append("documents: nothing relevant found in the shared corpus")
+        into.candidates.append(
+            Candidate(
+                section="documents",
+                key="none-relevant",
+                fields={
+                    "found": "nothing relevant in the shared corpus",
+                    "floor": DOCUMENT_FLOOR,
+                },
+                relevance=1e9,  # the note goes in before any other document
+            )
+        )
+        return
+    for rank, hit in enumerate(hits):
+        chunk = hit.chunk
+        fields: dict[str, JsonValue] = {
+            "source": f"{chunk.path} > {chunk.section}" if chunk.section else chunk.path,
+            "chunk_id": chunk.chunk_id,
+            "indexed_at": _time(chunk.indexed_at),
+            "last_modified": _time(chunk.last_modified),
+            "confidence": round(float(hit.confidence), 3),
+        }
+        marker = stale_marker(chunk, now=now, after_days=STALE_AFTER_DAYS)
+        if marker:
+            fields["marker"] = marker
+        fields["text"] = chunk.text
+        into.candidates.append(
+            Candidate(
+                section="documents",
+                key=chunk.chunk_id,
+                fields=fields,
+                relevance=float(hit.confidence),
+                order=rank,
+            )
+        )
