@@ -60,6 +60,7 @@ from memledger.read.context import (
     build,
     check_request,
 )
+from memledger.read.hot import HotTier, Tier
 from memledger.read.recall import RecallResult, RecallSettings, check_query, recall
 from memledger.read.trace import Replay, replay
 from memledger.read.views import check_floor, select
@@ -96,6 +97,8 @@ class Memory:
             raise InvalidInputError(f"limits must be a Limits, got {type(limits).__name__}")
         self.limits = limits or Limits()
         """The size limits ``ingest`` and ``commit_job`` check input against."""
+        self.hot = HotTier()
+        """The hot cache of current values and prepared results (latency tiers)."""
 
     @classmethod
     def open(
@@ -211,13 +214,16 @@ class Memory:
         k: int = 20,
         settings: RecallSettings | None = None,
         sync: bool = True,
+        tier: Tier = "full",
     ) -> Packet:
         """The context packet for ``request`` within ``budget`` tokens (a total, or a
         :class:`~memledger.domain.budget.Budget` with caps per section), stored as a
-        trace (:mod:`memledger.read.context`, :mod:`memledger.read.trace`)."""
+        trace (:mod:`memledger.read.context`, :mod:`memledger.read.trace`). ``tier``
+        ``"hot"`` or ``"prepared"`` serves memories from :attr:`hot` without reading the
+        index (:mod:`memledger.read.hot`)."""
         check_request(request, tenant, subject)
         total = budget if isinstance(budget, Budget) else Budget(total=budget)
-        if sync:
+        if sync and tier == "full":
             self.index.sync(self.store, tenant=tenant)
         return build(
             self,
@@ -234,6 +240,23 @@ class Memory:
             valid_at=valid_at,
             k=k,
             settings=settings,
+            tier=tier,
+            hot=self.hot,
+        )
+
+    def prepare(
+        self,
+        request: str,
+        *,
+        tenant: str,
+        subject: str,
+        k: int = 20,
+        settings: RecallSettings | None = None,
+    ) -> RecallResult:
+        """Run the full recall for the request expected next, between turns, so that
+        ``context(..., tier="prepared")`` serves it (:meth:`HotTier.prepare`)."""
+        return self.hot.prepare(
+            self, request, tenant=tenant, subject=subject, k=k, settings=settings
         )
 
     def replay(self, trace_id: str, *, tenant: str, tokenizer: Tokenizer | None = None) -> Replay:

@@ -53,7 +53,8 @@ if TYPE_CHECKING:
     from memledger.index.derived import DerivedIndex
     from memledger.memory import Memory
     from memledger.ports import Tokenizer
-    from memledger.read.recall import RecallSettings
+    from memledger.read.hot import HotTier, Tier
+    from memledger.read.recall import RecallResult, RecallSettings
 
 MAX_REQUEST = 8_000
 MAX_MATERIAL = 2_000_000
@@ -616,9 +617,15 @@ def build(
     k: int = 20,
     settings: RecallSettings | None = None,
     store: bool = True,
+    tier: Tier = "full",
+    hot: HotTier | None = None,
 ) -> Packet:
     """The packet for ``request`` (see the module docstring); stored as a trace unless
-    ``store=False``."""
+    ``store=False``. ``tier`` picks the memory tier (:mod:`memledger.read.hot`):
+    ``"full"`` the whole read path; ``"prepared"`` the result :meth:`HotTier.prepare`
+    made between turns if still valid, else the hot cache; ``"hot"`` only the hot
+    cache of current values (no index read). The last two need ``subject`` and
+    ``hot``."""
     from memledger.read.recall import recall
     from memledger.read.trace import save
     from memledger.tokens import ApproxBpeTokenizer
@@ -691,7 +698,16 @@ def build(
             order += 1
     if routing.corpus and corpus is not None:
         _documents(corpus, request, tenant=tenant, now=created, into=gathered)
-    if routing.memory:
+    if routing.memory and tier != "full":
+        if subject is None or hot is None:
+            raise InvalidInputError(f"tier {tier!r} needs a subject and a hot tier")
+        ready = hot.prepared(memory, tenant=tenant, subject=subject) if tier == "prepared" else None
+        if ready is None:
+            _hot_values(memory, hot, request, tenant=tenant, subject=subject, into=gathered)
+        else:
+            gathered.notes.append(f"memory: prepared for {hot.prepared_request(tenant, subject)!r}")
+            _recalled(ready, into=gathered)
+    elif routing.memory:
         found = recall(
             memory,
             index,
@@ -702,31 +718,7 @@ def build(
             valid_at=at,
             settings=settings,
         )
-        for e in found.excluded:
-            gathered.excluded.append(Left(section="memories", key=e.memory_id, reason=e.reason))
-        if found.abstained:
-            gathered.notes.append("memory: no relevant memory")
-        count = len(found.items)
-        for rank, item in enumerate(found.items):
-            passage = None if item.passage is None else (item.passage.start, item.passage.end)
-            gathered.candidates.append(
-                Candidate(
-                    section="memories",
-                    key=item.record.memory_id,
-                    fields=memory_fields(
-                        item.record,
-                        revision=item.record.revision,
-                        passage=passage,
-                        outdated_by=item.outdated_by,
-                    ),
-                    relevance=float(count - rank),  # recall's order decides
-                    order=rank,
-                    memory_id=item.record.memory_id,
-                    revision=item.record.revision,
-                    passage=passage,
-                    outdated_by=item.outdated_by,
-                )
-            )
+        _recalled(found, into=gathered)
     gathered.candidates.append(
         Candidate(section="request", key="request", fields={"text": request}, order=0)
     )
@@ -750,6 +742,65 @@ def build(
     if store:
         save(memory, packet, gathered.candidates)
     return packet
+
+
+def _recalled(found: RecallResult, *, into: _Gathered) -> None:
+    for e in found.excluded:
+        into.excluded.append(Left(section="memories", key=e.memory_id, reason=e.reason))
+    if found.abstained:
+        into.notes.append("memory: no relevant memory")
+    count = len(found.items)
+    for rank, item in enumerate(found.items):
+        passage = None if item.passage is None else (item.passage.start, item.passage.end)
+        into.candidates.append(
+            Candidate(
+                section="memories",
+                key=item.record.memory_id,
+                fields=memory_fields(
+                    item.record,
+                    revision=item.record.revision,
+                    passage=passage,
+                    outdated_by=item.outdated_by,
+                ),
+                relevance=float(count - rank),  # recall's order decides
+                order=rank,
+                memory_id=item.record.memory_id,
+                revision=item.record.revision,
+                passage=passage,
+                outdated_by=item.outdated_by,
+            )
+        )
+
+
+def _hot_values(
+    memory: Memory, hot: HotTier, request: str, *, tenant: str, subject: str, into: _Gathered
+) -> None:
+    """The subject's current values from the hot cache: the families the request names
+    first, then the others by how much of the request each holds."""
+    from memledger.read.understand import families_named
+
+    named = set(families_named(request))
+    wanted = frozenset(content_words(request))
+    values = hot.current(memory, tenant=tenant, subject=subject).values
+    into.notes.append("memory: hot tier (current values only)")
+    order = 0
+    for family, records in values.items():
+        for record in records:
+            score = (1.0 if family in named else 0.0) + _share(wanted, entry_text(record))
+            into.candidates.append(
+                Candidate(
+                    section="memories",
+                    key=record.memory_id,
+                    fields=memory_fields(
+                        record, revision=record.revision, passage=None, outdated_by=None
+                    ),
+                    relevance=score,
+                    order=order,
+                    memory_id=record.memory_id,
+                    revision=record.revision,
+                )
+            )
+            order += 1
 
 
 def _documents(
