@@ -6,7 +6,7 @@ else; writes take it from the event. Each call is one transaction.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
@@ -40,6 +40,7 @@ from memledger.errors import (
     MemoryNotFoundError,
     NotFoundError,
 )
+from memledger.gate import Check, GateDecision, decide
 from memledger.index.derived import DerivedIndex, Progress, default_index_path
 from memledger.index.embedders import default_embedder
 from memledger.ports import (
@@ -258,6 +259,18 @@ class Memory:
         return self.hot.prepare(
             self, request, tenant=tenant, subject=subject, k=k, settings=settings
         )
+
+    def gate(
+        self,
+        action: str,
+        checks: Mapping[str, Check],
+        *,
+        tenant: str,
+        trace_id: str | None = None,
+    ) -> GateDecision:
+        """Whether a consequential action may proceed, decided on live state only, and
+        recorded against the packet's trace (:mod:`memledger.gate`)."""
+        return decide(self, action, checks, tenant=tenant, trace_id=trace_id)
 
     def replay(self, trace_id: str, *, tenant: str, tokenizer: Tokenizer | None = None) -> Replay:
         """Rebuild a stored context packet from the store (:func:`memledger.read.trace.replay`)."""

@@ -110,6 +110,19 @@ class StoredTrace:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class StoredDecision:
+    """An action gate's decision as stored (:mod:`memledger.gate`)."""
+
+    tenant: str
+    decision_id: str
+    trace_id: str | None
+    decided_at: datetime
+    action: str
+    allowed: bool
+    body: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class OutboxEntry:
     """One change a derived index must apply: the record at ``revision`` appeared or left."""
 
@@ -231,6 +244,14 @@ class UnitOfWork(Protocol):
         ...
 
     def get_trace(self, tenant: str, trace_id: str) -> StoredTrace | None: ...
+    def put_decision(self, decision: StoredDecision) -> None:
+        """Store an action gate's decision."""
+        ...
+
+    def decisions(self, tenant: str, *, trace_id: str) -> Sequence[StoredDecision]:
+        """The gate decisions recorded against a trace, oldest first."""
+        ...
+
     def traces(
         self, tenant: str, *, subject: str | None = None, limit: int = 50
     ) -> Sequence[StoredTrace]:

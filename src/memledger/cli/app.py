@@ -45,6 +45,7 @@ from memledger.domain.budget import Budget
 from memledger.domain.limits import check_claims, check_event
 from memledger.domain.records import Receipt, parse_time, require_id
 from memledger.errors import InvalidInputError, InvalidQueryError, MemledgerError
+from memledger.gate import decisions as gate_decisions
 from memledger.index.derived import DerivedIndex, default_index_path
 from memledger.index.embedders import (
     CachedEmbedder,
@@ -505,6 +506,7 @@ def trace_show(
     who = require_tenant(ctx, tenant)
     with _memory(ctx, db) as memory:
         replayed = memory.replay(trace_id, tenant=who)
+        gated = gate_decisions(memory, tenant=who, trace_id=trace_id)
     if as_json:
         render.print_json(
             {
@@ -512,10 +514,11 @@ def trace_show(
                 "matches": replayed.matches,
                 "revoked_since": list(replayed.revoked),
                 "missing": list(replayed.missing),
+                "gate_decisions": gated,  # type: ignore[dict-item]
             }
         )
     else:
-        render.replay(render.make_console(), replayed)
+        render.replay(render.make_console(), replayed, gated)
 
 
 @trace.command("list")

@@ -474,7 +474,9 @@ def packet(console: Console, built: Packet) -> None:
         note.print(line)
 
 
-def replay(console: Console, replayed: Replay) -> None:
+def replay(
+    console: Console, replayed: Replay, gated: Sequence[Mapping[str, JsonValue]] = ()
+) -> None:
     """A packet rebuilt from its trace, and whether it is the one the model saw."""
     console.print(replayed.packet.text, end="", soft_wrap=True)
     note = Console(stderr=True, markup=False, highlight=False, soft_wrap=True)
@@ -486,6 +488,11 @@ def replay(console: Console, replayed: Replay) -> None:
         note.print(f"revoked since: {', '.join(replayed.revoked)}")
     if replayed.missing:
         note.print(f"no longer in the store: {', '.join(replayed.missing)}")
+    for decision in gated:
+        verdict = "ALLOWED" if decision["allowed"] else "DENIED"
+        reasons = decision.get("reasons") or []
+        why = "; ".join(str(r) for r in reasons) if isinstance(reasons, list) else ""
+        note.print(f"gate {decision['decision_id']}: {decision['action']} {verdict} {why}".rstrip())
 
 
 def traces(console: Console, found: Sequence[Mapping[str, JsonValue]]) -> None:

@@ -25,7 +25,14 @@ from memledger.domain.records import (
     parse_time,
 )
 from memledger.errors import ConflictError
-from memledger.ports import FamilySlot, OutboxEntry, OutboxOp, StoredEvent, StoredTrace
+from memledger.ports import (
+    FamilySlot,
+    OutboxEntry,
+    OutboxOp,
+    StoredDecision,
+    StoredEvent,
+    StoredTrace,
+)
 from memledger.store import Failpoint, codec
 from memledger.store import _sqlite_rows as layout
 
@@ -569,6 +576,40 @@ class SQLiteUnit:
             (tenant, trace_id),
         )
         return None if row is None else _trace(tenant, trace_id, row)
+
+    def put_decision(self, decision: StoredDecision) -> None:
+        self._write(
+            "put_decision",
+            "INSERT INTO gate_decisions VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                decision.tenant,
+                decision.decision_id,
+                decision.trace_id,
+                format_time(decision.decided_at),
+                decision.action,
+                int(decision.allowed),
+                decision.body,
+            ),
+        )
+
+    def decisions(self, tenant: str, *, trace_id: str) -> Sequence[StoredDecision]:
+        rows = self.conn.execute(
+            "SELECT decision_id, decided_at, action, allowed, body FROM gate_decisions"
+            " WHERE tenant = ? AND trace_id = ? ORDER BY decided_at, decision_id",
+            (tenant, trace_id),
+        )
+        return [
+            StoredDecision(
+                tenant=tenant,
+                decision_id=decision_id,
+                trace_id=trace_id,
+                decided_at=parse_time(decided_at),
+                action=action,
+                allowed=bool(allowed),
+                body=body,
+            )
+            for decision_id, decided_at, action, allowed, body in rows
+        ]
 
     def traces(
         self, tenant: str, *, subject: str | None = None, limit: int = 50
