@@ -69,6 +69,12 @@ def test_the_gate_decides_on_live_state_and_records_it_against_the_trace(
         "credit_hold: order 7842 is CREDIT_HOLD",
         "finance_approval: no Finance approval recorded",
     ]
+    ORDERS["7842"] = {"status": "RELEASABLE", "finance_approval": None}
+    try:  # one check of two passing is not enough
+        half = memory.gate("release order 7842", checks, tenant="acme", trace_id=packet.trace_id)
+    finally:
+        ORDERS["7842"] = {"status": "CREDIT_HOLD", "finance_approval": None}
+    assert not half.allowed and half.reasons == ["finance_approval: no Finance approval recorded"]
     ORDERS["7842"] = {"status": "RELEASABLE", "finance_approval": "fin-31"}
     try:
         allowed = memory.gate("release order 7842", checks, tenant="acme", trace_id=packet.trace_id)
@@ -76,7 +82,7 @@ def test_the_gate_decides_on_live_state_and_records_it_against_the_trace(
         ORDERS["7842"] = {"status": "CREDIT_HOLD", "finance_approval": None}
     assert allowed.allowed and allowed.reasons == []
     recorded = decisions(memory, tenant="acme", trace_id=packet.trace_id)
-    assert [d["allowed"] for d in recorded] == [False, True]
+    assert [d["allowed"] for d in recorded] == [False, False, True]
     assert recorded[0]["checks"]["credit_hold"]["source"] == "order-service"  # type: ignore[index]
 
 
