@@ -595,7 +595,7 @@ class SQLiteUnit:
     def decisions(self, tenant: str, *, trace_id: str) -> Sequence[StoredDecision]:
         rows = self.conn.execute(
             "SELECT decision_id, decided_at, action, allowed, body FROM gate_decisions"
-            " WHERE tenant = ? AND trace_id = ? ORDER BY decided_at, decision_id",
+            " WHERE tenant = ? AND trace_id = ? ORDER BY decided_at, rowid",
             (tenant, trace_id),
         )
         return [
