@@ -62,6 +62,7 @@ from memledger.read.context import (
     check_request,
 )
 from memledger.read.hot import HotTier, Tier
+from memledger.read.procedures import DependencyChecker
 from memledger.read.recall import RecallResult, RecallSettings, check_query, recall
 from memledger.read.trace import Replay, replay
 from memledger.read.views import check_floor, select
@@ -216,6 +217,7 @@ class Memory:
         settings: RecallSettings | None = None,
         sync: bool = True,
         tier: Tier = "full",
+        checkers: Mapping[str, DependencyChecker] | None = None,
     ) -> Packet:
         """The context packet for ``request`` within ``budget`` tokens (a total, or a
         :class:`~memledger.domain.budget.Budget` with caps per section), stored as a
@@ -243,6 +245,7 @@ class Memory:
             settings=settings,
             tier=tier,
             hot=self.hot,
+            checkers=checkers,
         )
 
     def prepare(

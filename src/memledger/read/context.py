@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from memledger.memory import Memory
     from memledger.ports import Tokenizer
     from memledger.read.hot import HotTier, Tier
+    from memledger.read.procedures import DependencyChecker
     from memledger.read.recall import RecallResult, RecallSettings
 
 MAX_REQUEST = 8_000
@@ -619,13 +620,16 @@ def build(
     store: bool = True,
     tier: Tier = "full",
     hot: HotTier | None = None,
+    checkers: Mapping[str, DependencyChecker] | None = None,
 ) -> Packet:
     """The packet for ``request`` (see the module docstring); stored as a trace unless
     ``store=False``. ``tier`` picks the memory tier (:mod:`memledger.read.hot`):
     ``"full"`` the whole read path; ``"prepared"`` the result :meth:`HotTier.prepare`
     made between turns if still valid, else the hot cache; ``"hot"`` only the hot
     cache of current values (no index read). The last two need ``subject`` and
-    ``hot``."""
+    ``hot``. A procedure is checked against what it depends on before it enters
+    (``checkers`` by dependency kind, default file and git from the working
+    directory: :mod:`memledger.read.procedures`)."""
     from memledger.read.recall import recall
     from memledger.read.trace import save
     from memledger.tokens import ApproxBpeTokenizer
@@ -719,6 +723,7 @@ def build(
             settings=settings,
         )
         _recalled(found, into=gathered)
+    _check_procedures(memory, gathered, tenant=tenant, checkers=checkers)
     gathered.candidates.append(
         Candidate(section="request", key="request", fields={"text": request}, order=0)
     )
@@ -742,6 +747,36 @@ def build(
     if store:
         save(memory, packet, gathered.candidates)
     return packet
+
+
+def _check_procedures(
+    memory: Memory,
+    gathered: _Gathered,
+    *,
+    tenant: str,
+    checkers: Mapping[str, DependencyChecker] | None,
+) -> None:
+    """Leave out the procedures whose dependencies no longer hold (or cannot be
+    checked), saying what changed."""
+    from memledger.read.procedures import check_procedure, default_checkers
+
+    ids = [c.memory_id for c in gathered.candidates if c.memory_id is not None]
+    if not ids:
+        return
+    with memory.store.read() as unit:
+        records = unit.get_records(tenant, ids)
+    using = default_checkers() if checkers is None else checkers
+    kept: list[Candidate] = []
+    for candidate in gathered.candidates:
+        record = records.get(candidate.memory_id or "")
+        found = None if record is None else check_procedure(record, using)
+        if found is None:
+            kept.append(candidate)
+            continue
+        reason, what = found
+        gathered.excluded.append(Left(section="memories", key=candidate.key, reason=reason))
+        gathered.notes.append(f"procedure {candidate.key} left out ({reason}): {what}")
+    gathered.candidates[:] = kept
 
 
 def _recalled(found: RecallResult, *, into: _Gathered) -> None:
