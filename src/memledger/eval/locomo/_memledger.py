@@ -47,8 +47,8 @@ class MemledgerRetriever:
         self._folder = tempfile.TemporaryDirectory(prefix="memledger-locomo-")
         root = Path(self._folder.name)
         self._clock = FrozenClock(datetime(2000, 1, 1, tzinfo=UTC))
-        self._memory = Memory(SQLiteStore(root / "locomo.db"), clock=self._clock)
         self._index = DerivedIndex(root / "locomo.index", embedder=embedder)
+        self._memory = Memory(SQLiteStore(root / "locomo.db"), clock=self._clock, index=self._index)
         self._tenant = ""
         self._settings = settings or RecallSettings(floor=0.0)
         self._passages: dict[str, str] = {}
@@ -100,6 +100,15 @@ class MemledgerRetriever:
                 if item.passage is not None:
                     self._passages[event_id] = item.passage.text
         return found[:k]
+
+    @property
+    def memory(self) -> Memory:
+        """The scratch store's facade (its index is this retriever's)."""
+        return self._memory
+
+    @property
+    def clock(self) -> FrozenClock:
+        return self._clock
 
     def passage(self, event_id: str, /) -> str | None:
         """The passage the last search would show of a turn (see ``Recalled.passage``)."""
