@@ -400,3 +400,17 @@ def test_pack_takes_the_most_relevant_first() -> None:
     assert [(p.key, why) for p, why in packed.excluded] == [("low", "total_budget")]
     assert packed.tokens == 27
     assert [p.key for p in place(pieces)] == ["low", "mid", "high", "r"]
+
+
+def test_a_corpus_entity_named_by_the_live_state_routes_to_the_corpus() -> None:
+    entities = frozenset({"credit hold", "expedited orders"})
+    ask = "Release order 7842 like the last urgent shipment"
+    assert not route(ask, at=NOW, corpus_entities=entities, has_corpus=True).corpus
+    routed = route(
+        ask, at=NOW, corpus_entities=entities, has_corpus=True, live_words="7842 CREDIT_HOLD"
+    )
+    assert routed.corpus and "credit hold" in routed.reasons[-1]
+    # a part of a word is not the entity
+    assert not route(
+        "the holdings", at=NOW, corpus_entities=frozenset({"hold"}), has_corpus=True
+    ).corpus

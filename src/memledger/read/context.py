@@ -213,6 +213,10 @@ def _parts(name: str) -> list[str]:
     return [p.casefold() for p in re.findall(r"[^\W_]+", name) if len(p) > 2 and not p.isdigit()]
 
 
+def _words(text: str) -> str:
+    return " ".join(re.findall(r"[^\W_]+", text.casefold()))
+
+
 def route(
     request: str,
     *,
@@ -222,16 +226,18 @@ def route(
     has_corpus: bool = False,
     has_material: bool = False,
     howto_below: float = 0.5,
+    live_words: str = "",
 ) -> Routing:
     """Memory always (what the user said before can matter to any request); the corpus
-    for a general how-to (specificity below ``howto_below``) or a request naming a
-    known corpus entity (a document title or section heading); long context only
-    when material is supplied now."""
+    for a general how-to (specificity below ``howto_below``) or when the request, or
+    the live state (``live_words``: an order on ``CREDIT_HOLD`` brings the handbook's
+    "Credit hold" section), names a known corpus entity (a document title or section
+    heading); long context only when material is supplied now."""
     score = specificity(request, at=at, names=names)
     reasons = [f"specificity {score:.2f}"]
     howto = _HOWTO.search(request) is not None
-    folded = request.casefold()
-    named = sorted(e for e in corpus_entities if len(e) > 3 and e in folded)
+    folded = f" {_words(f'{request} {live_words}')} "
+    named = sorted(e for e in corpus_entities if len(e) > 3 and f" {_words(e)} " in folded)
     corpus = False
     if has_corpus:
         if howto and score < howto_below:
@@ -666,6 +672,9 @@ def build(
         corpus_entities=entities,
         has_corpus=corpus is not None,
         has_material=bool(material),
+        live_words=" ".join(
+            str(v) for state in live for v in state.value.values() if isinstance(v, str)
+        ),
     )
     gathered = _Gathered()
     wanted = frozenset(content_words(request))
