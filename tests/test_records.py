@@ -9,7 +9,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memledger import Actor, Claim, Grant, InvalidEventError, Receipt, SourceEvent
-from memledger.domain.records import ClaimResult, FamilyRevision, format_time, parse_time
+from memledger.domain.records import (
+    ClaimResult,
+    FamilyRevision,
+    format_time,
+    parse_time,
+    require_id,
+)
+from memledger.errors import InvalidInputError
 from memledger.store import codec
 
 aware = st.datetimes(
@@ -234,3 +241,9 @@ def test_the_content_hash_keeps_its_grant_text() -> None:
     assert event.content_hash() == (  # as computed before grants were validated
         "3b3f5036e2becb09a663ddb9f61a11282f7c5151588a97a4039cdfe69051e323"
     )
+
+
+@pytest.mark.parametrize("bad", ["acme\n", "acme\r\n", "\nacme", "ac me", "acme\t"])
+def test_an_identifier_has_no_whitespace_at_either_end(bad: str) -> None:
+    with pytest.raises(InvalidInputError, match="not a valid identifier"):
+        require_id(bad, "tenant", InvalidInputError)

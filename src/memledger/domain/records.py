@@ -136,7 +136,7 @@ def require_id(value: object, what: str, error: type[Exception]) -> str:
     """Return ``value`` if it is a usable identifier, else raise ``error``."""
     if not isinstance(value, str) or not value:
         raise error(f"{what} is required and must be a non-empty string, got {value!r}")
-    if not _ID_PATTERN.match(value):
+    if not _ID_PATTERN.fullmatch(value):  # "$" alone would let a trailing newline in
         raise error(
             f"{what} {value!r} is not a valid identifier "
             "(letters, digits and . _ : @ / + -, at most 255 characters)"
