@@ -178,6 +178,8 @@ class Routing:
     specificity: float
     """0 (a general how-to anyone could ask) to 1 (about this user, their past, named ids)."""
     reasons: tuple[str, ...]
+    entities: tuple[str, ...] = ()
+    """The corpus entities the request or the live state named (also searched for)."""
 
     def to_dict(self) -> dict[str, JsonValue]:
         return {
@@ -186,6 +188,7 @@ class Routing:
             "long_context": self.long_context,
             "specificity": round(self.specificity, 3),
             "reasons": list(self.reasons),
+            "entities": list(self.entities),
         }
 
 
@@ -258,6 +261,7 @@ def route(
         long_context=has_material,
         specificity=score,
         reasons=tuple(reasons),
+        entities=tuple(named),
     )
 
 
@@ -480,7 +484,7 @@ def memory_fields(
         speaker = record.value.get("speaker") if isinstance(record.value, dict) else None
         statement = f"{speaker}: {said}" if speaker else said
     else:
-        statement = entry_text(record)
+        statement = record.claim
     window = f"from {_time(record.valid_from)}"
     if record.valid_until is not None:
         window = f"{_time(record.valid_from)} to {_time(record.valid_until)}"
@@ -490,6 +494,7 @@ def memory_fields(
         "kind": record.kind,
         "family": record.family,
         "statement": statement,
+        **({} if record.kind == "episode" else {"value": record.value}),
         "valid": window,
         "source": {
             "event": record.source_event_id,
@@ -710,7 +715,8 @@ def build(
             )
             order += 1
     if routing.corpus and corpus is not None:
-        _documents(corpus, request, tenant=tenant, now=created, into=gathered)
+        queries = (request, *routing.entities)
+        _documents(corpus, queries, tenant=tenant, now=created, into=gathered)
     if routing.memory and tier != "full":
         if subject is None or hot is None:
             raise InvalidInputError(f"tier {tier!r} needs a subject and a hot tier")
@@ -732,6 +738,8 @@ def build(
             settings=settings,
         )
         _recalled(found, into=gathered)
+        if subject is not None and hot is not None:
+            _preferences(memory, hot, tenant=tenant, subject=subject, at=valid_at, into=gathered)
     _check_procedures(memory, gathered, tenant=tenant, checkers=checkers)
     gathered.candidates.append(
         Candidate(section="request", key="request", fields={"text": request}, order=0)
@@ -816,6 +824,42 @@ def _recalled(found: RecallResult, *, into: _Gathered) -> None:
         )
 
 
+def _preferences(
+    memory: Memory,
+    hot: HotTier,
+    *,
+    tenant: str,
+    subject: str,
+    at: datetime | None,
+    into: _Gathered,
+) -> None:
+    """The subject's current preferences and standing instructions, whether or not the
+    request shares their words (how the user wants things done applies to every
+    request), below everything recall ranked."""
+    have = {c.memory_id for c in into.candidates if c.memory_id is not None}
+    values = hot.current(memory, tenant=tenant, subject=subject, valid_at=at).values
+    order = 0
+    for family, records in sorted(values.items()):
+        for record in records:
+            wanted = record.kind == "preference" or family == "instruction"
+            if not wanted or record.memory_id in have:
+                continue
+            into.candidates.append(
+                Candidate(
+                    section="memories",
+                    key=record.memory_id,
+                    fields=memory_fields(
+                        record, revision=record.revision, passage=None, outdated_by=None
+                    ),
+                    relevance=0.5,  # recall's hits count from 1 up
+                    order=1000 + order,
+                    memory_id=record.memory_id,
+                    revision=record.revision,
+                )
+            )
+            order += 1
+
+
 def _hot_values(
     memory: Memory, hot: HotTier, request: str, *, tenant: str, subject: str, into: _Gathered
 ) -> None:
@@ -848,11 +892,24 @@ def _hot_values(
 
 
 def _documents(
-    corpus: DocumentSource, request: str, *, tenant: str, now: datetime, into: _Gathered
+    corpus: DocumentSource,
+    queries: Sequence[str],
+    *,
+    tenant: str,
+    now: datetime,
+    into: _Gathered,
 ) -> None:
+    """The corpus chunks for the request and for each entity it (or the live state)
+    named, each at its best confidence; below the floor, a note instead."""
     from memledger.corpus import stale_marker
 
-    hits = list(corpus.search(request, tenant=tenant, k=5, floor=DOCUMENT_FLOOR))
+    best: dict[str, Any] = {}
+    for query in queries:
+        for hit in corpus.search(query, tenant=tenant, k=5, floor=DOCUMENT_FLOOR):
+            seen = best.get(hit.chunk.chunk_id)
+            if seen is None or hit.confidence > seen.confidence:
+                best[hit.chunk.chunk_id] = hit
+    hits = sorted(best.values(), key=lambda h: (-h.confidence, h.chunk.chunk_id))[:5]
     if not hits:
         into.notes.append("documents: nothing relevant found in the shared corpus")
         into.candidates.append(
