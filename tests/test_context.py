@@ -414,3 +414,29 @@ def test_a_corpus_entity_named_by_the_live_state_routes_to_the_corpus() -> None:
     assert not route(
         "the holdings", at=NOW, corpus_entities=frozenset({"hold"}), has_corpus=True
     ).corpus
+
+
+def test_the_sessions_recent_turns_sit_just_before_the_request(
+    memory: Memory, tmp_path: Path
+) -> None:
+    from memledger.session import CompactionPolicy, SessionMemory
+
+    policy = CompactionPolicy(window_turns=4, every_turns=2)
+    with SessionMemory(tmp_path / "s.sessions", policy=policy) as sessions:
+        for n in range(8):
+            role = "user" if n % 2 == 0 else "assistant"
+            sessions.add_turn("acme", "call-1", role=role, text=f"Turn {n} about order 7842.")
+        view = sessions.view("acme", "call-1")
+    assert view.summary is not None
+    packet = memory.context(ASK, tenant="acme", budget=2000, session=view)
+    sections = [i.section for i in packet.items]
+    assert sections[-2:] == ["session", "request"] and sections.count("session") == len(view.items)
+    keys = [i.key for i in packet.items if i.section == "session"]
+    assert keys == [f"session#{item.seq}" for item in view.items]  # summary first, in order
+    tight = Budget(total=2000, sections={"session": 60})
+    short = memory.context(ASK, tenant="acme", budget=tight, session=view)
+    kept = [i.key for i in short.items if i.section == "session"]
+    newest = f"session#{view.items[-1].seq}"
+    assert kept and newest in kept and len(kept) < len(view.items)
+    assert kept == sorted(kept, key=lambda k: int(k.split("#")[1]))
+    assert memory.replay(short.trace_id, tenant="acme").matches

@@ -75,6 +75,7 @@ from memledger.write.worker import Worker, WorkerSettings, WorkReport
 if TYPE_CHECKING:
     from memledger.ports import Tokenizer
     from memledger.read.rewrite import QueryRewriter
+    from memledger.session import SessionView
 
 
 class Memory:
@@ -218,6 +219,7 @@ class Memory:
         sync: bool = True,
         tier: Tier = "full",
         checkers: Mapping[str, DependencyChecker] | None = None,
+        session: SessionView | None = None,
     ) -> Packet:
         """The context packet for ``request`` within ``budget`` tokens (a total, or a
         :class:`~memledger.domain.budget.Budget` with caps per section), stored as a
@@ -246,6 +248,7 @@ class Memory:
             tier=tier,
             hot=self.hot,
             checkers=checkers,
+            session=session,
         )
 
     def prepare(

@@ -4,7 +4,8 @@ A packet is made of sections, placed in :data:`SECTIONS` order against
 lost-in-the-middle: the caller's hard constraints and live state at the top,
 long material the user supplied next, then retrieved documents and memories
 (within each, the least relevant first and the most relevant last, nearest the
-request), the request last.
+request), the session's recent turns (its summary, then the turns in order),
+the request last.
 
 :func:`pack` chooses what fits: *required* pieces (the request, constraints,
 live state) must all fit or the budget is refused (:class:`BudgetError`), since
@@ -26,7 +27,9 @@ from typing import Literal, get_args
 
 from memledger.errors import BudgetError
 
-Section = Literal["constraints", "live_state", "long_material", "documents", "memories", "request"]
+Section = Literal[
+    "constraints", "live_state", "long_material", "documents", "memories", "session", "request"
+]
 SECTIONS: tuple[Section, ...] = get_args(Section)
 """Placement order, top to bottom."""
 REQUIRED: frozenset[Section] = frozenset({"constraints", "live_state", "request"})

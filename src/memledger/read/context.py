@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from memledger.read.hot import HotTier, Tier
     from memledger.read.procedures import DependencyChecker
     from memledger.read.recall import RecallResult, RecallSettings
+    from memledger.session import SessionView
 
 MAX_REQUEST = 8_000
 MAX_MATERIAL = 2_000_000
@@ -402,9 +403,6 @@ def _yaml(value: JsonValue, indent: int) -> list[str]:
     return lines
 
 
-_LISTED: frozenset[Section] = frozenset({"constraints", "long_material", "documents", "memories"})
-
-
 def render_item(item_fields: Mapping[str, JsonValue], section: Section, key: str) -> str:
     """One item's block as it appears under its section's header."""
     if section == "request":
@@ -632,6 +630,7 @@ def build(
     tier: Tier = "full",
     hot: HotTier | None = None,
     checkers: Mapping[str, DependencyChecker] | None = None,
+    session: SessionView | None = None,
 ) -> Packet:
     """The packet for ``request`` (see the module docstring); stored as a trace unless
     ``store=False``. ``tier`` picks the memory tier (:mod:`memledger.read.hot`):
@@ -640,7 +639,10 @@ def build(
     cache of current values (no index read). The last two need ``subject`` and
     ``hot``. A procedure is checked against what it depends on before it enters
     (``checkers`` by dependency kind, default file and git from the working
-    directory: :mod:`memledger.read.procedures`)."""
+    directory: :mod:`memledger.read.procedures`). ``session`` (a
+    :class:`memledger.session.SessionView`) adds the session's summary and recent
+    turns just before the request, the newest turns kept first when the budget is
+    short."""
     from memledger.read.recall import recall
     from memledger.read.trace import save
     from memledger.tokens import ApproxBpeTokenizer
@@ -740,6 +742,8 @@ def build(
         _recalled(found, into=gathered)
         if subject is not None and hot is not None:
             _preferences(memory, hot, tenant=tenant, subject=subject, at=valid_at, into=gathered)
+    if session is not None:
+        _session(session, into=gathered)
     _check_procedures(memory, gathered, tenant=tenant, checkers=checkers)
     gathered.candidates.append(
         Candidate(section="request", key="request", fields={"text": request}, order=0)
@@ -820,6 +824,34 @@ def _recalled(found: RecallResult, *, into: _Gathered) -> None:
                 revision=item.record.revision,
                 passage=passage,
                 outdated_by=item.outdated_by,
+            )
+        )
+
+
+def _session(view: SessionView, *, into: _Gathered) -> None:
+    """The session's summary and turns, in order; a tight budget keeps the newest turns
+    first, then the summary."""
+    for item in view.items:
+        fields: dict[str, JsonValue]
+        if item.role == "summary":
+            first, last = item.covers or (0, 0)
+            fields = {"summary": item.text, "covers": f"turns {first}-{last}"}
+            relevance = 0.5  # under a tight budget the newest turns go first
+        else:
+            fields = {"role": item.role}
+            if item.name:
+                fields["tool"] = item.name
+            if item.compression is not None:
+                fields["compressed"] = item.compression.dropped
+            fields["text"] = item.text
+            relevance = float(item.seq)
+        into.candidates.append(
+            Candidate(
+                section="session",
+                key=f"session#{item.seq}",
+                fields=fields,
+                relevance=relevance,
+                order=item.seq,
             )
         )
 
