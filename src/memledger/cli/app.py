@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -22,6 +22,7 @@ from memledger.cli import render
 from memledger.cli._run import CliError, Group
 from memledger.cli._service import stop_on_signals
 from memledger.cli.bench import bench
+from memledger.cli.corpus import corpus
 from memledger.cli.extractors import ExtractorChoice, RequiredExtractor, describe, open_extractor
 from memledger.cli.options import (
     AsJson,
@@ -41,6 +42,7 @@ from memledger.cli.options import (
     settings_of,
     store_url,
 )
+from memledger.corpus import Corpus, default_corpus_path
 from memledger.domain.budget import Budget
 from memledger.domain.limits import check_claims, check_event
 from memledger.domain.records import Receipt, parse_time, require_id
@@ -452,6 +454,13 @@ def context_command(
         list[Path] | None,
         typer.Option("--material", help="A text file the user supplied now (long context)."),
     ] = None,
+    use_corpus: Annotated[
+        bool,
+        typer.Option(
+            "--corpus/--no-corpus",
+            help="Consult the shared corpus beside the store (<store>.corpus) when it exists.",
+        ),
+    ] = True,
     valid_at: ValidAt = None,
     embedder: EmbedderOption = "default",
     db: Db = None,
@@ -469,21 +478,24 @@ def context_command(
             supplied.append(Material(name=path.name, text=path.read_text(encoding="utf-8")))
         except (OSError, UnicodeDecodeError) as exc:
             raise CliError(f"cannot read --material {str(path)!r}: {exc}") from None
-    with _memory(ctx, db) as opened:
+    with _memory(ctx, db) as opened, ExitStack() as stack:
         memory = Memory(opened.store, index=_index_for(opened, embedder))
-        try:
-            packet = memory.context(
-                request,
-                tenant=who,
-                subject=subject,
-                budget=total,
-                live=states,
-                constraints=rules,
-                material=supplied,
-                valid_at=valid_at,
-            )
-        finally:
-            memory.index.close()
+        stack.callback(memory.index.close)
+        shared = default_corpus_path(opened.store.url)
+        documents = None
+        if use_corpus and shared.exists():
+            documents = stack.enter_context(Corpus(shared, embedder=memory.index.embedder))
+        packet = memory.context(
+            request,
+            tenant=who,
+            subject=subject,
+            budget=total,
+            live=states,
+            constraints=rules,
+            material=supplied,
+            valid_at=valid_at,
+            corpus=documents,
+        )
     if as_json:
         render.print_json(packet.to_dict())
     else:
@@ -546,6 +558,7 @@ def trace_list(
 
 
 app.add_typer(trace, name="trace")
+app.add_typer(corpus, name="corpus")
 
 
 @app.command()

@@ -61,8 +61,9 @@ if TYPE_CHECKING:
 MAX_REQUEST = 8_000
 MAX_MATERIAL = 2_000_000
 """Characters of long material a packet may be given in all."""
-DOCUMENT_FLOOR = 0.3
-"""Least confidence of a corpus chunk to enter a packet (see the corpus's ``search``)."""
+DOCUMENT_FLOOR = 0.5
+"""Least confidence of a corpus chunk to enter a packet: the corpus's own default
+(:data:`memledger.corpus.DEFAULT_FLOOR`; see its ``search``)."""
 STALE_AFTER_DAYS = 14.0
 
 
