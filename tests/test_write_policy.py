@@ -101,6 +101,28 @@ def test_moving_the_noop_threshold_turns_a_borderline_fact_into_an_add() -> None
     assert decide(borderline, [builds], Thresholds(noop=0.99)) == Add()
 
 
+def test_a_negation_is_no_repeat_however_similar_the_letters() -> None:
+    always = existing(
+        "m-rule",
+        "Instruction: Always include version numbers",
+        {"rule": "Always include version numbers", "when": "libraries"},
+        scope="rule:include-version-number",
+    )
+    never = candidate(
+        "Instruction: Never include version numbers",
+        {"rule": "Never include version numbers", "when": "libraries"},
+        scope="rule:include-version-number",
+    )
+    assert similarity(never.statement, always.statement) >= 0.85
+    assert decide(never, [always]) == Update(("m-rule",))
+    again = candidate(
+        "Instruction: Always include the version numbers",
+        {"rule": "Always include the version numbers", "when": "libraries"},
+        scope="rule:include-version-number",
+    )
+    assert isinstance(decide(again, [always]), Noop)  # a paraphrase is still a repeat
+
+
 def test_a_retraction_that_matches_nothing_changes_nothing_and_a_loose_match_deletes() -> None:
     tools = existing("m-tf", "Uses TensorFlow", "TensorFlow", scope="tool:tensorflow")
     meat = candidate("No longer eats meat", "meat", scope="item:meat", retract=True)

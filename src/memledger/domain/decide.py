@@ -6,7 +6,8 @@ pair holds mutually exclusive values) and the candidate's polarity.
 1. **DELETE** when the candidate retracts (``polarity="retract"``: "no longer
    uses TensorFlow", "the Japan trip is off") and matches an open record: the
    record of the same scope (in a global slot: holding the same value), else a
-   record of the family holding the same value or at least ``noop`` similar. A
+   record of the family holding the same value or at least ``noop`` similar (and
+   with the same negation words: "never X" is not a repeat of "always X"). A
    retraction that matches nothing changes nothing
    (:class:`Unmatched`): its value is what stopped being true, never a new record.
 2. **NOOP** when an open record of the same scope holds the same value, or a
@@ -143,6 +144,20 @@ Similarity = Callable[[str, str], float]
 (for example the max of trigram and embedding cosine) plugs in through ``WritePolicy``."""
 
 
+_NEGATION = re.compile(
+    r"\b(?:not|never|no|none|nor|without|don['’]?t|doesn['’]?t|didn['’]?t|isn['’]?t"
+    r"|aren['’]?t|won['’]?t|can['’]?t|cannot|always)\b",
+    re.IGNORECASE,
+)
+
+
+def _negations(text: str) -> frozenset[str]:
+    """The negation (and "always") words of a text: two statements that differ in them
+    ("Always include version numbers" / "Never include version numbers") are not the
+    same claim however similar their letters."""
+    return frozenset(w.casefold().replace("’", "'") for w in _NEGATION.findall(text))
+
+
 def decide(
     candidate: Candidate,
     existing: Sequence[Existing],
@@ -167,10 +182,12 @@ def decide(
             continue
         if canonical_json(record.value) == value:
             return Noop(record.memory_id, 1.0)
-        score = similar(
-            _text(candidate.statement, candidate.value), _text(record.statement, record.value)
+        ours, theirs = (
+            _text(candidate.statement, candidate.value),
+            _text(record.statement, record.value),
         )
-        if score >= thresholds.noop:
+        score = similar(ours, theirs)
+        if score >= thresholds.noop and _negations(ours) == _negations(theirs):
             return Noop(record.memory_id, score)
     overlapping = tuple(e.memory_id for e in same if e.interval.overlaps(candidate.interval))
     if overlapping:
