@@ -5,6 +5,7 @@ The public surface is re-exported here; everything else is implementation.
 
 from memledger.domain.families import Family, Schema
 from memledger.domain.intervals import Interval
+from memledger.domain.keys import ApiKey, Principal
 from memledger.domain.limits import Limits
 from memledger.domain.policy import WritePolicy
 from memledger.domain.records import (
@@ -20,10 +21,12 @@ from memledger.domain.records import (
     MemoryRecord,
     Receipt,
     ReviewItem,
+    ReviewResolution,
     RevocationReceipt,
     SourceEvent,
 )
 from memledger.errors import (
+    AuthenticationError,
     BudgetError,
     ConflictError,
     EmbedderError,
@@ -35,11 +38,13 @@ from memledger.errors import (
     InvalidInputError,
     InvalidIntervalError,
     InvalidQueryError,
+    KeyNotFoundError,
     LimitExceededError,
     MemledgerError,
     MemoryNotFoundError,
     MigrationError,
     NotFoundError,
+    PermissionDeniedError,
     ReviewNotFoundError,
     RevisionNotMetError,
     RewriterError,
@@ -59,6 +64,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Actor",
+    "ApiKey",
+    "AuthenticationError",
     "BudgetError",
     "Claim",
     "ClaimResult",
@@ -82,6 +89,7 @@ __all__ = [
     "InvalidIntervalError",
     "InvalidQueryError",
     "Job",
+    "KeyNotFoundError",
     "LimitExceededError",
     "Limits",
     "MemledgerError",
@@ -90,12 +98,15 @@ __all__ = [
     "MemoryRecord",
     "MigrationError",
     "NotFoundError",
+    "PermissionDeniedError",
+    "Principal",
     "RecallResult",
     "RecallSettings",
     "Recalled",
     "Receipt",
     "ReviewItem",
     "ReviewNotFoundError",
+    "ReviewResolution",
     "RevisionNotMetError",
     "RevocationReceipt",
     "RewriterError",

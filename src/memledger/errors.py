@@ -16,10 +16,13 @@ who do not know memledger's classes::
     │   └── BudgetError                         a context budget that cannot hold what must fit
     ├── ConflictError                           the request contradicts stored state
     │   └── EventConflictError                  event id reused with other content
+    ├── AuthenticationError                     an API key that is unknown, malformed or revoked
+    ├── PermissionDeniedError                   a valid key that may not do this
     ├── NotFoundError (LookupError)
     │   ├── MemoryNotFoundError
     │   ├── EventNotFoundError
     │   ├── ReviewNotFoundError
+    │   ├── KeyNotFoundError
     │   ├── TraceNotFoundError
     │   └── StoreNotFoundError                  no store at that URL, and not asked to create one
     ├── RevisionNotMetError                     a read cannot meet its revision floor
@@ -37,6 +40,7 @@ their edge (see ``memledger.store.sqlite``).
 from __future__ import annotations
 
 __all__ = [
+    "AuthenticationError",
     "BudgetError",
     "ConflictError",
     "EmbedderError",
@@ -48,11 +52,13 @@ __all__ = [
     "InvalidInputError",
     "InvalidIntervalError",
     "InvalidQueryError",
+    "KeyNotFoundError",
     "LimitExceededError",
     "MemledgerError",
     "MemoryNotFoundError",
     "MigrationError",
     "NotFoundError",
+    "PermissionDeniedError",
     "ReviewNotFoundError",
     "RevisionNotMetError",
     "RewriterError",
@@ -115,6 +121,17 @@ class EventConflictError(ConflictError):
     """An event id was reused with different content; the ledger is append-only."""
 
 
+class AuthenticationError(MemledgerError):
+    """An API key was not accepted: unknown, malformed or revoked. The message is the
+    same in all three cases, so a caller learns nothing about which keys exist."""
+
+
+class PermissionDeniedError(MemledgerError):
+    """An authenticated key may not do what was asked: a read-only key that writes, a
+    key of one tenant that names another, a non-admin key that administers. Nothing
+    was written."""
+
+
 class NotFoundError(MemledgerError, LookupError):
     """A named thing does not exist for this tenant."""
 
@@ -129,6 +146,10 @@ class EventNotFoundError(NotFoundError):
 
 class ReviewNotFoundError(NotFoundError):
     """No review item with that id exists for this tenant."""
+
+
+class KeyNotFoundError(NotFoundError):
+    """No API key with that id exists for this tenant."""
 
 
 class TraceNotFoundError(NotFoundError):

@@ -6,14 +6,18 @@ else; writes take it from the event. Each call is one transaction.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
+from memledger import _keys
+from memledger._schemas import TenantSchemas
 from memledger.domain.budget import Budget
-from memledger.domain.families import Schema
+from memledger.domain.families import Family, Schema
+from memledger.domain.keys import ApiKey, KeyRole, Principal, PrincipalKind
 from memledger.domain.limits import Limits, check_claims, check_event, check_reason
 from memledger.domain.policy import WritePolicy
 from memledger.domain.records import (
@@ -21,11 +25,14 @@ from memledger.domain.records import (
     Claim,
     ExtractorInfo,
     ForgetReceipt,
+    Grant,
     HistoryEntry,
     Job,
     MemoryRecord,
     Receipt,
+    ReviewDecision,
     ReviewItem,
+    ReviewResolution,
     RevocationReceipt,
     SourceEvent,
     require_aware,
@@ -39,6 +46,7 @@ from memledger.errors import (
     InvalidQueryError,
     MemoryNotFoundError,
     NotFoundError,
+    PermissionDeniedError,
 )
 from memledger.gate import Check, GateDecision, decide
 from memledger.index.derived import DerivedIndex, Progress, default_index_path
@@ -69,6 +77,7 @@ from memledger.read.views import check_floor, select
 from memledger.store import open_store
 from memledger.write.commit import Batch, append_to_ledger, commit_event, job_id_for
 from memledger.write.rederive import Rederivation, rederive
+from memledger.write.review import resolve_review
 from memledger.write.revoke import forget_event, revoke_family, revoke_memory
 from memledger.write.worker import Worker, WorkerSettings, WorkReport
 
@@ -102,6 +111,7 @@ class Memory:
         """The size limits ``ingest`` and ``commit_job`` check input against."""
         self.hot = HotTier()
         """The hot cache of current values and prepared results (latency tiers)."""
+        self._schemas = TenantSchemas(self.schema, store)
 
     @classmethod
     def open(
@@ -309,12 +319,14 @@ class Memory:
         if claims is not None:
             claims = require_claims(claims, complete=complete, extractor=extractor)
             check_claims(claims, self.limits)  # all before the write transaction
+        if claims is not None:
+            schema = self.schema_for(event.tenant, [c.family for c in claims])
         now = self.clock.now()
         with self.store.write() as unit:
             if claims is None:
                 return self._enqueue(unit, event, now)
             batch = Batch(event=event, claims=tuple(claims), complete=complete, extractor=extractor)
-            return commit_event(unit, batch, schema=self.schema, policy=self.policy, now=now)
+            return commit_event(unit, batch, schema=schema, policy=self.policy, now=now)
 
     def _enqueue(self, unit: UnitOfWork, event: SourceEvent, now: datetime) -> Receipt:
         append_to_ledger(unit, event, now=now, validate=lambda: None)
@@ -364,6 +376,7 @@ class Memory:
         require_id(job_id, "job_id", InvalidQueryError)
         claims = require_claims(claims, complete=complete, extractor=extractor)
         check_claims(claims, self.limits)  # before the write transaction
+        schema = self.schema_for(tenant, [c.family for c in claims])
         now = self.clock.now()
         with self.store.write() as unit:
             job = unit.get_job(tenant, job_id)
@@ -382,7 +395,7 @@ class Memory:
                 job_id=job_id,
                 from_ledger=True,  # read from this ledger: nothing to append or compare
             )
-            return commit_event(unit, batch, schema=self.schema, policy=self.policy, now=now)
+            return commit_event(unit, batch, schema=schema, policy=self.policy, now=now)
 
     def revoke(self, memory_id: str, *, tenant: str, reason: str = "revoked") -> RevocationReceipt:
         """Revoke a memory: every claim its source event made in its family, remnants
@@ -414,7 +427,7 @@ class Memory:
         """Revoke everything a family held, and its words in the other records of the
         events that wrote into it (as :meth:`revoke`); bumps its generation."""
         _slot(tenant, subject, family)
-        self.schema.family(family)
+        self.schema_for(tenant, [family]).family(family)
         check_reason(reason, self.limits)
         with self.store.write() as unit:
             return revoke_family(unit, tenant, subject, family, reason=reason, now=self.clock.now())
@@ -542,7 +555,7 @@ class Memory:
         include_revoked: bool,
     ) -> tuple[MemoryRecord, ...]:
         _slot(tenant, subject, family)
-        self.schema.family(family)
+        self.schema_for(tenant, [family]).family(family)
         record_time = _moment(as_of, "as_of")
         with self.store.read() as unit:
             check_floor(unit.get_family(tenant, subject, family), min_revision, source=self.url)
@@ -567,7 +580,7 @@ class Memory:
         :meth:`changes` still shows that they existed (ids and actions, no values).
         """
         _slot(tenant, subject, family)
-        self.schema.family(family)
+        self.schema_for(tenant, [family]).family(family)
         with self.store.read() as unit:
             records = unit.family_records(tenant, subject, family, open_only=False)
             revoked = unit.revoked_sources(tenant, subject, family)
@@ -580,14 +593,14 @@ class Memory:
     def changes(self, subject: str, family: str, *, tenant: str) -> tuple[HistoryEntry, ...]:
         """The family's append-only change log: every record written, closed or revoked."""
         _slot(tenant, subject, family)
-        self.schema.family(family)
+        self.schema_for(tenant, [family]).family(family)
         with self.store.read() as unit:
             return tuple(unit.history(tenant, subject, family))
 
     def family_events(self, subject: str, family: str, *, tenant: str) -> tuple[str, ...]:
         """The ids of the events committed into a family, oldest first."""
         _slot(tenant, subject, family)
-        self.schema.family(family)
+        self.schema_for(tenant, [family]).family(family)
         with self.store.read() as unit:
             return tuple(unit.family_events(tenant, subject, family))
 
@@ -617,6 +630,156 @@ class Memory:
         _tenant(tenant)
         with self.store.read() as unit:
             return tuple(unit.jobs(tenant, open_only=open_only))
+
+    # -- the service: keys, the tenant's families, the review queue -------------------------
+
+    def create_key(
+        self,
+        tenant: str,
+        actor: str,
+        *,
+        principal: PrincipalKind = "user",
+        role: KeyRole = "write",
+        grants: Iterable[Grant | str] = (),
+        label: str = "",
+    ) -> tuple[ApiKey, str]:
+        """A new API key of ``tenant`` for ``actor``, and its token ``mlk_<id>.<secret>``.
+
+        The token is returned once and never stored (only its hash is): keep it. Whoever
+        presents it acts as ``actor`` of ``tenant``, authenticated, with ``grants``
+        (:class:`Grant` or ``"family[:scope]"``; the families must exist for the tenant)
+        and ``role`` (``read``, ``write`` or ``admin``). ``principal`` says whether the
+        actor is a ``user``, an ``agent`` or a ``service``.
+        """
+        _tenant(tenant)
+        schema = self.families_of(tenant)  # before the write: it reads the store
+        with self.store.write() as unit:
+            return _keys.create_key(
+                unit,
+                tenant,
+                actor,
+                principal=principal,
+                role=role,
+                grants=grants,
+                label=label,
+                schema=schema,
+                now=self.clock.now(),
+            )
+
+    def keys(self, tenant: str) -> tuple[ApiKey, ...]:
+        """The tenant's API keys (revoked ones included), oldest first; never their tokens."""
+        _tenant(tenant)
+        with self.store.read() as unit:
+            return tuple(unit.keys(tenant))
+
+    def revoke_key(self, tenant: str, key_id: str) -> ApiKey:
+        """Revoke a key: it authenticates nothing from now on. Revoking it again is a no-op."""
+        _tenant(tenant)
+        require_id(key_id, "key_id", InvalidQueryError)
+        with self.store.write() as unit:
+            return _keys.revoke_key(unit, tenant, key_id, now=self.clock.now())
+
+    def authenticate(self, token: str, *, touch: bool = True) -> Principal:
+        """The :class:`Principal` an API key token stands for: its tenant, and its actor,
+        authenticated, with its grants and role. An unknown, malformed or revoked key
+        raises :class:`AuthenticationError`, with the same message for all three.
+        ``touch`` records the use (``last_used_at``, at most once a minute)."""
+        return _keys.authenticate(self.store, token, now=self.clock.now(), touch=touch)
+
+    def ingest_as(
+        self,
+        principal: Principal,
+        event: SourceEvent,
+        claims: Sequence[Claim] | None = None,
+        *,
+        complete: bool = True,
+        extractor: ExtractorInfo = CALLER,
+    ) -> Receipt:
+        """:meth:`ingest` on behalf of an authenticated key: the event's actor becomes the
+        key's (authenticated, with the key's grants), whatever the event said.
+
+        Refused with :class:`PermissionDeniedError`, writing nothing: a read-only key;
+        an event naming another tenant than the key's; a setting channel (``system``,
+        ``account_service``) from a key that is not a ``service``'s.
+        """
+        if not isinstance(principal, Principal):
+            raise InvalidInputError(f"expected a Principal, got {type(principal).__name__}")
+        if not isinstance(event, SourceEvent):
+            raise InvalidEventError(f"expected a SourceEvent, got {type(event).__name__}")
+        who = f"API key {principal.key_id!r}"
+        if not principal.may_write:
+            raise PermissionDeniedError(f"{who} is read-only: it cannot write")
+        if event.tenant != principal.tenant:
+            raise PermissionDeniedError(
+                f"{who} acts for tenant {principal.tenant!r}; the event names tenant "
+                f"{event.tenant!r}"
+            )
+        if event.channel in self.policy.setting_channels and principal.kind != "service":
+            raise PermissionDeniedError(
+                f"{who} is a {principal.kind}'s; only a service's key may send events on "
+                f"the {event.channel!r} channel, whose claims are business settings"
+            )
+        event = replace(event, actor=principal.actor)
+        return self.ingest(event, claims, complete=complete, extractor=extractor)
+
+    def schema_for(self, tenant: str, families: Iterable[str] = ()) -> Schema:
+        """The schema ``tenant`` writes under, from a cache that is reloaded from the
+        store when it lacks one of ``families`` (see :mod:`memledger._schemas`)."""
+        return self._schemas.covering(tenant, families)
+
+    def families_of(self, tenant: str) -> Schema:
+        """The tenant's schema as the store holds it now: :attr:`schema` (the code's,
+        for every tenant) and the families registered for the tenant."""
+        return self._schemas.of(tenant)
+
+    def register_family(self, tenant: str, family: Family) -> Family:
+        """Register a claim family for ``tenant`` only, in the store: its events may then
+        carry claims of it, in every process. The same definition again is a no-op
+        (returns the family as it stands); another definition of an existing name
+        (other kinds or ``own_say``) is a :class:`ConflictError`."""
+        _tenant(tenant)
+        with self.store.write() as unit:
+            found = self._schemas.register(unit, tenant, family, at=self.clock.now())
+        self._schemas.forget_cached(tenant)
+        return found
+
+    def resolve_review(
+        self,
+        tenant: str,
+        review_id: str,
+        *,
+        decision: ReviewDecision,
+        by: str,
+        reason: str,
+    ) -> ReviewResolution:
+        """Accept or reject a review item, recording who (``by``), why and when.
+
+        ``accept`` commits the held batch as if the order rule had said "apply", with
+        every other check as usual; a batch that contradicts itself cannot be accepted
+        (:class:`ConflictError`). ``reject`` changes nothing but the item. The same
+        decision again is acknowledged (``duplicate``), the other is a
+        :class:`ConflictError`. The rules in full: :mod:`memledger.write.review`.
+        """
+        _tenant(tenant)
+        require_id(review_id, "review_id", InvalidQueryError)
+        if decision not in ("accept", "reject"):
+            raise InvalidInputError(f"decision must be 'accept' or 'reject', got {decision!r}")
+        require_id(by, "by (who decided)", InvalidInputError)
+        check_reason(reason, self.limits)
+        schema = self.families_of(tenant)
+        with self.store.write() as unit:
+            return resolve_review(
+                unit,
+                tenant,
+                review_id,
+                decision=decision,
+                by=by,
+                reason=reason,
+                schema=schema,
+                policy=self.policy,
+                limits=self.limits,
+                now=self.clock.now(),
+            )
 
 
 def _tenant(tenant: object, subject: object = None) -> None:

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal, Protocol
 
+from memledger.domain.families import Family
+from memledger.domain.keys import ApiKey
 from memledger.domain.policy import Position
 from memledger.domain.records import (
     Claim,
@@ -134,6 +136,14 @@ class OutboxEntry:
     revision: int
     generation: int
     op: OutboxOp
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StoredKey:
+    """An API key as stored: the key, and the hash of its token (never the token)."""
+
+    key: ApiKey
+    token_hash: str
 
 
 class UnitOfWork(Protocol):
@@ -261,6 +271,13 @@ class UnitOfWork(Protocol):
     # review queue and jobs
     def add_review(self, item: ReviewItem) -> None: ...
     def reviews(self, tenant: str, *, open_only: bool) -> Sequence[ReviewItem]: ...
+    def get_review(self, tenant: str, review_id: str) -> ReviewItem | None: ...
+    def resolve_review(
+        self, tenant: str, review_id: str, *, resolution: str, by: str, reason: str, at: datetime
+    ) -> None:
+        """Record a review decision on an open item (who, why, when)."""
+        ...
+
     def add_job(self, job: Job) -> None: ...
     def get_job(self, tenant: str, job_id: str) -> Job | None: ...
     def claim_jobs(
@@ -284,6 +301,31 @@ class UnitOfWork(Protocol):
         self, tenant: str, subject: str, *, since: datetime, until: datetime
     ) -> int: ...
     def subject_events(self, tenant: str, subject: str) -> Sequence[SourceEvent]: ...
+
+    # API keys. Key ids are unique across tenants: authentication reads a key by its
+    # id alone, since that is how it learns the tenant; everything else filters by tenant.
+    def add_key(self, key: ApiKey, *, token_hash: str) -> None:
+        """Store a new key; an id already taken (by any tenant) is a ``ConflictError``."""
+        ...
+
+    def get_key(self, key_id: str) -> StoredKey | None: ...
+    def keys(self, tenant: str) -> Sequence[ApiKey]:
+        """The tenant's keys, revoked ones included, oldest first."""
+        ...
+
+    def revoke_key(self, tenant: str, key_id: str, *, at: datetime) -> None:
+        """Mark a key of the tenant revoked at ``at`` (a revoked key stays revoked)."""
+        ...
+
+    def touch_key(self, key_id: str, *, at: datetime) -> None:
+        """Record that a key was used at ``at``."""
+        ...
+
+    # families registered per tenant
+    def register_family(self, tenant: str, family: Family, *, at: datetime) -> None: ...
+    def registered_families(self, tenant: str) -> Sequence[Family]:
+        """The families registered for the tenant, by name."""
+        ...
 
 
 class Store(Protocol):

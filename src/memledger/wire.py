@@ -31,6 +31,8 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationErro
 from pydantic import JsonValue as WireValue
 from pydantic_core import ErrorDetails
 
+from memledger.domain.families import Family
+from memledger.domain.keys import ApiKey
 from memledger.domain.records import (
     CHANNELS,
     KINDS,
@@ -47,6 +49,7 @@ from memledger.domain.records import (
     MemoryRecord,
     Receipt,
     ReviewItem,
+    ReviewResolution,
     RevocationReceipt,
     Role,
     SourceEvent,
@@ -70,14 +73,17 @@ __all__ = [
     "JsonObject",
     "ParsedEvent",
     "claim_to_dict",
+    "family_to_dict",
     "history_entry_to_dict",
     "isoformat",
     "job_to_dict",
+    "key_to_dict",
     "parse_event_json",
     "parse_events_json",
     "receipt_to_dict",
     "record_to_dict",
     "rederivation_to_dict",
+    "review_resolution_to_dict",
     "review_to_dict",
     "revocation_to_dict",
     "work_report_to_dict",
@@ -504,6 +510,46 @@ def review_to_dict(item: ReviewItem) -> JsonObject:
         "created_at": isoformat(item.created_at),
         "resolved_at": _iso(item.resolved_at),
         "resolution": item.resolution,
+        "resolved_by": item.resolved_by,
+        "resolution_reason": item.resolution_reason,
+    }
+
+
+def review_resolution_to_dict(done: ReviewResolution) -> JsonObject:
+    return {
+        "review": review_to_dict(done.item),
+        "receipt": None if done.receipt is None else receipt_to_dict(done.receipt),
+        "duplicate": done.duplicate,
+    }
+
+
+def key_to_dict(key: ApiKey) -> JsonObject:
+    """An API key without its token (which is never stored)."""
+    grants: list[JsonValue] = [str(g) for g in sorted(key.grants, key=str)]
+    return {
+        "key_id": key.key_id,
+        "tenant": key.tenant,
+        "actor": key.actor_id,
+        "principal": key.principal,
+        "role": key.role,
+        "grants": grants,
+        "label": key.label,
+        "created_at": isoformat(key.created_at),
+        "revoked_at": _iso(key.revoked_at),
+        "last_used_at": _iso(key.last_used_at),
+    }
+
+
+def family_to_dict(family: Family, *, source: Literal["code", "registered"]) -> JsonObject:
+    """A claim family; ``source`` says whether the code's schema or the tenant's
+    registration defines it."""
+    kinds: list[JsonValue] = [str(k) for k in sorted(family.kinds)]
+    return {
+        "name": family.name,
+        "kinds": kinds,
+        "description": family.description,
+        "own_say": family.own_say,
+        "source": source,
     }
 
 
@@ -520,6 +566,7 @@ def history_entry_to_dict(entry: HistoryEntry) -> JsonObject:
         "status": entry.status,
         "at": isoformat(entry.at),
         "cause": entry.cause,
+        "note": entry.note,
     }
 
 

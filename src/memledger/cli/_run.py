@@ -1,7 +1,8 @@
 """How the CLI fails: one ``error: ...`` line on stderr and an exit code, never a traceback.
 
 Exit codes: ``0`` success; ``2`` a caller mistake (bad input or options, a
-missing file or tenant, not found, a conflict, an unmet revision floor); ``1``
+missing file or tenant, not found, a conflict, an unmet revision floor, a refused
+key or permission); ``1``
 the store failed, or something unexpected happened; ``130`` interrupted.
 """
 
@@ -17,10 +18,12 @@ import typer
 from typer.core import TyperGroup
 
 from memledger.errors import (
+    AuthenticationError,
     ConflictError,
     InvalidInputError,
     MemledgerError,
     NotFoundError,
+    PermissionDeniedError,
     RevisionNotMetError,
 )
 from memledger.settings import Settings
@@ -37,7 +40,15 @@ class CliError(Exception):
 
 def exit_code(exc: MemledgerError) -> int:
     """``2`` for caller mistakes, ``1`` for store failures."""
-    if isinstance(exc, InvalidInputError | NotFoundError | ConflictError | RevisionNotMetError):
+    if isinstance(
+        exc,
+        InvalidInputError
+        | NotFoundError
+        | ConflictError
+        | RevisionNotMetError
+        | AuthenticationError
+        | PermissionDeniedError,
+    ):
         return CALLER_MISTAKE
     return FAILURE
 

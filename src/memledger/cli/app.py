@@ -21,6 +21,7 @@ from rich.console import Console
 from memledger.cli import render
 from memledger.cli._run import CliError, Group
 from memledger.cli._service import stop_on_signals
+from memledger.cli.admin import keys, reviews, schema
 from memledger.cli.bench import bench
 from memledger.cli.corpus import corpus
 from memledger.cli.extractors import ExtractorChoice, RequiredExtractor, describe, open_extractor
@@ -175,9 +176,11 @@ def _check_schema(memory: Memory, parsed: Sequence[ParsedEvent], *, as_list: boo
     """Reject unknown families and kinds, and events over the size limits, in any
     event before writing the first."""
     for index, item in enumerate(parsed, 1):
+        families = [claim.family for claim in item.claims or ()]
+        tenant_schema = memory.schema_for(item.event.tenant, families)
         for n, claim in enumerate(item.claims or ()):
             try:
-                memory.schema.check(claim.family, claim.kind)
+                tenant_schema.check(claim.family, claim.kind)
             except InvalidInputError as exc:
                 label = _label(index, item, as_list=as_list)
                 raise type(exc)(f"{label}: claims[{n}]: {exc}") from None
@@ -559,6 +562,9 @@ def trace_list(
 
 app.add_typer(trace, name="trace")
 app.add_typer(corpus, name="corpus")
+app.add_typer(keys, name="keys")
+app.add_typer(schema, name="schema")
+app.add_typer(reviews, name="reviews")
 
 
 @app.command()
@@ -567,8 +573,10 @@ def reindex(
     *,
     embedder: EmbedderOption = "default",
     db: Db = None,
+    as_json: AsJson = False,
 ) -> None:
-    """Drop the derived index (<store>.index) and rebuild it from the store's outbox."""
+    """Drop the derived index (<store>.index) and rebuild it from the store's outbox
+    (every tenant's rows: the index is one file)."""
     with _memory(ctx, db) as opened:
         memory = Memory(opened.store, index=_index_for(opened, embedder))
         try:
@@ -582,6 +590,16 @@ def reindex(
             status = memory.index.status()
         finally:
             memory.index.close()
+    if as_json:
+        render.print_json(
+            {
+                "applied": applied,
+                "entries": status.entries,
+                "vectors": status.vectors,
+                "embedder": status.embedder,
+            }
+        )
+        return
     typer.echo(
         f"reindexed {applied} outbox rows: {status.entries} entries, {status.vectors} vectors"
         f" ({status.embedder or 'lexical only'})"
@@ -791,7 +809,11 @@ def worker(
     settings = WorkerSettings(batch=batch)
     with (
         _memory(ctx, db) as memory,
-        open_extractor(extractor, settings_of(ctx), schema=memory.schema) as chosen,
+        open_extractor(
+            extractor,
+            settings_of(ctx),
+            schema=memory.schema if tenant is None else memory.families_of(tenant),
+        ) as chosen,
     ):
         where = f"{memory.url} ({'every tenant' if tenant is None else f'tenant {tenant!r}'})"
         if drain:
@@ -838,7 +860,7 @@ def rederive(
     who = require_tenant(ctx, tenant)
     with (
         _memory(ctx, db) as memory,
-        open_extractor(extractor, settings_of(ctx), schema=memory.schema) as chosen,
+        open_extractor(extractor, settings_of(ctx), schema=memory.families_of(who)) as chosen,
     ):
         diff = memory.rederive(subject, tenant=who, extractor=chosen)
     if as_json:

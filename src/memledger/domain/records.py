@@ -624,9 +624,18 @@ class ForgetReceipt:
     reason: str
 
 
+ReviewDecision = Literal["accept", "reject"]
+"""What a reviewer decides about a held batch (``Memory.resolve_review``)."""
+
+ReviewResolutionState = Literal["accepted", "rejected"]
+"""A resolved review item's ``resolution``."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReviewItem:
-    """An event whose batch could not be committed as it stood. It changed nothing."""
+    """An event whose batch could not be committed as it stood. It changed nothing
+    until a reviewer resolved it (``Memory.resolve_review``): ``resolution`` says how,
+    ``resolved_by`` who, ``resolution_reason`` why and ``resolved_at`` when."""
 
     tenant: str
     review_id: str
@@ -637,6 +646,27 @@ class ReviewItem:
     created_at: datetime
     resolved_at: datetime | None = None
     resolution: str | None = None
+    resolved_by: str | None = None
+    resolution_reason: str | None = None
+    extractor: ExtractorInfo = CALLER
+    """What proposed the held claims (their lineage, kept if they are accepted)."""
+    job_id: str | None = None
+    generations: Mapping[str, int] | None = None
+    """The family generations the held work started under (a job's), if any."""
+    revocation_mark: int | None = None
+    """The tenant's revocation count when the work started: a family revoked since
+    rejects the held claims as ``stale_generation`` if they are accepted."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReviewResolution:
+    """The acknowledgement of a review decision. ``receipt`` is the event's committed
+    receipt when the batch was accepted (its revisions are consistency tokens), else
+    ``None``; ``duplicate`` says the item had already been resolved the same way."""
+
+    item: ReviewItem
+    receipt: Receipt | None
+    duplicate: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -671,11 +701,18 @@ class HistoryEntry:
     family: str
     revision: int
     generation: int
-    action: Literal["recorded", "closed", "revoked", "mentioned"]
+    action: Literal[
+        "recorded", "closed", "revoked", "mentioned", "review_accepted", "review_rejected"
+    ]
+    """``review_accepted`` / ``review_rejected``: a reviewer resolved a held batch that
+    named this family; ``memory_id`` is then the review item's id, ``status`` is
+    ``active`` (the batch was committed) or ``historical`` (it was not), and ``note``
+    says who decided and why."""
     memory_id: str
     status: RecordStatus
     at: datetime
     cause: str
+    note: str | None = None
 
 
 def format_time(value: datetime) -> str:

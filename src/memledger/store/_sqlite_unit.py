@@ -19,7 +19,6 @@ from memledger.domain.records import (
     MemoryRecord,
     Receipt,
     RecordStatus,
-    ReviewItem,
     SourceEvent,
     format_time,
     parse_time,
@@ -35,9 +34,10 @@ from memledger.ports import (
 )
 from memledger.store import Failpoint, codec
 from memledger.store import _sqlite_rows as layout
+from memledger.store._sqlite_service import ServiceRows
 
 
-class SQLiteUnit:
+class SQLiteUnit(ServiceRows):
     """One transaction on one connection. See :class:`memledger.ports.UnitOfWork`."""
 
     def __init__(self, conn: sqlite3.Connection, failpoint: Failpoint | None) -> None:
@@ -236,7 +236,7 @@ class SQLiteUnit:
     def family_events(self, tenant: str, subject: str, family: str) -> Sequence[str]:
         rows = self.conn.execute(
             "SELECT cause FROM history WHERE tenant = ? AND subject = ? AND family = ?"
-            " AND action != 'revoked' GROUP BY cause ORDER BY min(seq)",
+            " AND action IN ('recorded', 'closed', 'mentioned') GROUP BY cause ORDER BY min(seq)",
             (tenant, subject, family),
         )
         return [row[0] for row in rows]
@@ -324,7 +324,7 @@ class SQLiteUnit:
         self._write(
             "add_history",
             "INSERT INTO history (tenant, subject, family, revision, generation, action,"
-            " memory_id, status, at, cause) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " memory_id, status, at, cause, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 entry.tenant,
                 entry.subject,
@@ -336,13 +336,14 @@ class SQLiteUnit:
                 entry.status,
                 format_time(entry.at),
                 entry.cause,
+                entry.note,
             ),
         )
 
     def history(self, tenant: str, subject: str, family: str) -> Sequence[HistoryEntry]:
         rows = self.conn.execute(
-            "SELECT seq, revision, generation, action, memory_id, status, at, cause FROM history"
-            " WHERE tenant = ? AND subject = ? AND family = ? ORDER BY seq",
+            "SELECT seq, revision, generation, action, memory_id, status, at, cause, note"
+            " FROM history WHERE tenant = ? AND subject = ? AND family = ? ORDER BY seq",
             (tenant, subject, family),
         )
         return [
@@ -358,8 +359,9 @@ class SQLiteUnit:
                 status=status,
                 at=parse_time(at),
                 cause=cause,
+                note=note,
             )
-            for seq, revision, generation, action, memory_id, status, at, cause in rows
+            for seq, revision, generation, action, memory_id, status, at, cause, note in rows
         ]
 
     def add_outbox(self, record: MemoryRecord, *, op: OutboxOp, at: datetime) -> None:
@@ -621,47 +623,6 @@ class SQLiteUnit:
         return [_trace(tenant, row[4], row[:4]) for row in self.conn.execute(sql, params)]
 
     # -- review queue and jobs --------------------------------------------------------
-
-    def add_review(self, item: ReviewItem) -> None:
-        self._write(
-            "add_review",
-            "INSERT OR IGNORE INTO review_queue VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                item.tenant,
-                item.review_id,
-                item.event_id,
-                item.subject,
-                item.reason,
-                codec.claims_to_json(item.claims),
-                format_time(item.created_at),
-                layout.t(item.resolved_at),
-                item.resolution,
-            ),
-        )
-
-    def reviews(self, tenant: str, *, open_only: bool) -> Sequence[ReviewItem]:
-        sql = (
-            "SELECT review_id, event_id, subject, reason, claims, created_at, resolved_at,"
-            " resolution FROM review_queue WHERE tenant = ?"
-        )
-        if open_only:
-            sql += " AND resolved_at IS NULL"
-        sql += " ORDER BY created_at, review_id"
-        rows = self.conn.execute(sql, (tenant,)).fetchall()
-        return [
-            ReviewItem(
-                tenant=tenant,
-                review_id=rid,
-                event_id=eid,
-                subject=subject,
-                reason=reason,
-                claims=codec.claims_from_json(claims),
-                created_at=parse_time(created),
-                resolved_at=layout.pt(resolved),
-                resolution=resolution,
-            )
-            for rid, eid, subject, reason, claims, created, resolved, resolution in rows
-        ]
 
     def add_job(self, job: Job) -> None:
         self._write(

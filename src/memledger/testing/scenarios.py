@@ -22,6 +22,7 @@ from memledger.domain.records import (
     JsonValue,
     MemoryRecord,
     Receipt,
+    ReviewDecision,
     ReviewItem,
     SourceEvent,
 )
@@ -317,6 +318,22 @@ def _revoke_daily(memory: Memory) -> object:
     return memory.revoke(target.memory_id, tenant=TENANT)
 
 
+def _first_then_held(memory: Memory) -> None:
+    _first(memory)
+    held = event("evt-2", "Mondays", occurred_at=day(10, 3), sequence=1)  # sequence 1 again
+    assert memory.ingest(held, [pref("monday")]).outcome == "review"
+
+
+def _resolve(decision: ReviewDecision) -> Callable[[Memory], object]:
+    def run(memory: Memory) -> object:
+        (item,) = memory.reviews(tenant=TENANT, open_only=False)
+        return memory.resolve_review(
+            TENANT, item.review_id, decision=decision, by="reviewer-1", reason="checked"
+        )
+
+    return run
+
+
 @dataclass(frozen=True, slots=True)
 class Operation:
     """One write transaction (or a few, for the worker) under test.
@@ -345,6 +362,8 @@ OPERATIONS: dict[str, Operation] = {
         subjects=(SUBJECT, OTHER_SUBJECT),
         event_ids=("evt-1", "evt-2", "evt-3", "evt-4"),
     ),
+    "review_accept": Operation(setup=_first_then_held, run=_resolve("accept")),
+    "review_reject": Operation(setup=_first_then_held, run=_resolve("reject")),
     "revoke": Operation(setup=_first_then_daily_turn, run=_revoke_daily),
     "revoke_family": Operation(
         setup=_first_then_daily_turn,

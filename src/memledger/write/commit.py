@@ -7,7 +7,7 @@
    content: :class:`EventConflictError`); an event already decided returns
    its stored receipt;
 2. an incomplete or self-contradictory batch goes to the review queue and
-   changes nothing else;
+   changes nothing else (until a reviewer accepts it: ``reviewed=True``);
 3. lock every family the batch touches (sorted, so writers never deadlock)
    and apply the order rule; a family whose order cannot be decided sends the
    whole event to review;
@@ -38,7 +38,7 @@ from memledger.domain.records import (
     ReviewItem,
     SourceEvent,
 )
-from memledger.errors import EventConflictError
+from memledger.errors import ConflictError, EventConflictError
 from memledger.ports import UnitOfWork
 from memledger.write.apply import FamilyPlan, apply_family
 from memledger.write.batch import Batch, contradiction, distinct_claims, stable_id, validate
@@ -78,13 +78,27 @@ def finish_job(unit: UnitOfWork, event: SourceEvent, *, now: datetime) -> None:
 
 
 def commit_event(
-    unit: UnitOfWork, batch: Batch, *, schema: Schema, policy: WritePolicy, now: datetime
+    unit: UnitOfWork,
+    batch: Batch,
+    *,
+    schema: Schema,
+    policy: WritePolicy,
+    now: datetime,
+    reviewed: bool = False,
 ) -> Receipt:
     """Commit ``batch`` atomically inside ``unit``. See the module docstring.
 
     An event already decided returns its stored receipt with ``duplicate=True``,
     whatever claims come with the replay: the event, not the claim batch, is the
     unit of idempotency (a retried extractor may propose other claims).
+
+    ``reviewed=True`` commits a batch a reviewer accepted from the review queue
+    (``Memory.resolve_review``): the event's ``review`` outcome no longer stands in
+    the way, and where the order rule cannot decide (``review``) the reviewer's
+    decision applies the claims. Where the rule does decide (the family moved on
+    meanwhile) it still does, and every other check (authority, generations,
+    revoked and forgotten sources) runs as for any batch. A batch that contradicts
+    itself cannot be accepted: :class:`ConflictError`, nothing written.
     """
     event = batch.event
     if batch.from_ledger:
@@ -92,13 +106,22 @@ def commit_event(
     else:
         append_to_ledger(unit, event, now=now, validate=lambda: validate(batch, schema))
     prior = unit.get_outcome(event.tenant, event.event_id)
-    if prior is not None and prior.outcome != "queued":
+    if (
+        prior is not None
+        and prior.outcome != "queued"
+        and not (reviewed and prior.outcome == "review")
+    ):
         finish_job(unit, event, now=now)
         return replace(prior, duplicate=True)
     batch = replace(batch, claims=distinct_claims(batch.claims))
 
     problem = contradiction(batch)
     if problem is not None:
+        if reviewed:
+            raise ConflictError(
+                f"the batch of event {event.event_id!r} cannot be accepted as it stands: "
+                f"{problem}; reject the review item and ingest corrected claims as a new event"
+            )
         return _to_review(unit, batch, problem, now)
 
     plans: dict[tuple[str, str], FamilyPlan] = {}
@@ -129,7 +152,7 @@ def commit_event(
             plan.other.append((index, claim, "observation", auth.reason))
         elif claim.kind == "episode":  # a record that the turn happened: never out of order
             plan.current.append((index, claim))
-        elif plan.ordering.decision == "review":
+        elif plan.ordering.decision == "review" and not reviewed:
             return _to_review(unit, batch, plan.ordering.explanation, now)
         elif plan.ordering.decision == "historical":
             plan.other.append((index, claim, "historical", plan.ordering.reason))
@@ -154,6 +177,7 @@ def commit_event(
         results=tuple(sorted(results, key=lambda r: (r.family, r.scope, r.memory_id or ""))),
         job_id=batch.job_id,
         reason=batch.note,
+        review_id=prior.review_id if reviewed and prior is not None else None,
     )
     unit.put_outcome(receipt, at=now)
     finish_job(unit, event, now=now)
@@ -197,6 +221,16 @@ def _to_review(unit: UnitOfWork, batch: Batch, reason: str, now: datetime) -> Re
             reason=reason,
             claims=batch.claims,
             created_at=now,
+            extractor=batch.extractor,
+            job_id=batch.job_id,
+            generations=batch.generations,
+            # work that began "now" began at this review: a family revoked later makes
+            # the held claims stale, should a reviewer accept them
+            revocation_mark=(
+                unit.revocation_mark(event.tenant)
+                if batch.revocation_mark is None
+                else batch.revocation_mark
+            ),
         )
     )
     receipt = Receipt(

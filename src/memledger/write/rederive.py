@@ -133,7 +133,7 @@ def rederive(
         scratch = _Memory(
             SQLiteStore(Path(folder) / "scratch.db"),
             clock=clock,
-            schema=memory.schema,
+            schema=memory.families_of(tenant),
             policy=memory.policy,
         )
         try:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Literal
 
+from memledger.domain.families import Schema
 from memledger.domain.gates import GateSettings, gate
 from memledger.domain.limits import check_claims
 from memledger.domain.prefilter import PrefilterSettings, prefilter
@@ -80,6 +81,8 @@ class _Commit:
     job: Job
     batch: Batch
     counters: Counter[str]
+    schema: Schema
+    """The tenant's schema, looked up before the write transaction (it may read the store)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,14 +227,16 @@ class Worker:
         """Everything that happens outside a transaction: prefilter, extraction, gates."""
         reason = prefilter(event.text, turns_last_minute=recent, settings=self.settings.prefilter)
         if reason is not None:
-            return _Commit(
+            return self._commit(
                 job,
                 self._batch(job, event, (), note=f"prefilter:{reason}"),
                 Counter({f"prefilter:{reason}": 1}),
             )
         if event.role == "assistant":  # the agent's own words: kept as the turn, no claims
             episode = [episode_of(event)] if self.settings.episodes else []
-            return _Commit(job, self._batch(job, event, tuple(episode)), Counter({"agent_turn": 1}))
+            return self._commit(
+                job, self._batch(job, event, tuple(episode)), Counter({"agent_turn": 1})
+            )
         try:
             extraction = self.extractor.extract(event)
         except ExtractionError as exc:
@@ -250,7 +255,11 @@ class Worker:
         if self.settings.episodes:
             claims.append(episode_of(event))
         batch = self._batch(job, event, tuple(claims), complete=complete)
-        return _Commit(job, batch, counters)
+        return self._commit(job, batch, counters)
+
+    def _commit(self, job: Job, batch: Batch, counters: Counter[str]) -> _Commit:
+        families = {claim.family for claim in batch.claims}
+        return _Commit(job, batch, counters, self.memory.schema_for(job.tenant, families))
 
     def _batch(
         self,
@@ -280,11 +289,12 @@ class Worker:
         if extraction.dropped:
             counters["extractor_dropped"] = len(extraction.dropped)
         kept: list[Claim] = []
+        schema = self.memory.schema_for(event.tenant, {c.family for c in extraction.claims})
         for claim in extraction.claims:
             why: str | None = gate(claim, event.text, settings=self.settings.gates)
             if why is None:
                 try:
-                    validate(Batch(event=event, claims=(claim,)), self.memory.schema)
+                    validate(Batch(event=event, claims=(claim,)), schema)
                 except InvalidInputError:
                     why = "invalid"
             if why is None:
@@ -312,7 +322,7 @@ class Worker:
             unit.bump_counter(job.tenant, plan.counter)
             return JobResult(job, "failed" if failed else "retry", error=plan.error)
         receipt = commit_event(
-            unit, plan.batch, schema=self.memory.schema, policy=self.memory.policy, now=now
+            unit, plan.batch, schema=plan.schema, policy=self.memory.policy, now=now
         )
         if receipt.duplicate:
             return JobResult(job, "duplicate", receipt)

@@ -21,6 +21,7 @@ from memledger.testing.conformance._forgetting import ForgettingChecks
 from memledger.testing.conformance._input import InputChecks
 from memledger.testing.conformance._properties import PropertyChecks
 from memledger.testing.conformance._revocation import RevocationChecks
+from memledger.testing.conformance._service import ServiceChecks
 from memledger.testing.conformance._story import StoryChecks
 
 __all__ = ["StoreConformance"]
@@ -33,6 +34,8 @@ class StoreConformance(
     ForgettingChecks,
     InputChecks,
     PropertyChecks,
+    ServiceChecks,
     Base,
 ):
-    """Invariants 1-8 of DESIGN.md as far as the canonical store carries them."""
+    """Invariants 1-8 of DESIGN.md as far as the canonical store carries them, and the
+    service's state: API keys, families registered per tenant, review decisions."""

@@ -2,7 +2,8 @@
 
 Atomicity is checked on every write transaction the library runs: ingesting an
 event with its claims, queueing one (``claims=None``), a worker's lease and batch
-commit, and both revocations (:data:`~memledger.testing.scenarios.OPERATIONS`). A
+commit, both revocations and both review decisions
+(:data:`~memledger.testing.scenarios.OPERATIONS`). A
 failure (a store error) or a kill (``os._exit``) before any write step leaves the
 store exactly as before the transaction the step belongs to, and a retry then
 gives the state an uninterrupted run gives.

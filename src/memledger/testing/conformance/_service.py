@@ -1,0 +1,111 @@
+"""The service's state as every store must keep it: API keys (hashed, one tenant each),
+families registered per tenant, and review decisions with who, why and when.
+
+Each check writes through one :class:`Memory` and reads through another opened on
+the same URL, as another process of the service would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+
+from memledger.domain.families import Family
+from memledger.domain.records import Grant
+from memledger.errors import (
+    AuthenticationError,
+    ConflictError,
+    KeyNotFoundError,
+    UnknownFamilyError,
+)
+from memledger.memory import Memory
+from memledger.store import open_store
+from memledger.testing import FrozenClock
+from memledger.testing.scenarios import FAMILY, SUBJECT, TENANT, day, event, pref
+
+
+@contextmanager
+def _other(url: str, clock: FrozenClock) -> Iterator[Memory]:
+    memory = Memory(open_store(url), clock=clock)
+    try:
+        yield memory
+    finally:
+        memory.close()
+
+
+class ServiceChecks:
+    def test_keys_authenticate_from_every_process_until_revoked(
+        self, memory: Memory, store_url: str, clock: FrozenClock
+    ) -> None:
+        key, token = memory.create_key(TENANT, "agent-7", principal="agent", grants=[FAMILY])
+        assert token.startswith(f"{key.key_id}.") and token not in repr(memory.keys(TENANT))
+        with _other(store_url, clock) as other:
+            who = other.authenticate(token)
+            assert (who.tenant, who.actor.id, who.kind, who.role) == (
+                TENANT,
+                "agent-7",
+                "agent",
+                "write",
+            )
+            assert who.actor.authenticated and who.actor.grants == {Grant(family=FAMILY)}
+            assert [k.key_id for k in other.keys(TENANT)] == [key.key_id]
+            assert other.keys("globex") == ()
+            with pytest.raises(KeyNotFoundError):
+                other.revoke_key("globex", key.key_id)  # a key of another tenant
+            other.revoke_key(TENANT, key.key_id)
+        with pytest.raises(AuthenticationError):
+            memory.authenticate(token)
+        (stored,) = memory.keys(TENANT)
+        assert stored.revoked_at == clock.now() and stored.last_used_at == clock.now()
+
+    def test_registered_families_belong_to_their_tenant_and_persist(
+        self, memory: Memory, store_url: str, clock: FrozenClock
+    ) -> None:
+        diet = Family(name="diet", kinds=frozenset({"preference"}), description="What one eats.")
+        assert memory.register_family(TENANT, diet) == diet
+        assert memory.register_family(TENANT, diet) == diet  # the same again: a no-op
+        with pytest.raises(ConflictError):
+            memory.register_family(TENANT, Family(name="diet", kinds=frozenset({"fact"})))
+        with _other(store_url, clock) as other:
+            assert other.families_of(TENANT).family("diet") == diet
+            with pytest.raises(UnknownFamilyError):
+                other.families_of("globex").family("diet")
+
+    def test_review_decisions_are_kept_with_who_why_and_when(
+        self, memory: Memory, store_url: str, clock: FrozenClock
+    ) -> None:
+        memory.ingest(event("a", "Fridays", occurred_at=day(10, 2), sequence=1), [pref("friday")])
+        held = [
+            memory.ingest(
+                event(name, "Mondays", occurred_at=day(10, 3), sequence=1), [pref("monday")]
+            ).review_id
+            for name in ("b", "c")
+        ]
+        assert None not in held
+        clock.set(day(10, 4))
+        memory.resolve_review(TENANT, str(held[0]), decision="reject", by="ann", reason="typo")
+        memory.resolve_review(TENANT, str(held[1]), decision="accept", by="bo", reason="phoned")
+        with _other(store_url, clock) as other:
+            assert other.reviews(tenant=TENANT) == ()
+            items = other.reviews(tenant=TENANT, open_only=False)
+            assert [
+                (i.event_id, i.resolution, i.resolved_by, i.resolution_reason, i.resolved_at)
+                for i in items
+            ] == [
+                ("b", "rejected", "ann", "typo", day(10, 4)),
+                ("c", "accepted", "bo", "phoned", day(10, 4)),
+            ]
+            (now,) = other.current(SUBJECT, FAMILY, tenant=TENANT, valid_at=day(10, 5))
+            assert (now.value, now.source_event_id) == ("monday", "c")
+            notes = [
+                (c.action, c.memory_id, c.note)
+                for c in other.changes(SUBJECT, FAMILY, tenant=TENANT)
+                if c.action.startswith("review_")
+            ]
+            assert notes == [
+                ("review_rejected", held[0], "rejected by ann: typo"),
+                ("review_accepted", held[1], "accepted by bo: phoned"),
+            ]
+            assert other.family_events(SUBJECT, FAMILY, tenant=TENANT) == ("a", "c")
