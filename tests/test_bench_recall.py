@@ -75,6 +75,37 @@ def test_json_body_and_markdown(report: Report) -> None:
     assert "growth (hashing)" in table
 
 
+def test_tenant_wide_rows_and_the_approximate_index(report: Report) -> None:
+    for r in report.results:
+        assert r.tenant_recall_ms is not None and r.tenant_recall_ms.p50 > 0
+        if r.embedder == "none":
+            assert r.tenant_vector_ms is None and r.ann_build_seconds is None
+            assert r.tenant_recall_ann_ms is None and r.ann_overlap is None
+            continue
+        assert r.tenant_vector_ms is not None and r.tenant_recall_ann_ms is not None
+        assert r.tenant_vector_ann_ms is not None
+        assert r.ann_build_seconds is not None and r.ann_build_seconds > 0
+        assert r.ann_vectors is not None and 0 < r.ann_vectors <= r.records
+        assert r.ann_overlap is not None and r.ann_overlap_ids is not None
+        assert 0.9 <= r.ann_overlap <= 1.0 and 0.0 <= r.ann_overlap_ids <= r.ann_overlap
+        assert r.ann_overlap_stated is not None and 0.9 <= r.ann_overlap_stated <= 1.0
+        assert r.ann_cosine_ratio is not None and 0.95 <= r.ann_cosine_ratio <= 1.0 + 1e-6
+    body = json.loads(json.dumps(bench_recall.json_body(report)))
+    first = body["results"][1]
+    assert set(first) >= {"tenant_recall_ms", "tenant_recall_ann_ms", "ann_overlap"}
+    table = bench_recall.tenant_markdown(report)
+    assert table.count("\n| ") == 1 + len(report.results)
+    assert "| - | - |" in table  # the lexical rows have no vector figures
+
+
+def test_overlap_counts_equal_cosines_alike() -> None:
+    exact = [(["a", "b", "c"], [0.9, 0.5, 0.5]), ([], [])]
+    found = [(["a", "b", "d"], [0.9, 0.5, 0.5]), ([], [])]  # d ties with c
+    assert bench_recall.overlap(found, exact) == pytest.approx((1.0, 2 / 3))
+    worse = [(["a", "e", "b"], [0.9, 0.4, 0.5]), ([], [])]
+    assert bench_recall.overlap(worse, exact) == pytest.approx((2 / 3, 2 / 3))
+
+
 def test_population_is_deterministic_with_many_subjects() -> None:
     first = population("tenant-x", 5000, seed=3)
     assert len(first) == 100
@@ -107,6 +138,7 @@ def test_cli_prints_a_table_and_writes_json(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["bench", "recall", *args])
     assert result.exit_code == 0, result.output
     assert "| records | embedder |" in result.output
+    assert "tenant-wide (no subject)" in result.output
     body = json.loads(out.read_text())
     assert [r["embedder"] for r in body["results"]] == ["none"]
     assert body["results"][0]["queries"] == 5

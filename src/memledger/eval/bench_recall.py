@@ -22,6 +22,15 @@ the ten returned), one in five about something never said (it should
 abstain). Exact slot reads are ``Memory.current(subject, family)``. Twenty
 warm-up queries run first; each call is timed with ``perf_counter_ns``.
 Nothing is asserted about timings.
+
+Then the same questions are asked tenant-wide (``recall`` without ``subject``)
+with exact vector search, and with the ``hashing`` embedder again through the
+approximate index (:mod:`memledger.index._ann`; measured at every size, though
+by default it serves only tenants of 20,000 rows or more): its
+build time, recall latency, the vector search alone on both paths, and its top
+10 against the exact top 10, as ``ann_overlap`` (the share of its hits at
+least as near as the exact tenth: equal cosines count alike) and
+``ann_overlap_ids`` (the share of the exact ids it returned).
 """
 
 from __future__ import annotations
@@ -42,6 +51,7 @@ from memledger.domain.records import Actor, Grant, SourceEvent
 from memledger.errors import InvalidInputError
 from memledger.eval.machine import describe
 from memledger.eval.synthetic import FAMILIES
+from memledger.index import _ann
 from memledger.index.derived import DerivedIndex
 from memledger.index.embedders import HashingEmbedder
 from memledger.index.lexical import entry_text
@@ -283,6 +293,26 @@ class Result:
     """Questions about something never said that returned nothing."""
     mode: str
     """What recall reported: ``hybrid`` or ``lexical``."""
+    tenant_recall_ms: Percentiles | None = None
+    """The same questions without ``subject`` (tenant-wide), exact vector search."""
+    tenant_vector_ms: Percentiles | None = None
+    """Tenant-wide exact vector search alone (the query's embedding included)."""
+    ann_build_seconds: float | None = None
+    """Building the approximate index (``hashing`` only, with usearch installed)."""
+    ann_vectors: int | None = None
+    """Distinct vectors in it."""
+    tenant_recall_ann_ms: Percentiles | None = None
+    tenant_vector_ann_ms: Percentiles | None = None
+    ann_overlap: float | None = None
+    """Mean share of the approximate top 10 at least as near as the exact tenth."""
+    ann_overlap_ids: float | None = None
+    """Mean share of the exact top 10 ids the approximate top 10 holds."""
+    ann_cosine_ratio: float | None = None
+    """Mean over questions of the approximate top 10's summed cosines over the exact
+    top 10's: how much nearer the exact hits are (1.0: as near)."""
+    ann_overlap_stated: float | None = None
+    """``ann_overlap`` over the questions about a stated fact only (the others ask
+    about something never said: their exact top 10 is a flat field of near ties)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -370,12 +400,12 @@ def _embedder(mode: EmbedderMode) -> HashingEmbedder | None:
     assert_never(mode)
 
 
-def _ask(memory: Memory, question: Question) -> tuple[int, bool, str]:
-    """One timed recall: nanoseconds, whether it answered as it should, its mode."""
+def _ask(memory: Memory, question: Question, *, scoped: bool = True) -> tuple[int, bool, str]:
+    """One timed recall (for the question's subject, or tenant-wide): nanoseconds,
+    whether it answered as it should, its mode."""
+    subject = question.subject if scoped else None
     started = time.perf_counter_ns()
-    result = memory.recall(
-        question.text, tenant=MEASURED, subject=question.subject, k=K, sync=False
-    )
+    result = memory.recall(question.text, tenant=MEASURED, subject=subject, k=K, sync=False)
     elapsed = time.perf_counter_ns() - started
     if question.family is None:
         return elapsed, result.abstained, result.mode
@@ -394,6 +424,102 @@ class _Run:
     ok: list[bool]
     slot_ns: list[int]
     mode: str
+    tenant_ns: list[int]
+    vector_ns: list[int]
+    ann: _AnnRun | None
+
+
+@dataclass(frozen=True, slots=True)
+class _AnnRun:
+    build_seconds: float
+    vectors: int
+    recall_ns: list[int]
+    vector_ns: list[int]
+    overlap: float
+    overlap_ids: float
+    overlap_stated: float
+    cosine_ratio: float
+
+
+_Top = tuple[list[str], list[float]]
+"""A question's vector top ``K``: ids and cosines, nearest first."""
+
+
+def _tenant_wide(
+    memory: Memory, index: DerivedIndex, questions: Sequence[Question]
+) -> tuple[list[int], list[int], list[_Top]]:
+    """Tenant-wide recalls, then vector searches alone: their nanoseconds, and each
+    question's vector top ``K`` (nothing without an embedder)."""
+    for question in questions[:WARMUP]:
+        _ask(memory, question, scoped=False)
+    recall_ns = [_ask(memory, q, scoped=False)[0] for q in questions[WARMUP:]]
+    if index.embedder is None:
+        return recall_ns, [], []
+    vector_ns: list[int] = []
+    tops: list[_Top] = []
+    for n, question in enumerate(questions):
+        started = time.perf_counter_ns()
+        hits = index.search_vectors(question.text, tenant=MEASURED, k=K)
+        if n >= WARMUP:
+            vector_ns.append(time.perf_counter_ns() - started)
+        tops.append(([h.memory_id for h in hits], [h.cosine or 0.0 for h in hits]))
+    return recall_ns, vector_ns, tops
+
+
+def overlap(found: Sequence[_Top], exact: Sequence[_Top]) -> tuple[float, float]:
+    """Mean, over questions, of the share of the exact top that ``found`` matches:
+    by nearness (hits at least as near as the exact last one: equal cosines count
+    alike) and by ids."""
+    near: list[float] = []
+    same: list[float] = []
+    for (ids, cosines), (wanted, wanted_cosines) in zip(found, exact, strict=True):
+        if not wanted:
+            continue
+        last = wanted_cosines[-1] - 1e-6
+        near.append(min(1.0, sum(c >= last for c in cosines) / len(wanted)))
+        same.append(len(set(ids) & set(wanted)) / len(wanted))
+    return (_mean(near), _mean(same))
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def _measure_ann(
+    store: SQLiteStore,
+    path: Path,
+    *,
+    questions: Sequence[Question],
+    exact: Sequence[_Top],
+) -> _AnnRun | None:
+    """The approximate index over the ``hashing`` index at ``path``: its build, its
+    tenant-wide recalls and vector searches, its top ``K`` against ``exact``."""
+    if not _ann.available():
+        return None
+    index = DerivedIndex(path, embedder=HashingEmbedder(), ann_threshold=1)
+    memory = Memory(store, index=index)
+    try:
+        status = index.warm(MEASURED)  # reads the vectors, builds the graph
+        if status is None:
+            return None
+        recall_ns, vector_ns, tops = _tenant_wide(memory, index, questions)
+        near, same = overlap(tops, exact)
+        stated = [n for n, q in enumerate(questions) if q.family is not None]
+        near_stated, _ = overlap([tops[n] for n in stated], [exact[n] for n in stated])
+        return _AnnRun(
+            build_seconds=status.build_seconds,
+            vectors=status.vectors,
+            recall_ns=recall_ns,
+            vector_ns=vector_ns,
+            overlap=near,
+            overlap_ids=same,
+            overlap_stated=near_stated,
+            cosine_ratio=_mean(
+                [sum(c) / sum(w) for (_, c), (_, w) in zip(tops, exact, strict=True) if sum(w) > 0]
+            ),
+        )
+    finally:
+        index.close()
 
 
 def _measure(
@@ -405,9 +531,13 @@ def _measure(
     label: str,
     progress: Progress | None,
 ) -> _Run:
-    """Build ``mode``'s index over ``store``, then time recalls and slot reads."""
-    index = DerivedIndex(folder / f"index-{mode}", embedder=_embedder(mode))
+    """Build ``mode``'s index over ``store``, then time recalls and slot reads, for one
+    subject and tenant-wide (exact, then for ``hashing`` through the approximate
+    index)."""
+    path = folder / f"index-{mode}"
+    index = DerivedIndex(path, embedder=_embedder(mode), ann_threshold=None)
     memory = Memory(store, index=index)
+    closed = False
     try:
         started = time.perf_counter()
         index.sync(
@@ -429,15 +559,28 @@ def _measure(
             memory.current(question.subject, family, tenant=MEASURED)
             if n >= WARMUP:
                 slots.append(time.perf_counter_ns() - started_ns)
+        _say(progress, f"tenant  {label}", 0, 1)
+        tenant_ns, vector_ns, exact = _tenant_wide(memory, index, questions)
+        index.close()  # its vectors leave memory before the approximate index's are read
+        closed = True
+        ann = None
+        if mode == "hashing":
+            _say(progress, f"ann     {label}", 0, 1)
+            ann = _measure_ann(store, path, questions=questions, exact=exact)
+        _say(progress, f"tenant  {label}", 1, 1)
         return _Run(
             index_seconds=built,
             recall_ns=[t for t, _, _ in timed],
             ok=[ok for _, ok, _ in timed],
             slot_ns=slots,
             mode="/".join(sorted(modes | {m for _, _, m in timed})),
+            tenant_ns=tenant_ns,
+            vector_ns=vector_ns,
+            ann=ann,
         )
     finally:
-        index.close()
+        if not closed:
+            index.close()
 
 
 def _questions(people: Sequence[_Subject], count: int, seed: int) -> list[Question]:
@@ -448,6 +591,10 @@ def _questions(people: Sequence[_Subject], count: int, seed: int) -> list[Questi
     for n in range(count + WARMUP):
         chosen.append(rng.choice(absent if n % 5 == 4 else present))
     return chosen
+
+
+def _ms(nanoseconds: Sequence[int]) -> Percentiles | None:
+    return percentiles([t / 1e6 for t in nanoseconds]) if nanoseconds else None
 
 
 def _rate(flags: Sequence[bool]) -> float:
@@ -535,6 +682,16 @@ def run_size(
                         [ok for ok, q in zip(run.ok, asked, strict=True) if q.family is None]
                     ),
                     mode=run.mode,
+                    tenant_recall_ms=_ms(run.tenant_ns),
+                    tenant_vector_ms=_ms(run.vector_ns),
+                    ann_build_seconds=None if run.ann is None else run.ann.build_seconds,
+                    ann_vectors=None if run.ann is None else run.ann.vectors,
+                    tenant_recall_ann_ms=None if run.ann is None else _ms(run.ann.recall_ns),
+                    tenant_vector_ann_ms=None if run.ann is None else _ms(run.ann.vector_ns),
+                    ann_overlap=None if run.ann is None else run.ann.overlap,
+                    ann_overlap_ids=None if run.ann is None else run.ann.overlap_ids,
+                    ann_overlap_stated=None if run.ann is None else run.ann.overlap_stated,
+                    ann_cosine_ratio=None if run.ann is None else run.ann.cosine_ratio,
                 )
             )
         return results
@@ -647,5 +804,35 @@ def markdown(report: Report) -> str:
             f"(x{g.records_ratio:.1f}): recall p50 "
             f"x{g.recall_p50_ratio:.2f}, p95 x{g.recall_p95_ratio:.2f}, "
             f"slot p50 x{g.slot_p50_ratio:.2f}"
+        )
+    return "\n".join(lines)
+
+
+def tenant_markdown(report: Report) -> str:
+    """Tenant-wide recall (no subject): exact vector search, and the approximate index."""
+
+    def pair(p: Percentiles | None) -> str:
+        return "- | -" if p is None else f"{p.p50:.2f} | {p.p95:.2f}"
+
+    lines = [
+        "| records | embedder | recall p50 ms | p95 | vectors p50 ms | p95 | ANN build s "
+        "| ANN recall p50 ms | p95 | ANN vectors p50 ms | p95 "
+        "| top-10 overlap: near / ids / near, stated facts | cosine ratio |",
+        "| ---: | :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+        "| ---: |",
+    ]
+    for r in report.results:
+        build = "-" if r.ann_build_seconds is None else f"{r.ann_build_seconds:.1f}"
+        same = (
+            "-"
+            if r.ann_overlap is None or r.ann_overlap_ids is None or r.ann_overlap_stated is None
+            else f"{r.ann_overlap:.3f} / {r.ann_overlap_ids:.3f} / {r.ann_overlap_stated:.3f}"
+        )
+        lines.append(
+            f"| {r.records:,} | {r.embedder} | {pair(r.tenant_recall_ms)} | "
+            f"{pair(r.tenant_vector_ms)} | {build} | {pair(r.tenant_recall_ann_ms)} | "
+            f"{pair(r.tenant_vector_ann_ms)} | {same} | "
+            + ("-" if r.ann_cosine_ratio is None else f"{r.ann_cosine_ratio:.3f}")
+            + " |"
         )
     return "\n".join(lines)

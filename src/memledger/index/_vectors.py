@@ -3,7 +3,10 @@
 Each row carries what a hit reports of its entry (subject, family, kind,
 revision, generation, text), so a search reads no table. The rows are kept up
 to date from what the index changed since they were read (see
-:class:`memledger.index.derived.DerivedIndex`).
+:class:`memledger.index.derived.DerivedIndex`). An approximate index that
+follows the rows (:mod:`memledger.index._ann`) reads the positions each change
+touched from :attr:`Matrix.changes` and ranks its candidates with
+:meth:`Matrix.rank`, so both paths score alike.
 """
 
 from __future__ import annotations
@@ -34,6 +37,11 @@ class Matrix:
         self.by_subject: dict[str, list[int]] = {}
         self.rows = np.zeros((0, dimensions), dtype=np.float32)
         self.alive = np.zeros(0, dtype=bool)
+        self.live = 0
+        """How many rows are alive (have a vector and were not removed)."""
+        self.changes: list[int] | None = None
+        """Positions put or removed since a follower last took them (``None``: nobody
+        follows, nothing is recorded)."""
 
     @property
     def count(self) -> int:
@@ -42,7 +50,13 @@ class Matrix:
     def remove(self, memory_id: str) -> None:
         at = self.position.get(memory_id)
         if at is not None:
-            self.alive[at] = False
+            self._mark(at, alive=False)
+
+    def _mark(self, at: int, *, alive: bool) -> None:
+        self.live += int(alive) - int(self.alive[at])
+        self.alive[at] = alive
+        if self.changes is not None:
+            self.changes.append(at)
 
     def put(self, memory_id: str, row: Row, vector: bytes | None) -> None:
         at = self.position.get(memory_id)
@@ -54,6 +68,7 @@ class Matrix:
                 size = max(64, 2 * len(self.rows))
                 self.rows = np.resize(self.rows, (size, self.rows.shape[1]))
                 self.alive = np.resize(self.alive, size)
+                self.alive[at:] = False  # np.resize repeats the old values
             self.memory_ids.append(memory_id)
             self.entries.append(row)
             self.position[memory_id] = at
@@ -61,10 +76,10 @@ class Matrix:
         else:
             self.entries[at] = row  # an entry keeps its subject: it is part of its key
         if vector is None:
-            self.alive[at] = False
+            self._mark(at, alive=False)
         else:
             self.rows[at] = np.frombuffer(vector, dtype=np.float32)
-            self.alive[at] = True
+            self._mark(at, alive=True)
 
     def nearest(
         self,
@@ -91,9 +106,39 @@ class Matrix:
         typical = float(np.median(scores))
         top = min(k, len(scores))
         best = np.argpartition(-scores, top - 1)[:top]
-        best = best[np.argsort(-scores[best], kind="stable")]
+        return self._hits(positions[best], scores[best], typical=typical, tenant=tenant)
+
+    def rank(
+        self,
+        vector: npt.NDArray[np.float32],
+        positions: npt.NDArray[np.intp],
+        *,
+        typical: float,
+        tenant: str,
+        k: int,
+    ) -> list[Hit]:
+        """The ``k`` of ``positions`` (alive rows, each once) nearest to ``vector``,
+        scored as :meth:`nearest` scores them against ``typical``, the median cosine
+        of the rows searched (or an estimate of it)."""
+        if not len(positions):
+            return []
+        scores = self.rows[positions] @ vector
+        top = min(k, len(scores))
+        best = np.argpartition(-scores, top - 1)[:top]
+        return self._hits(positions[best], scores[best], typical=typical, tenant=tenant)
+
+    def _hits(
+        self,
+        positions: npt.NDArray[np.intp],
+        scores: npt.NDArray[np.float32],
+        *,
+        typical: float,
+        tenant: str,
+    ) -> list[Hit]:
+        """Hits for these rows, nearest first (ties: the row indexed first)."""
+        order = np.lexsort((positions, -scores))
         hits = []
-        for i in best:
+        for i in order:
             at = int(positions[i])
             subject, family, kind, revision, generation, text = self.entries[at]
             cosine = float(scores[i])

@@ -36,7 +36,19 @@ piled up, a sync deletes the records of them and notes the stamp it pruned at;
 rows held in memory from before that stamp are read again whole, since the
 removals they would have needed are gone. Exact search keeps tenants apart by
 construction and costs about 9 ms per 100k x 384 rows on two cores
-(``../shared/FINDINGS.md``); ``memledger bench recall`` measures it. When
+(``../shared/FINDINGS.md``); ``memledger bench recall`` measures it.
+
+A tenant-wide search (no ``subjects``) of a tenant with at least
+``ann_threshold`` live rows (:data:`~memledger.index._ann.ANN_THRESHOLD`,
+20,000, by default) goes through an approximate index instead
+(:mod:`memledger.index._ann`: usearch HNSW, the ``ann`` extra), one per tenant
+in ``<index>.ann/``: loaded or built on the first such search (a build takes
+seconds to minutes) or by :meth:`DerivedIndex.rebuild`, kept up to date with the rows on each
+:meth:`DerivedIndex.sync` and search, saved by ``sync`` (and ``close``) once
+enough changed, deleted whenever the index is reset. Its candidates are ranked
+with their exact cosines and only live rows are returned. Subject-scoped
+searches are always exact. Without usearch, or when the graph fails, searches
+stay exact; :attr:`DerivedIndex.vector_searches` counts which path served. When
 the embedder fails while feeding, entries are stored without vectors (lexical
 only, :attr:`IndexStatus.degraded`) and filled in by a later sync once the
 embedder works again.
@@ -53,13 +65,15 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from sys import intern
+from typing import Literal
 
 import numpy as np
 
 from memledger.domain.records import MemoryRecord, format_time
-from memledger.domain.standing import standing
 from memledger.errors import EmbedderError, InvalidInputError, InvalidQueryError, StoreError
+from memledger.index import _ann
 from memledger.index import _subject_bm25 as bm25
+from memledger.index._ann import ANN_THRESHOLD, AnnStatus, Graphs, TenantAnn
 from memledger.index._base import Embedder, Hit
 from memledger.index._fts import scope_token, search_subjects, search_tenant, table_name
 from memledger.index._vectors import Matrix
@@ -67,18 +81,23 @@ from memledger.index.lexical import entry_text, query_terms
 from memledger.ports import Store
 
 __all__ = [
+    "ANN_THRESHOLD",
     "WINDOW_AFTER",
     "WINDOW_BEFORE",
+    "AnnStatus",
     "DerivedIndex",
     "Hit",
     "IndexStatus",
     "Progress",
+    "VectorPath",
     "default_index_path",
 ]
 
-SCHEMA = "10"
+SCHEMA = "11"
 WINDOW_BEFORE = 2
 WINDOW_AFTER = 2
+INSTRUCTION_FAMILY = "instruction"
+"""The family of the user's standing instructions and preferences (indexed as such)."""
 """A turn's window document: its words and those of the turns just around it."""
 WINDOW_NEIGHBOUR_WORDS = 40
 """How many words of each neighbouring turn a window holds (its start): a long turn
@@ -87,6 +106,9 @@ drown the short turn's words in its window."""
 
 Progress = Callable[[int, int], None]
 """Called as ``progress(done, total)`` while an index is (re)built."""
+
+VectorPath = Literal["exact", "ann"]
+"""How a vector search was served: an exact scan or the approximate index."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -100,15 +122,15 @@ class IndexStatus:
 
 
 def _standing(record: MemoryRecord) -> str | None:
-    """When a user's turn states a standing instruction or preference for the assistant
-    (:mod:`memledger.domain.standing`), when it applies ("" for always); else ``None``.
-    Only a turn with ``role="user"``: between peers there is no assistant to
-    instruct, and the assistant's own words instruct nobody."""
-    if record.kind != "episode" or not isinstance(record.value, dict):
+    """For a standing instruction or preference of the user (a record of family
+    ``instruction``, :func:`memledger.write.extract.rules.instruction`), the requests
+    it applies to ("" for all); else ``None``. The typed record, not the turn: it is
+    current, correctable and revocable like any claim, and only the user's own turns
+    set it (``Family.own_say``)."""
+    if record.family != INSTRUCTION_FAMILY or record.kind not in ("procedure", "preference"):
         return None
-    text, role = record.value.get("text"), record.value.get("role")
-    said = standing(text) if isinstance(text, str) and role == "user" else None
-    return None if said is None else said.when
+    when = record.value.get("when") if isinstance(record.value, dict) else None
+    return when if isinstance(when, str) else ""
 
 
 def _lead(text: str) -> str:
@@ -147,19 +169,37 @@ def _thread(record: MemoryRecord) -> str | None:
 class DerivedIndex:
     """Lexical and vector search over the records of one canonical store.
 
-    ``embedder=None`` keeps the index lexical only.
+    ``embedder=None`` keeps the index lexical only. ``ann_threshold``: the live rows
+    from which a tenant's tenant-wide vector searches use the approximate index
+    (``None``: never; see the module's docstring).
     """
 
     def __init__(
-        self, path: Path | str, *, embedder: Embedder | None = None, prune_after: int = 10_000
+        self,
+        path: Path | str,
+        *,
+        embedder: Embedder | None = None,
+        prune_after: int = 10_000,
+        ann_threshold: int | None = ANN_THRESHOLD,
     ) -> None:
         if isinstance(prune_after, bool) or not isinstance(prune_after, int) or prune_after < 1:
             raise InvalidInputError(f"prune_after must be an integer >= 1, got {prune_after!r}")
+        if ann_threshold is not None and (
+            isinstance(ann_threshold, bool)
+            or not isinstance(ann_threshold, int)
+            or ann_threshold < 1
+        ):
+            raise InvalidInputError(
+                f"ann_threshold must be an integer >= 1 or None, got {ann_threshold!r}"
+            )
         self.path = Path(path)
         self.embedder = embedder
         self.prune_after = prune_after
+        self.vector_searches: dict[VectorPath, int] = {"exact": 0, "ann": 0}
+        """How many vector searches each path served since this handle was opened."""
         self._lock = threading.RLock()
         self._matrices: dict[str, Matrix] = {}
+        self._graphs = Graphs(self.path, threshold=ann_threshold)
         self._names: dict[str, tuple[int, int, frozenset[str]]] = {}
         try:
             self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -232,9 +272,17 @@ class DerivedIndex:
         self._set("epoch", str(stamp))  # vectors held in memory before this are void
         self._matrices.clear()
         self._names.clear()
+        self._graphs.drop()
+
+    @property
+    def ann_threshold(self) -> int | None:
+        """Live rows from which tenant-wide searches use the approximate index."""
+        return self._graphs.threshold
 
     def close(self) -> None:
         with self._lock:
+            if self._graphs.held():  # (closing twice reads no stamp)
+                self._graphs.close(stamp=self._stamp)
             self._conn.close()
 
     def __enter__(self) -> DerivedIndex:
@@ -383,7 +431,18 @@ class DerivedIndex:
                 progress(min(applied, max(total, applied)), max(total, applied))
         self._backfill(batch)
         self._prune()
+        self._follow_anns(tenant)
         return applied
+
+    def _follow_anns(self, tenant: str | None) -> None:
+        """Bring the approximate indexes this handle holds (``tenant``'s, or all) up to
+        date with what the sync changed, and save those that changed enough."""
+        with self._lock:
+            for name in self._graphs.held():
+                if tenant is None or name == tenant:
+                    ann = self._ann(name, self._matrix(name))
+                    if ann is not None:
+                        self._graphs.save(ann, stamp=self._stamp)
 
     def _prune(self) -> None:
         """Forget the removals recorded so far once there are ``prune_after`` of them."""
@@ -403,7 +462,24 @@ class DerivedIndex:
         with self._lock, self._transaction():
             self._drop_all()
             self._prepare()
-        return self.sync(store, progress=progress)
+        applied = self.sync(store, progress=progress)
+        self._build_anns()
+        return applied
+
+    def _build_anns(self) -> None:
+        """Build and save the approximate index of every tenant past the threshold."""
+        if self.embedder is None or self.ann_threshold is None or not _ann.available():
+            return
+        with self._lock:
+            tenants = self._conn.execute(
+                "SELECT tenant FROM entries WHERE vector IS NOT NULL GROUP BY tenant"
+                " HAVING count(*) >= ?",
+                (self.ann_threshold,),
+            ).fetchall()
+            for (tenant,) in tenants:
+                ann = self._ann(tenant, self._matrix(tenant))
+                if ann is not None:
+                    self._graphs.save(ann, stamp=self._stamp)
 
     def _embed(self, texts: Sequence[str]) -> list[bytes | None]:
         if self.embedder is None or not texts:
@@ -621,8 +697,14 @@ class DerivedIndex:
     def search_vectors(
         self, query: str, *, tenant: str, k: int, subjects: Sequence[str] | None = None
     ) -> list[Hit]:
-        """The ``k`` entries of ``tenant`` nearest to ``query`` by cosine (exact search),
-        of ``subjects`` only when given.
+        """The ``k`` entries of ``tenant`` nearest to ``query`` by cosine, of ``subjects``
+        only when given: an exact scan, or for a tenant-wide search of a tenant past
+        ``ann_threshold`` the approximate index's candidates ranked exactly.
+
+        Scores are the cosine above the median cosine of the rows searched; on the
+        approximate path that median is estimated from a fixed sample of the
+        tenant's live rows (:meth:`TenantAnn.typical`), which moves every score of
+        a query alike and keeps the exact ranking.
 
         Raises :class:`~memledger.errors.EmbedderError` when there is no embedder
         or it fails; the caller decides whether to go on lexical only.
@@ -632,7 +714,37 @@ class DerivedIndex:
             raise EmbedderError("this index has no embedder", reason="unavailable")
         vector = self.embedder.embed([query])[0]
         with self._lock:
-            return self._matrix(tenant).nearest(vector, tenant=tenant, k=k, subjects=subjects)
+            matrix = self._matrix(tenant)
+            ann = None if subjects is not None else self._ann(tenant, matrix)
+            if ann is None:
+                self.vector_searches["exact"] += 1
+                return matrix.nearest(vector, tenant=tenant, k=k, subjects=subjects)
+            self.vector_searches["ann"] += 1
+            positions = ann.candidates(vector, k=k)
+            return matrix.rank(vector, positions, typical=ann.typical(vector), tenant=tenant, k=k)
+
+    def warm(self, tenant: str) -> AnnStatus | None:
+        """Do now what ``tenant``'s first tenant-wide vector search would: read its
+        vectors and, past ``ann_threshold``, load or build its approximate index;
+        that index's status (``None``: searches stay exact)."""
+        if self.embedder is None:
+            return None
+        with self._lock:
+            ann = self._ann(tenant, self._matrix(tenant))
+            return None if ann is None else ann.status()
+
+    def ann_status(self, tenant: str) -> AnnStatus | None:
+        """The approximate index this handle holds for ``tenant``, or ``None``."""
+        with self._lock:
+            return self._graphs.status(tenant)
+
+    def _ann(self, tenant: str, matrix: Matrix) -> TenantAnn | None:
+        """``tenant``'s approximate index, up to date, if its tenant-wide searches use
+        one (call with the lock held)."""
+        assert self.embedder is not None
+        return self._graphs.get(
+            tenant, matrix, embedder=self.embedder.name, dimensions=self.embedder.dimensions
+        )
 
     def _matrix(self, tenant: str) -> Matrix:
         """``tenant``'s vectors, brought up to date (call with the lock held)."""
