@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -460,3 +460,61 @@ def test_plot_without_matplotlib_names_the_extra(
 def test_public_surface_resolves() -> None:  # ruff (RUF022) keeps __all__ sorted
     assert len(set(locomo.__all__)) == len(locomo.__all__)
     assert all(hasattr(locomo, name) for name in locomo.__all__)
+
+
+def test_a_conversation_dated_before_the_last_is_still_worked_in_its_order(
+    tmp_path: Path,
+) -> None:
+    """The retriever's store is shared by a run's conversations and its clock only moves
+    forward: a later conversation dated earlier must still have its jobs worked in the
+    order its turns were said, or a family's later event is read as older (some of the
+    user's six instructions would not be current)."""
+    from memledger.eval.locomo import load
+    from memledger.eval.locomo._memledger import MemledgerRetriever
+
+    def chat(sample: str, date: str) -> dict[str, Any]:
+        rules = [
+            "Always include version numbers when I ask about libraries.",
+            "Never use semicolons in JavaScript examples.",
+            "Always answer in metric units when I ask about distances.",
+            "From now on, format dates as day-month-year.",
+            "Always cite your sources when I ask about history.",
+            "Never suggest paid tools when I ask about note taking apps.",
+        ]
+        turns = [turn(f"D1:{n}", "user", text) for n, text in enumerate(rules, start=1)]
+        return {
+            "sample_id": sample,
+            "conversation": {
+                "speaker_a": "user",
+                "speaker_b": "assistant",
+                "session_1_date_time": date,
+                "session_1": turns,
+            },
+            "qa": [
+                {"question": "Which libraries?", "answer": "x", "evidence": ["D1:1"], "category": 4}
+            ],
+        }
+
+    path = tmp_path / "chats.json"
+    path.write_text(
+        json.dumps(
+            [
+                chat("late", "12:00 pm on 15 March, 2024"),
+                chat("early", "12:00 pm on 1 January, 2024"),
+            ]
+        )
+    )
+    data = load(path)
+    retriever = MemledgerRetriever()
+    try:
+        for conversation in data.conversations:
+            retriever.prepare(conversation)
+            rules = retriever.memory.current(
+                "conversation",
+                "instruction",
+                tenant=conversation.sample_id,
+                valid_at=conversation.last_session_at + timedelta(days=1),
+            )
+            assert len(rules) == 6, conversation.sample_id
+    finally:
+        retriever.close()

@@ -106,7 +106,8 @@ def test_recall_surfaces_an_instruction_in_scope(tmp_path: Path) -> None:
             text=text,
             role=role,  # type: ignore[arg-type]
         )
-        memory.ingest(event, [episode_of(event)])
+        memory.ingest(event)
+    memory.process(extractor=RuleExtractor())  # the instruction becomes a typed record
     asked = "Which libraries are used in this project?"
     with DerivedIndex(tmp_path / "m.index") as index:
         index.sync(memory.store)
@@ -168,7 +169,7 @@ def test_a_users_instruction_is_kept_as_a_typed_record_of_their_own(tmp_path: Pa
     rules = sorted(memory.timeline("u1", "instruction", tenant="acme"), key=lambda r: r.valid_from)
     assert [(r.kind, r.value, r.authorised) for r in rules] == [
         ("procedure", {"rule": "Always use semicolons", "when": "JavaScript"}, True),
-        ("preference", {"rule": "I prefer metric units, to be honest", "when": ""}, True),
+        ("preference", {"rule": "I prefer metric units", "when": ""}, True),
         ("procedure", {"rule": "Never use semicolons", "when": ""}, True),
     ]
     semicolons = [r for r in rules if "semicolons" in str(r.value)]
@@ -176,7 +177,7 @@ def test_a_users_instruction_is_kept_as_a_typed_record_of_their_own(tmp_path: Pa
     assert semicolons[0].valid_until == semicolons[1].valid_from
     now = memory.current("u1", "instruction", tenant="acme", valid_at=AT + timedelta(days=9))
     assert sorted(str(r.value["rule"]) for r in now) == [  # type: ignore[index]
-        "I prefer metric units, to be honest",
+        "I prefer metric units",
         "Never use semicolons",
     ]
     memory.close()
@@ -261,15 +262,17 @@ def test_an_instruction_in_scope_by_meaning_alone(tmp_path: Path) -> None:
     embedder = default_embedder()
     if embedder.name.startswith("hashing:"):
         pytest.skip("no semantic embedder installed")
-    memory = Memory(open_store(tmp_path / "m.db"), clock=FrozenClock(AT + timedelta(days=9)))
     turns = [
         "Always include data encryption details when I ask about data privacy.",
         "Always include narrator details when I ask about audiobook recommendations.",
         *[f"Which trail should we hike on weekend number {n}?" for n in range(12)],
     ]
+    clock = FrozenClock(AT)
+    memory = Memory(open_store(tmp_path / "m.db"), clock=clock)
     for n, text in enumerate(turns):
-        event = user_turn(n, text)
-        memory.ingest(event, [episode_of(event)])
+        clock.set(AT + timedelta(days=n))  # queued in the order they were said
+        memory.ingest(user_turn(n, text))
+    memory.process(extractor=RuleExtractor())
     asked = "What should I know about keeping my information safe online?"
     with DerivedIndex(tmp_path / "m.index", embedder=embedder) as index:
         index.sync(memory.store)
@@ -285,3 +288,49 @@ def test_an_instruction_in_scope_by_meaning_alone(tmp_path: Path) -> None:
         found = recall(memory, index, asked, tenant="acme", k=5, valid_at=at, settings=strict)
         assert "i0" not in [i.record.source_event_id for i in found.items]
     memory.close()
+
+
+def test_only_the_current_instruction_is_in_scope(tmp_path: Path) -> None:
+    """ "Never ..." after "Always ..." on the same matter: the typed record of the first
+    is closed, so recall brings the second only; a revoked instruction none."""
+    clock = FrozenClock(AT)
+    memory = Memory(open_store(tmp_path / "m.db"), clock=clock)
+    turns = [
+        "Always include version numbers when I ask about libraries.",
+        "Never include version numbers when I ask about libraries.",
+        *[f"Which trail should we hike on weekend number {n}?" for n in range(12)],
+    ]
+    for n, text in enumerate(turns):
+        clock.set(AT + timedelta(days=n))
+        memory.ingest(user_turn(n, text))
+    memory.process(extractor=RuleExtractor())
+    asked = "Which libraries does the billing service use?"
+    at = AT + timedelta(days=30)
+    clock.set(at)
+    with DerivedIndex(tmp_path / "m.index") as index:
+        index.sync(memory.store)
+        found = recall(memory, index, asked, tenant="acme", k=5, valid_at=at)
+        standing_items = [i for i in found.items if "standing" in i.sources]
+        assert [i.record.source_event_id for i in standing_items] == ["i1"]
+        assert standing_items[0].record.family == "instruction"
+        memory.revoke(standing_items[0].record.memory_id, tenant="acme", reason="asked")
+        index.sync(memory.store)
+        found = recall(memory, index, asked, tenant="acme", k=5, valid_at=at)
+        assert not [i for i in found.items if "standing" in i.sources]
+    memory.close()
+
+
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        ("I prefer metric units, to be honest.", "I prefer metric units"),
+        (
+            "I'm drafting my essay, and I prefer Word over Google Docs, so what should I do?",
+            "I prefer Word over Google Docs",
+        ),
+        ("I really prefer tea but my wife likes coffee.", "I really prefer tea"),
+    ],
+)
+def test_a_preference_is_the_clause_that_states_it(text: str, rule: str) -> None:
+    found = standing(text)
+    assert found is not None and found.rule == rule

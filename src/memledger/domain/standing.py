@@ -64,6 +64,27 @@ class Standing:
     end: int
 
 
+_CLAUSE_BREAK = re.compile(r",\s+|;\s+|\s+(?:but|so|because|since|and then|which)\s+", re.I)
+
+
+def _clause(said: str) -> str:
+    """The clause of ``said`` that states the preference ("I'm setting up X, and I prefer
+    Bootstrap over Foundation, can you help" -> "I prefer Bootstrap over Foundation"):
+    cut at commas, semicolons and "but / so / because" around the first "I prefer"."""
+    found = _PREFERENCE.search(said)
+    if found is None:
+        return said
+    start, end = 0, len(said)
+    for cut in _CLAUSE_BREAK.finditer(said):
+        if cut.end() <= found.start():
+            start = cut.end()
+        elif cut.start() >= found.end():
+            end = cut.start()
+            break
+    clause = re.sub(r"^(?:and|but|so|also)\s+", "", said[start:end].strip(" ,;"), flags=re.I)
+    return clause or said
+
+
 def standing(text: str) -> Standing | None:
     """The first standing instruction or stated preference in ``text``, or ``None``."""
     for sentence in sentences(text):
@@ -83,6 +104,8 @@ def standing(text: str) -> Standing | None:
             continue
         split = _WHEN.search(said)
         rule = said[: split.start()].strip(" ,") if split else said
+        if kind == "preference":
+            rule = _clause(rule)
         when = said[split.end() :].strip(" .!") if split else ""
         return Standing(kind=kind, rule=rule, when=when, start=sentence.start, end=sentence.end)
     return None

@@ -9,6 +9,9 @@ is a :func:`memledger.read.recall.recall` with the last session's date as
 now; the distinct source events of the recalled memories are the answer.
 Turns within a session are spaced 3 seconds apart, in order, so that the
 per-minute rate limit of the prefilter does not mistake a session for a flood.
+The conversations of a run share one store whose clock only moves forward; each
+ingest moves it at least a millisecond, so the jobs of a conversation dated before
+the previous one are still queued, and worked, in the order its turns were said.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from memledger.testing import FrozenClock
 from memledger.write.extract.rules import RuleExtractor
 
 SPACING = timedelta(seconds=3)
+TICK = timedelta(milliseconds=1)
 ROLES: dict[str, Role] = {"user": "user", "assistant": "assistant"}
 """Speakers that name a role (BEAM's, as in chat-completion messages); LoCoMo's speakers
 are people talking with each other, whose turns carry no role."""
@@ -63,7 +67,10 @@ class MemledgerRetriever:
             previous = key
             text = f"{turn.text} [{turn.caption}]" if turn.caption else turn.text
             at = turn.session_at + offset
-            self._clock.set(max(self._clock.now(), at))
+            # the store is shared by the conversations of a run, and its clock only moves
+            # forward: each ingest a tick later, so jobs are queued (and so worked) in the
+            # order the turns were said even when this conversation's dates are earlier
+            self._clock.set(max(self._clock.now() + TICK, at))
             self._memory.ingest(
                 SourceEvent(
                     tenant=self._tenant,
@@ -99,6 +106,8 @@ class MemledgerRetriever:
                 found.append(event_id)
                 if item.passage is not None:
                     self._passages[event_id] = item.passage.text
+                elif item.record.kind != "episode":  # a claim is shown as its statement
+                    self._passages[event_id] = item.record.claim
         return found[:k]
 
     @property
@@ -111,7 +120,8 @@ class MemledgerRetriever:
         return self._clock
 
     def passage(self, event_id: str, /) -> str | None:
-        """The passage the last search would show of a turn (see ``Recalled.passage``)."""
+        """What the last search would show of a turn: its passage (see
+        ``Recalled.passage``), or the statement of the claim recalled from it."""
         return self._passages.get(event_id)
 
     def close(self) -> None:
