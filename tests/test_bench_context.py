@@ -77,3 +77,31 @@ def test_the_context_benchmark_reports_every_tier_and_the_cost(tmp_path: Path) -
         assert 0 < timing.p50_ms <= timing.p95_ms
     out = report.to_json()
     assert out["corpus"] == "chat.json" and "cores" in out["machine"]  # type: ignore[operator]
+
+
+def test_the_context_benchmark_command(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from memledger.cli.app import app
+
+    out = tmp_path / "context.json"
+    args = [
+        "bench",
+        "context",
+        str(chat(tmp_path)),
+        "--questions",
+        "1",
+        "--budget",
+        "300",
+        "--embedder",
+        "hashing",
+        "--json",
+        str(out),
+    ]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "| chat.json | 1 | 300 |" in result.output
+    (report,) = json.loads(out.read_text())
+    assert report["packets"] == 1 and report["packet_tokens_max"] <= 300
+    missing = CliRunner().invoke(app, ["bench", "context", str(tmp_path / "none.json")])
+    assert missing.exit_code == 2 and "no benchmark file" in missing.output

@@ -126,7 +126,10 @@ def recall(
     Each size is one store: the measured tenant holds about that many records
     over size/50 subjects, three other tenants a tenth each. Each embedder mode
     indexes the same store; questions come from the data (four in five about a
-    stated fact, one in five about something never said).
+    stated fact, one in five about something never said). They are asked for
+    their subject, then tenant-wide: with exact vector search and (hashing, with
+    the 'ann' extra) through the approximate index, whose top 10 is compared with
+    the exact one.
     """
     sizes = _sizes(records, "--records")
     modes: dict[str, bench_recall.EmbedderMode] = {m: m for m in bench_recall.EMBEDDER_MODES}
@@ -158,6 +161,8 @@ def recall(
         highlight=False,
     )
     out.print(bench_recall.markdown(result), markup=False, highlight=False)
+    out.print("\ntenant-wide (no subject): exact, then the approximate index\n", markup=False)
+    out.print(bench_recall.tenant_markdown(result), markup=False, highlight=False)
     if json_out is not None:
         json_out.write_text(json.dumps(bench_recall.json_body(result), indent=2) + "\n")
 
@@ -237,3 +242,52 @@ def locomo(
         json_out.write_text(json.dumps(json_body(reports), indent=2) + "\n")
     if plot is not None:
         write_plot(reports, plot)
+
+
+@bench.command("context")
+def context(
+    files: Annotated[
+        list[Path], typer.Argument(help="LoCoMo-format files (../shared/data/*-dev.json).")
+    ],
+    *,
+    budget: Annotated[int, typer.Option(min=50, help="Token budget of each packet.")] = 2000,
+    questions: Annotated[
+        int, typer.Option(min=1, help="Packets per conversation (its first questions).")
+    ] = 20,
+    embedder: Annotated[
+        str, typer.Option(help="default (MiniLM on onnxruntime) or hashing.")
+    ] = "default",
+    json_out: Annotated[
+        Path | None, typer.Option("--json", metavar="OUT", help="Write results as JSON to OUT.")
+    ] = None,
+) -> None:
+    """Context packets on real conversations: build time cold, from the hot tier and from a
+    prepared result, and tokens per packet against sending the whole history."""
+    from memledger.eval import bench_context
+    from memledger.index.embedders import HashingEmbedder, default_embedder
+
+    if embedder not in ("default", "hashing"):
+        raise CliError(f"--embedder must be default or hashing, got {embedder!r}")
+    for path in files:
+        if not path.is_file():
+            raise CliError(f"no benchmark file at {str(path)!r}")
+    reports = []
+    with render.progress_bar() as progress:
+        tasks: dict[str, TaskID] = {}
+
+        def report(phase: str, done: int, total: int) -> None:
+            if phase not in tasks:
+                tasks[phase] = progress.add_task(phase, total=total)
+            progress.update(tasks[phase], completed=done, total=total)
+
+        for path in files:
+            vectors = default_embedder() if embedder == "default" else HashingEmbedder()
+            reports.append(
+                bench_context.run(
+                    path, budget=budget, questions=questions, embedder=vectors, progress=report
+                )
+            )
+    out = Console(soft_wrap=True)
+    out.print(bench_context.markdown(reports), markup=False, highlight=False)
+    if json_out is not None:
+        json_out.write_text(json.dumps([r.to_json() for r in reports], indent=2) + "\n")

@@ -158,3 +158,23 @@ def run(
         cost_per_call_history=round(mean_history * PRICE_PER_MILLION / 1e6, 6),
         machine=describe(),
     )
+
+
+def markdown(reports: Sequence[ContextReport]) -> str:
+    """The reports side by side: timings per tier, tokens and cost per call."""
+    lines = [
+        "| corpus | packets | budget | cold p50 / p95 ms | hot p50 / p95 ms "
+        "| prepared p50 / p95 ms | packet tokens (mean / max) | whole history tokens "
+        "(mean / max) | $ per call: packet / history |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in reports:
+        lines.append(
+            f"| {r.corpus} | {r.packets} | {r.budget} | {r.cold.p50_ms:.1f} / {r.cold.p95_ms:.1f} "
+            f"| {r.hot.p50_ms:.2f} / {r.hot.p95_ms:.2f} "
+            f"| {r.prepared.p50_ms:.2f} / {r.prepared.p95_ms:.2f} "
+            f"| {r.packet_tokens_mean:,.0f} / {r.packet_tokens_max:,} "
+            f"| {r.history_tokens_mean:,.0f} / {r.history_tokens_max:,} "
+            f"| {r.cost_per_call_packet:.5f} / {r.cost_per_call_history:.4f} |"
+        )
+    return "\n".join(lines)
