@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.progress import (
-    TaskID,
-)
+from rich.progress import Progress, TaskID
 
 from memledger.cli import render
 from memledger.cli._run import CliError
@@ -19,6 +18,18 @@ from memledger.eval import bench_recall, bench_write
 from memledger.eval.machine import describe
 
 bench = typer.Typer(help="Benchmarks (figures for the README; not tests).", no_args_is_help=True)
+
+
+def _reporter(progress: Progress) -> Callable[[str, int, int], None]:
+    """A ``progress(phase, done, total)`` callback that keeps one bar per phase."""
+    tasks: dict[str, TaskID] = {}
+
+    def report(phase: str, done: int, total: int) -> None:
+        if phase not in tasks:
+            tasks[phase] = progress.add_task(phase, total=total)
+        progress.update(tasks[phase], completed=done, total=total)
+
+    return report
 
 
 def _sizes(text: str, option: str) -> list[int]:
@@ -140,12 +151,7 @@ def recall(
             f"got {embedder!r}"
         )
     with render.progress_bar() as progress:
-        tasks: dict[str, TaskID] = {}
-
-        def report(phase: str, done: int, total: int) -> None:
-            if phase not in tasks:
-                tasks[phase] = progress.add_task(phase, total=total)
-            progress.update(tasks[phase], completed=done, total=total)
+        report = _reporter(progress)
 
         result = bench_recall.run(
             sizes, [modes[n] for n in names], queries=queries, progress=report
@@ -273,12 +279,7 @@ def context(
             raise CliError(f"no benchmark file at {str(path)!r}")
     reports = []
     with render.progress_bar() as progress:
-        tasks: dict[str, TaskID] = {}
-
-        def report(phase: str, done: int, total: int) -> None:
-            if phase not in tasks:
-                tasks[phase] = progress.add_task(phase, total=total)
-            progress.update(tasks[phase], completed=done, total=total)
+        report = _reporter(progress)
 
         for path in files:
             vectors = default_embedder() if embedder == "default" else HashingEmbedder()

@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 
 from memledger.eval.locomo._data import load
@@ -34,6 +35,8 @@ from memledger.eval.locomo._harness import percentile
 from memledger.eval.locomo._memledger import MemledgerRetriever, _id
 from memledger.eval.machine import describe
 from memledger.index.embedders import Embedder
+from memledger.read.context import Packet
+from memledger.read.hot import Tier
 from memledger.tokens import ApproxBpeTokenizer
 
 PRICE_PER_MILLION = 3.0
@@ -67,6 +70,13 @@ class ContextReport:
 
     def to_json(self) -> dict[str, object]:
         return asdict(self)
+
+
+def _timed(build: Callable[..., Packet], tier: Tier, *, into: list[float]) -> Packet:
+    started = time.perf_counter_ns()
+    packet = build(tier=tier)
+    into.append((time.perf_counter_ns() - started) / 1e6)
+    return packet
 
 
 def _timing(samples: Sequence[float]) -> Timing:
@@ -109,33 +119,20 @@ def run(
                 history = "\n".join(f"{t.speaker}: {t.text}" for t in conversation.turns)
                 whole = counter.count(history)
                 for n, question in enumerate(asked):
-                    started = time.perf_counter_ns()
-                    packet = memory.context(
-                        question.text, tenant=tenant, subject="conversation", budget=budget
+                    build = partial(
+                        memory.context,
+                        question.text,
+                        tenant=tenant,
+                        subject="conversation",
+                        budget=budget,
                     )
-                    cold.append((time.perf_counter_ns() - started) / 1e6)
+                    packet = _timed(build, "full", into=cold)
                     packet_tokens.append(packet.tokens)
                     history_tokens.append(whole)
                     memory.hot.current(memory, tenant=tenant, subject="conversation")  # warm
-                    started = time.perf_counter_ns()
-                    memory.context(
-                        question.text,
-                        tenant=tenant,
-                        subject="conversation",
-                        budget=budget,
-                        tier="hot",
-                    )
-                    hot.append((time.perf_counter_ns() - started) / 1e6)
+                    _timed(build, "hot", into=hot)
                     memory.prepare(question.text, tenant=tenant, subject="conversation")
-                    started = time.perf_counter_ns()
-                    memory.context(
-                        question.text,
-                        tenant=tenant,
-                        subject="conversation",
-                        budget=budget,
-                        tier="prepared",
-                    )
-                    prepared.append((time.perf_counter_ns() - started) / 1e6)
+                    _timed(build, "prepared", into=prepared)
                     if progress is not None:
                         progress(conversation.sample_id, n + 1, len(asked))
             finally:
