@@ -12,7 +12,7 @@ from memledger.errors import InvalidClaimError, InvalidInputError
 from memledger.store import open_store
 from memledger.store.codec import claims_from_json, claims_to_json
 from memledger.testing import FrozenClock
-from memledger.testing.scenarios import TENANT, actor, day, event
+from memledger.testing.scenarios import SUBJECT, TENANT, actor, day, event
 from memledger.wire import claim_to_dict, parse_event_json
 from memledger.write.batch import distinct_claims
 
@@ -136,3 +136,41 @@ def test_polarity_travels_through_the_review_queue_the_wire_and_the_batch_key() 
     assert parsed.claims == (dropped,)
     with pytest.raises(InvalidClaimError, match="polarity"):
         Claim(family="tool", kind="fact", statement="x", value="x", polarity="negate")  # type: ignore[arg-type]
+
+
+def taste(item: str, sentiment: str = "like") -> Claim:
+    return Claim(
+        family="likes",
+        kind="preference",
+        statement=f"{sentiment.capitalize()}s {item}",
+        value={"item": item, "sentiment": sentiment},
+        scope=f"item:{item}",
+        grounding=item,
+    )
+
+
+def test_a_late_event_is_historical_only_where_its_scope_holds_newer_state(
+    tmp_path: Path,
+) -> None:
+    """A family's position is one point for all its scopes: a late "likes jazz" is not
+    overtaken by a newer "likes tea", while a late "dislikes tea" is."""
+    memory = Memory(open_store(tmp_path / "m.db"), clock=FrozenClock(day(10, 20)))
+    fan = actor("likes")
+    memory.ingest(event("e2", "I like tea.", occurred_at=day(10, 2), who=fan), [taste("tea")])
+    late = memory.ingest(
+        event("e1", "I like jazz.", occurred_at=day(10, 1), who=fan), [taste("jazz")]
+    )
+    assert [r.disposition for r in late.results] == ["current"]
+    older = memory.ingest(
+        event("e0", "I dislike tea.", occurred_at=day(9, 30), who=fan),
+        [taste("tea", "dislike")],
+    )
+    assert [(r.disposition, r.reason) for r in older.results] == [("historical", "older_sequence")]
+    now = memory.current(SUBJECT, "likes", tenant=TENANT, valid_at=day(10, 20))
+    assert sorted(str(r.value) for r in now) == sorted(
+        [str({"item": "jazz", "sentiment": "like"}), str({"item": "tea", "sentiment": "like"})]
+    )
+    with memory.store.read() as unit:  # the family still stands at its newest event
+        (slot,) = [s for s in unit.families(TENANT, SUBJECT) if s.family == "likes"]
+    assert slot.position is not None and slot.position.event_id == "e2"
+    memory.close()

@@ -54,6 +54,9 @@ class FamilyPlan:
     other: list[tuple[int, Claim, Disposition, ExclusionReason | None]] = field(
         default_factory=list
     )
+    behind: bool = False
+    """The event is late for the family (some of its claims apply only because nothing
+    newer holds their scope): the family's position stays where it is."""
 
 
 def apply_family(
@@ -85,7 +88,7 @@ def apply_family(
         record = writer.claim(index, claim, disposition, reason)
         results[index] = _result(claim, disposition, record.memory_id, reason=reason)
 
-    moved = any(claim.kind != "episode" for _, claim in plan.current)
+    moved = not plan.behind and any(claim.kind != "episode" for _, claim in plan.current)
     position = Position.of(event) if moved else slot.position
     unit.put_family(replace(slot, revision=revision, position=position, updated_at=at))
     return FamilyRevision(

@@ -154,8 +154,13 @@ def commit_event(
             plan.current.append((index, claim))
         elif plan.ordering.decision == "review" and not reviewed:
             return _to_review(unit, batch, plan.ordering.explanation, now)
-        elif plan.ordering.decision == "historical":
+        elif plan.ordering.decision == "historical" and _overtaken(
+            unit, event, subject, claim, policy
+        ):
             plan.other.append((index, claim, "historical", plan.ordering.reason))
+        elif plan.ordering.decision == "historical":  # late, but nothing newer in its scope
+            plan.current.append((index, claim))
+            plan.behind = True
         else:
             plan.current.append((index, claim))
 
@@ -197,6 +202,30 @@ def _stale(unit: UnitOfWork, batch: Batch, generation: int, subject: str, family
         return True
     mark = batch.revocation_mark
     return mark is not None and unit.revoked_after(event.tenant, subject, family, mark)
+
+
+def _overtaken(
+    unit: UnitOfWork, event: SourceEvent, subject: str, claim: Claim, policy: WritePolicy
+) -> bool:
+    """Whether a claim of an event that is late for its family meets newer state in its
+    own scope: a record of that scope written, or closed, by an event that the order
+    rule puts after this one. A family's position is one point for all its scopes; a
+    late "likes: jazz" is not overtaken by a newer "likes: tea"."""
+    incoming = Position.of(event)
+    events: set[str] = set()
+    for record in unit.family_records(event.tenant, subject, claim.family, open_only=False):
+        if record.scope == claim.scope:
+            events.add(record.source_event_id)
+            if record.closed_by and record.status in ("superseded", "retracted"):
+                events.add(record.closed_by)  # closed by an event's decision
+    events.discard(event.event_id)
+    for event_id in sorted(events):
+        stored = unit.get_event(event.tenant, event_id)
+        if stored is None:
+            return True  # cannot tell: keep the family's answer
+        if order(incoming, Position.of(stored.event), policy).decision != "apply":
+            return True
+    return False
 
 
 def _rejected(claim: Claim, reason: ExclusionReason) -> ClaimResult:
