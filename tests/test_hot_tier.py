@@ -131,3 +131,15 @@ def test_the_voice_budget(llm: int, band: str, tiers: tuple[str, ...]) -> None:
     assert found.residual_ms == max(0, 800 - (100 + 150 + llm + 250))
     with pytest.raises(InvalidInputError):
         voice_budget(-1, vad_ms=0, stt_ms=0, llm_first_token_ms=0, tts_ms=0)
+
+
+def test_the_hot_tier_opens_no_index(tmp_path: Path) -> None:
+    """A voice agent's first hot packet must not wait for the index (and its embedding
+    model) to load."""
+    memory = Memory(open_store(tmp_path / "m.db"), clock=FrozenClock(NOW))
+    memory.ingest(event(1, "Send me the digest fridays please."), digest("fridays"))
+    packet = memory.context(ASK, tenant="acme", subject="u1", budget=800, tier="hot")
+    assert "fridays" in packet.text
+    assert memory._index is None
+    assert not (tmp_path / "m.db.index").exists()
+    memory.close()

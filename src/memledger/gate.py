@@ -103,11 +103,15 @@ class GateDecision:
         }
 
 
-_REMEMBERED = ("Packet", "PacketItem", "RecallResult", "Recalled", "HotValues", "Replay")
-
-
 def _remembered(answer: object) -> bool:
-    return isinstance(answer, MemoryRecord) or type(answer).__name__ in _REMEMBERED
+    """Whether a check answered with something remembered rather than read live."""
+    from memledger.read.context import Packet, PacketItem
+    from memledger.read.hot import HotValues
+    from memledger.read.recall import Recalled, RecallResult
+    from memledger.read.trace import Replay
+
+    remembered = (MemoryRecord, Packet, PacketItem, RecallResult, Recalled, HotValues, Replay)
+    return isinstance(answer, remembered)
 
 
 def decide(

@@ -242,7 +242,7 @@ class Memory:
             self.index.sync(self.store, tenant=tenant)
         return build(
             self,
-            self.index,
+            self.index if tier == "full" else self._index,  # the hot tiers need none
             request,
             tenant=tenant,
             subject=subject,

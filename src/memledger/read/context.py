@@ -613,7 +613,7 @@ def assemble(
 
 def build(
     memory: Memory,
-    index: DerivedIndex,
+    index: DerivedIndex | None,
     request: str,
     *,
     tenant: str,
@@ -671,7 +671,8 @@ def build(
     counter = tokenizer or ApproxBpeTokenizer()
     created = memory.clock.now()
     at = valid_at or created
-    names = index.names(tenant, subject=subject)
+    # the hot tiers read no index: their routing goes without the tenant's names
+    names = index.names(tenant, subject=subject) if index is not None else frozenset()
     entities = corpus.entities(tenant) if corpus is not None else frozenset()
     routing = route(
         request,
@@ -730,6 +731,8 @@ def build(
             gathered.notes.append(f"memory: prepared for {hot.prepared_request(tenant, subject)!r}")
             _recalled(ready, into=gathered)
     elif routing.memory:
+        if index is None:
+            raise InvalidInputError("the full tier needs the derived index")
         found = recall(
             memory,
             index,
@@ -771,6 +774,30 @@ def build(
     return packet
 
 
+def _memory(
+    record: MemoryRecord,
+    *,
+    relevance: float,
+    order: int,
+    passage: tuple[int, int] | None = None,
+    outdated_by: str | None = None,
+) -> Candidate:
+    """A memory as a packet candidate, with what a trace keeps of it."""
+    return Candidate(
+        section="memories",
+        key=record.memory_id,
+        fields=memory_fields(
+            record, revision=record.revision, passage=passage, outdated_by=outdated_by
+        ),
+        relevance=relevance,
+        order=order,
+        memory_id=record.memory_id,
+        revision=record.revision,
+        passage=passage,
+        outdated_by=outdated_by,
+    )
+
+
 def _check_procedures(
     memory: Memory,
     gathered: _Gathered,
@@ -810,19 +837,10 @@ def _recalled(found: RecallResult, *, into: _Gathered) -> None:
     for rank, item in enumerate(found.items):
         passage = None if item.passage is None else (item.passage.start, item.passage.end)
         into.candidates.append(
-            Candidate(
-                section="memories",
-                key=item.record.memory_id,
-                fields=memory_fields(
-                    item.record,
-                    revision=item.record.revision,
-                    passage=passage,
-                    outdated_by=item.outdated_by,
-                ),
+            _memory(
+                item.record,
                 relevance=float(count - rank),  # recall's order decides
                 order=rank,
-                memory_id=item.record.memory_id,
-                revision=item.record.revision,
                 passage=passage,
                 outdated_by=item.outdated_by,
             )
@@ -877,19 +895,8 @@ def _preferences(
             wanted = record.kind == "preference" or family == "instruction"
             if not wanted or record.memory_id in have:
                 continue
-            into.candidates.append(
-                Candidate(
-                    section="memories",
-                    key=record.memory_id,
-                    fields=memory_fields(
-                        record, revision=record.revision, passage=None, outdated_by=None
-                    ),
-                    relevance=0.5,  # recall's hits count from 1 up
-                    order=1000 + order,
-                    memory_id=record.memory_id,
-                    revision=record.revision,
-                )
-            )
+            # below recall's hits, which count from 1 up
+            into.candidates.append(_memory(record, relevance=0.5, order=1000 + order))
             order += 1
 
 
@@ -908,19 +915,7 @@ def _hot_values(
     for family, records in values.items():
         for record in records:
             score = (1.0 if family in named else 0.0) + _share(wanted, entry_text(record))
-            into.candidates.append(
-                Candidate(
-                    section="memories",
-                    key=record.memory_id,
-                    fields=memory_fields(
-                        record, revision=record.revision, passage=None, outdated_by=None
-                    ),
-                    relevance=score,
-                    order=order,
-                    memory_id=record.memory_id,
-                    revision=record.revision,
-                )
-            )
+            into.candidates.append(_memory(record, relevance=score, order=order))
             order += 1
 
 

@@ -56,7 +56,6 @@ class HotValues:
 
     stamp: Stamp
     values: Mapping[str, tuple[MemoryRecord, ...]]
-    loaded_at: datetime
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +110,7 @@ class HotTier:
                 if held:
                     values[slot.family] = held
             read_at = tuple((s.family, s.revision, s.generation) for s in slots)
-        loaded = HotValues(stamp=read_at, values=values, loaded_at=memory.clock.now())
+        loaded = HotValues(stamp=read_at, values=values)
         self.stats.reloads += 1
         if valid_at is None:
             with self._lock:

@@ -25,7 +25,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
 
 from memledger.domain.budget import Budget, Section
-from memledger.domain.records import JsonValue, parse_time, require_id
+from memledger.domain.records import JsonValue, require_id
 from memledger.errors import InvalidInputError, TraceNotFoundError
 from memledger.ports import StoredTrace
 from memledger.read.context import (
@@ -232,4 +232,4 @@ def recent(
     return out
 
 
-__all__ = ["Replay", "body_of", "get", "parse_time", "recent", "replay", "save"]
+__all__ = ["Replay", "body_of", "get", "recent", "replay", "save"]
