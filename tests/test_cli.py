@@ -700,6 +700,28 @@ def test_demo_tells_the_story_and_is_idempotent(tmp_path: Path) -> None:
     ] == ["friday", "daily", "friday"]
 
 
+def test_demo_tells_it_for_another_tenant_as_json(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'demo.db'}"
+    report = ok_json(["demo", "--db", db, "--tenant", "acme"])
+    assert report["tenant"] == "acme"
+    steps = {s["step"]: s for s in report["steps"]}
+    assert steps["late_redelivery"]["disposition"] == "historical"
+    assert steps["no_grant"]["reason"] == "no_grant"
+    assert steps["as_of"]["values"] == ["friday"]
+    assert [r["value"] for r in steps["timeline"]["records"]] == ["friday", "daily", "friday"]
+    recalled = [s for s in report["steps"] if s["step"] == "recall"]
+    assert [s["subject"] for s in recalled] == ["user-42", "user-7"]
+    assert recalled[1]["values"] == []  # user-7's family was revoked
+    # the story went to tenant acme, not demo
+    assert (
+        ok_json(["timeline", "user-42", "delivery_preference", "--db", db, "--tenant", "demo"])
+        == []
+    )
+    again = ok_json(["demo", "--db", db, "--tenant", "acme"])
+    assert all(s["duplicate"] for s in again["steps"] if s["step"] == "ingest")
+    assert_one_error(run(["demo", "--db", db, "--tenant", "bad tenant"]), "tenant")
+
+
 def test_no_command_prints_help() -> None:
     result = run([])
     assert result.exit_code == 0

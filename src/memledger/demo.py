@@ -2,23 +2,28 @@
 
 Record time comes from a clock frozen at the story's moments, so the demo reads
 the same on every run; running it again on the same file shows every event as
-a duplicate and changes nothing.
+a duplicate and changes nothing. ``--json`` reports the same steps as one JSON
+document (``{"store", "tenant", "steps": [...]}``), each step with the event or
+question it is about and what came of it.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
-from memledger.domain.records import Actor, Claim, Grant, MemoryRecord, SourceEvent
+from memledger.domain.records import Actor, Claim, Grant, JsonValue, MemoryRecord, SourceEvent
 from memledger.memory import Memory
 from memledger.store import open_store
 from memledger.testing import FrozenClock
+from memledger.wire import isoformat, record_to_dict
 
 TENANT = "demo"
+"""The tenant the story is told for unless another is given."""
 FAMILY = "delivery_preference"
 
 
@@ -26,11 +31,39 @@ def _at(month: int, dom: int, hour: int = 9) -> datetime:
     return datetime(2026, month, dom, hour, tzinfo=UTC)
 
 
+@dataclass(slots=True)
+class _Teller:
+    """Tells each step to the console, or keeps it for one JSON document."""
+
+    console: Console
+    as_json: bool
+    steps: list[JsonValue] = field(default_factory=list)
+
+    def say(self, line: str, /, *, step: str, **data: JsonValue) -> None:
+        if self.as_json:
+            self.steps.append({"step": step, **data})
+        else:
+            self.console.print(line)
+
+    def table(self, title: str, records: tuple[MemoryRecord, ...], *, step: str) -> None:
+        if self.as_json:
+            self.steps.append({"step": step, "records": [record_to_dict(r) for r in records]})
+        else:
+            _show(self.console, title, records)
+
+
 def _event(
-    event_id: str, text: str, *, at: datetime, sequence: int, who: Actor, subject: str = "user-42"
+    event_id: str,
+    text: str,
+    *,
+    tenant: str,
+    at: datetime,
+    sequence: int,
+    who: Actor,
+    subject: str = "user-42",
 ) -> SourceEvent:
     return SourceEvent(
-        tenant=TENANT,
+        tenant=tenant,
         event_id=event_id,
         subject=subject,
         actor=who,
@@ -73,36 +106,51 @@ def _show(console: Console, title: str, records: tuple[MemoryRecord, ...]) -> No
     console.print(table)
 
 
-def run_demo(url: str | Path | None, console: Console) -> None:
-    """Tell seed 000's story against the store at ``url`` (default ``./memledger.db``)."""
+def run_demo(
+    url: str | Path | None, console: Console, *, tenant: str = TENANT, as_json: bool = False
+) -> dict[str, JsonValue]:
+    """Tell seed 000's story against the store at ``url`` (default ``./memledger.db``)
+    for ``tenant``; returns the steps as JSON data (printed instead with ``as_json``)."""
     clock = FrozenClock(_at(10, 2))
+    tell = _Teller(console, as_json)
     with Memory(open_store(url), clock=clock) as memory:
-        console.print(f"[bold]memledger demo[/] on {memory.url} (tenant {TENANT!r})\n")
+        if not as_json:
+            console.print(f"[bold]memledger demo[/] on {memory.url} (tenant {tenant!r})\n")
         user = Actor(id="user-42", authenticated=True, grants=frozenset({Grant(family=FAMILY)}))
 
         text = "Please send my digest on Fridays."
         receipt = memory.ingest(
-            _event("oct02", text, at=_at(10, 2), sequence=1, who=user),
+            _event("oct02", text, tenant=tenant, at=_at(10, 2), sequence=1, who=user),
             [_claim("friday", "on Fridays")],
         )
-        console.print(
+        tell.say(
             f"Oct 2  {text!r} -> revision {receipt.revision(FAMILY)}"
-            f"{' (duplicate)' if receipt.duplicate else ''}"
+            f"{' (duplicate)' if receipt.duplicate else ''}",
+            step="ingest",
+            event_id="oct02",
+            text=text,
+            revision=receipt.revision(FAMILY),
+            duplicate=receipt.duplicate,
         )
 
         clock.set(_at(10, 19))
         text = "Daily for the rest of October please, then Friday again from November 1."
         receipt = memory.ingest(
-            _event("oct19", text, at=_at(10, 19), sequence=2, who=user),
+            _event("oct19", text, tenant=tenant, at=_at(10, 19), sequence=2, who=user),
             [
                 _claim("daily", "Daily for the rest of October", until=_at(11, 1, 0)),
                 _claim("friday", "Friday again from November 1", start=_at(11, 1, 0)),
             ],
         )
         dup = " (duplicate)" if receipt.duplicate else ""
-        console.print(
+        tell.say(
             f"Oct 19 {text!r}\n       one event, two windows -> revision "
-            f"{receipt.revision(FAMILY)}{dup}"
+            f"{receipt.revision(FAMILY)}{dup}",
+            step="ingest",
+            event_id="oct19",
+            text=text,
+            revision=receipt.revision(FAMILY),
+            duplicate=receipt.duplicate,
         )
 
         clock.set(_at(10, 28))
@@ -110,6 +158,7 @@ def run_demo(url: str | Path | None, console: Console) -> None:
             _event(
                 "oct02-redelivered",
                 "Please send my digest on Fridays.",
+                tenant=tenant,
                 at=_at(10, 2),
                 sequence=1,
                 who=user,
@@ -117,28 +166,45 @@ def run_demo(url: str | Path | None, console: Console) -> None:
             [_claim("friday", "on Fridays")],
         )
         result = receipt.results[0]
-        console.print(
+        tell.say(
             f"Oct 28 a late redelivery of the Oct 2 message -> {result.disposition} "
-            f"({result.reason}); the current view does not change\n"
+            f"({result.reason}); the current view does not change\n",
+            step="late_redelivery",
+            event_id="oct02-redelivered",
+            disposition=result.disposition,
+            reason=result.reason,
         )
 
-        _show(console, "Timeline now", memory.timeline("user-42", FAMILY, tenant=TENANT))
+        tell.table(
+            "Timeline now", memory.timeline("user-42", FAMILY, tenant=tenant), step="timeline"
+        )
         for label, moment in (
             ("Oct 5", _at(10, 5)),
             ("Oct 28", _at(10, 28)),
             ("Nov 1", _at(11, 1, 0)),
         ):
-            values = [
-                r.value for r in memory.current("user-42", FAMILY, tenant=TENANT, valid_at=moment)
+            values: list[JsonValue] = [
+                r.value for r in memory.current("user-42", FAMILY, tenant=tenant, valid_at=moment)
             ]
-            console.print(f"valid at {label}: {values}")
+            tell.say(
+                f"valid at {label}: {values}",
+                step="valid_at",
+                valid_at=isoformat(moment),
+                values=values,
+            )
         before = _at(10, 19) - timedelta(seconds=1)
-        believed = memory.current(
-            "user-42", FAMILY, tenant=TENANT, valid_at=_at(10, 28), as_of=before
-        )
-        console.print(
-            f"what we believed on Oct 19 just before the correction, for Oct 28: "
-            f"{[r.value for r in believed]}\n"
+        believed: list[JsonValue] = [
+            r.value
+            for r in memory.current(
+                "user-42", FAMILY, tenant=tenant, valid_at=_at(10, 28), as_of=before
+            )
+        ]
+        tell.say(
+            f"what we believed on Oct 19 just before the correction, for Oct 28: {believed}\n",
+            step="as_of",
+            as_of=isoformat(before),
+            valid_at=isoformat(_at(10, 28)),
+            values=believed,
         )
 
         stranger = Actor(id="user-9", authenticated=True)
@@ -146,6 +212,7 @@ def run_demo(url: str | Path | None, console: Console) -> None:
             _event(
                 "chat-9",
                 "Send everything daily",
+                tenant=tenant,
                 at=_at(10, 20),
                 sequence=1,
                 who=stranger,
@@ -162,16 +229,26 @@ def run_demo(url: str | Path | None, console: Console) -> None:
             ],
         )
         result = receipt.results[0]
-        console.print(
+        tell.say(
             f"an actor without the grant -> {result.disposition} ({result.reason}): "
-            "kept, labelled, never a setting\n"
+            "kept, labelled, never a setting\n",
+            step="no_grant",
+            event_id="chat-9",
+            disposition=result.disposition,
+            reason=result.reason,
         )
 
         clock.set(_at(11, 2))
         other = Actor(id="user-7", authenticated=True, grants=frozenset({Grant(family=FAMILY)}))
         memory.ingest(
             _event(
-                "u7-1", "Mondays suit me.", at=_at(11, 2), sequence=1, who=other, subject="user-7"
+                "u7-1",
+                "Mondays suit me.",
+                tenant=tenant,
+                at=_at(11, 2),
+                sequence=1,
+                who=other,
+                subject="user-7",
             ),
             [_claim("monday", "Mondays")],
         )
@@ -179,41 +256,64 @@ def run_demo(url: str | Path | None, console: Console) -> None:
             _event(
                 "u7-2",
                 "Mondays, as I said.",
+                tenant=tenant,
                 at=_at(11, 3),
                 sequence=2,
                 who=other,
                 subject="user-7",
             )
         )
-        ack = memory.revoke_family("user-7", FAMILY, tenant=TENANT, reason="user: forget it")
-        console.print(
+        ack = memory.revoke_family("user-7", FAMILY, tenant=tenant, reason="user: forget it")
+        tell.say(
             f"Nov 2  user-7: a value, an extraction job queued, then the family is "
-            f"revoked (generation {ack.generation})"
+            f"revoked (generation {ack.generation})",
+            step="revoke_family",
+            subject="user-7",
+            generation=ack.generation,
         )
         if queued.job_id is not None:
-            late = memory.commit_job(queued.job_id, [_claim("monday", "Mondays")], tenant=TENANT)
+            late = memory.commit_job(queued.job_id, [_claim("monday", "Mondays")], tenant=tenant)
             outcome = (
                 "a duplicate: already decided"
                 if late.duplicate
                 else str([r.reason for r in late.results])
             )
-            console.print(f"       the late job finishes -> {outcome}; nothing comes back")
-        _show(console, "user-7 after revocation", memory.timeline("user-7", FAMILY, tenant=TENANT))
+            tell.say(
+                f"       the late job finishes -> {outcome}; nothing comes back",
+                step="late_job",
+                job_id=queued.job_id,
+                duplicate=late.duplicate,
+                reasons=[r.reason for r in late.results],
+            )
+        tell.table(
+            "user-7 after revocation",
+            memory.timeline("user-7", FAMILY, tenant=tenant),
+            step="timeline_after_revocation",
+        )
 
         clock.set(_at(11, 3))
-        console.print()
+        if not as_json:
+            console.print()
         for subject, question in (
             ("user-42", "When should my digest be delivered?"),
             ("user-7", "When should my digest be delivered?"),
         ):
-            found = memory.recall(question, tenant=TENANT, subject=subject, k=3)
+            found = memory.recall(question, tenant=tenant, subject=subject, k=3)
             answer = (
                 "no relevant memory"
                 if found.abstained
                 else ", ".join(f"{i.record.value!r} via {'+'.join(i.sources)}" for i in found.items)
             )
             reasons = sorted({e.reason for e in found.excluded})
-            console.print(
+            tell.say(
                 f"recall for {subject} on Nov 3, {question!r} -> {answer}"
-                + (f"; left out: {', '.join(reasons)}" if reasons else "")
+                + (f"; left out: {', '.join(reasons)}" if reasons else ""),
+                step="recall",
+                subject=subject,
+                question=question,
+                abstained=found.abstained,
+                values=[i.record.value for i in found.items],
+                left_out=list(reasons),
             )
+        report: dict[str, JsonValue] = {"store": memory.url, "tenant": tenant, "steps": tell.steps}
+    return report

@@ -893,7 +893,22 @@ def retry_failed(
 
 
 @app.command()
-def demo(ctx: typer.Context, *, db: Db = None) -> None:
+def demo(
+    ctx: typer.Context,
+    *,
+    db: Db = None,
+    tenant: Annotated[
+        str,
+        typer.Option(
+            "--tenant",
+            metavar="TENANT",
+            help="Tenant to tell it for ($MEMLEDGER_TENANT is not used).",
+        ),
+    ] = "demo",
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the steps as one JSON document.")
+    ] = False,
+) -> None:
     """Tell seed 000's delivery-preference story against the store (tenant "demo").
 
     Safe to run again: every event is then a duplicate and nothing changes.
@@ -901,9 +916,12 @@ def demo(ctx: typer.Context, *, db: Db = None) -> None:
 
     from memledger.demo import run_demo
 
+    require_id(tenant, "tenant", InvalidQueryError)
     url = store_url(ctx, db)
     check_store_path(url)
-    run_demo(url, Console(highlight=False))
+    report = run_demo(url, Console(highlight=False), tenant=tenant, as_json=as_json)
+    if as_json:
+        render.print_json(report)
 
 
 # -- benchmarks -------------------------------------------------------------------------
