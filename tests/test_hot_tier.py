@@ -4,6 +4,7 @@ revoked memory once the revocation is acknowledged; deferred writes; the voice b
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -11,7 +12,16 @@ import pytest
 
 from memledger import Actor, Claim, InvalidInputError, Memory, SourceEvent
 from memledger.domain.records import Grant
-from memledger.read.hot import DeferredWriter, HotTier, voice_budget
+from memledger.read.hot import (
+    DeferredWriter,
+    HotCacheError,
+    HotKey,
+    HotTier,
+    HotValues,
+    InProcessHotCache,
+    store_name,
+    voice_budget,
+)
 from memledger.store import open_store
 from memledger.testing import FrozenClock
 
@@ -143,3 +153,118 @@ def test_the_hot_tier_opens_no_index(tmp_path: Path) -> None:
     assert memory._index is None
     assert not (tmp_path / "m.db.index").exists()
     memory.close()
+
+
+# -- where the values live ----------------------------------------------------------------
+
+
+class _DownCache:
+    """A cache whose server is gone: every call fails as a Redis outage would."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def get(self, key: HotKey, /) -> HotValues | None:
+        self.calls += 1
+        raise HotCacheError("down")
+
+    def put(self, key: HotKey, values: HotValues, /) -> None:
+        self.calls += 1
+        raise HotCacheError("down")
+
+    def delete(self, key: HotKey, /) -> None:
+        self.calls += 1
+        raise HotCacheError("down")
+
+
+def test_a_failing_cache_never_fails_or_falsifies_a_read(memory: Memory) -> None:
+    down = _DownCache()
+    memory.hot = HotTier(cache=down)
+    assert values(memory) == ["fridays"]
+    (current,) = memory.current("u1", "delivery_preference", tenant="acme")
+    memory.revoke(current.memory_id, tenant="acme", reason="asked to forget")
+    assert values(memory) == []
+    assert memory.hot.stats.fallbacks == 2 and memory.hot.stats.reloads == 2
+    assert down.calls == 2  # no write-back to a cache that just failed
+    memory.hot.invalidate("acme", "u1")  # swallowed, counted
+    assert memory.hot.stats.cache_errors == 3 and memory.hot.stats.hits == 0
+
+
+def test_the_in_process_cache_drops_the_least_recently_used(memory: Memory) -> None:
+    memory.ingest(event(2, "Hello from u2.", subject="u2"))
+    memory.ingest(event(3, "Hello from u3.", subject="u3"))
+    cache = InProcessHotCache(capacity=2)
+    memory.hot = HotTier(cache=cache)
+    for subject in ("u1", "u2", "u1", "u3"):  # u2 is the least recently used at u3
+        memory.hot.current(memory, tenant="acme", subject=subject)
+    assert len(cache) == 2 and memory.hot.stats.hits == 1
+    memory.hot.current(memory, tenant="acme", subject="u1")
+    assert memory.hot.stats.hits == 2  # u1 was kept
+    memory.hot.current(memory, tenant="acme", subject="u2")
+    assert memory.hot.stats.hits == 2  # u2 was dropped
+    with pytest.raises(InvalidInputError, match="capacity"):
+        InProcessHotCache(capacity=0)
+    with pytest.raises(InvalidInputError, match="capacity"):
+        HotTier(capacity=0)
+    with pytest.raises(InvalidInputError, match="capacity sizes"):
+        HotTier(cache=cache, capacity=5)
+    with pytest.raises(InvalidInputError, match="HotTier"):
+        Memory(memory.store, hot=cache)  # type: ignore[arg-type]
+
+
+def test_a_value_leaves_the_hot_cache_when_its_valid_time_ends(tmp_path: Path) -> None:
+    """Nothing is committed when a value's ``valid_until`` passes or a future value's
+    ``valid_from`` comes, so the stamps do not move: the cached window does."""
+    clock = FrozenClock(NOW)
+    memory = Memory(open_store(tmp_path / "m.db"), clock=clock)
+    claims = [
+        replace(digest("fridays")[0], valid_until=NOW + timedelta(days=1)),
+        replace(digest("mondays")[0], valid_from=NOW + timedelta(days=3), scope="later"),
+    ]
+    memory.ingest(event(1, "The digest fridays until tomorrow, the digest mondays later."), claims)
+    assert values(memory) == ["fridays"] and values(memory) == ["fridays"]
+    assert memory.hot.stats.hits == 1
+    clock.advance(timedelta(days=2))
+    assert values(memory) == [] and values(memory) == []
+    assert memory.hot.stats.reloads == 2  # read again once, then served
+    clock.advance(timedelta(days=2))
+    assert values(memory) == ["mondays"]
+    assert memory.current("u1", "delivery_preference", tenant="acme")[0].value == "mondays"
+    memory.close()
+
+
+def test_a_shared_tier_never_mixes_two_stores(tmp_path: Path) -> None:
+    """Stamps of two stores can be equal (revision 1 of the same family): the store is
+    part of the key."""
+    tier = HotTier()
+    one = Memory(open_store(tmp_path / "one.db"), clock=FrozenClock(NOW), hot=tier)
+    two = Memory(open_store(tmp_path / "two.db"), clock=FrozenClock(NOW), hot=tier)
+    one.ingest(event(1, "Send me the digest fridays please."), digest("fridays"))
+    two.ingest(event(1, "Send me the digest daily please."), digest("daily"))
+    assert values(one) == ["fridays"] and values(two) == ["daily"]
+    assert values(one) == ["fridays"] and values(two) == ["daily"]
+    one.prepare(ASK, tenant="acme", subject="u1")
+    assert tier.prepared(two, tenant="acme", subject="u1") is None
+    assert tier.prepared(one, tenant="acme", subject="u1") is not None
+    one.close()
+    two.close()
+
+
+def test_a_store_is_named_by_its_absolute_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``memledger.db`` in two working folders is two stores (their stamps may be equal);
+    the same file by a relative and an absolute path is one."""
+    for folder in ("one", "two"):
+        (tmp_path / folder).mkdir()
+    monkeypatch.chdir(tmp_path / "one")
+    first = open_store("memledger.db")
+    assert store_name(first) == f"sqlite:///{tmp_path / 'one' / 'memledger.db'}"
+    monkeypatch.chdir(tmp_path / "two")
+    second = open_store("sqlite:///memledger.db")
+    same = open_store(tmp_path / "two" / "memledger.db")
+    assert store_name(first) != store_name(second) == store_name(same)
+    memory = open_store(":memory:")
+    assert store_name(memory) != store_name(open_store(":memory:"))
+    for store in (first, second, same, memory):
+        store.close()

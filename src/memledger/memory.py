@@ -56,6 +56,7 @@ from memledger.ports import (
     Extractor,
     FamilySlot,
     Store,
+    SubjectSummary,
     SystemClock,
     UnitOfWork,
     generations_of,
@@ -99,6 +100,7 @@ class Memory:
         policy: WritePolicy | None = None,
         index: DerivedIndex | None = None,
         limits: Limits | None = None,
+        hot: HotTier | None = None,
     ) -> None:
         self.store = store
         self.clock: Clock = clock or SystemClock()
@@ -109,8 +111,11 @@ class Memory:
             raise InvalidInputError(f"limits must be a Limits, got {type(limits).__name__}")
         self.limits = limits or Limits()
         """The size limits ``ingest`` and ``commit_job`` check input against."""
-        self.hot = HotTier()
-        """The hot cache of current values and prepared results (latency tiers)."""
+        if hot is not None and not isinstance(hot, HotTier):
+            raise InvalidInputError(f"hot must be a HotTier, got {type(hot).__name__}")
+        self.hot = hot if hot is not None else HotTier()
+        """The hot cache of current values and prepared results (latency tiers); pass
+        ``hot=HotTier(cache=RedisHotCache(url))`` to share it between processes."""
         self._schemas = TenantSchemas(self.schema, store)
 
     @classmethod
@@ -124,6 +129,7 @@ class Memory:
         create: bool = True,
         index: DerivedIndex | None = None,
         limits: Limits | None = None,
+        hot: HotTier | None = None,
     ) -> Memory:
         """Open a store by URL: ``None`` is ``./memledger.db``; ``"sqlite:///path.db"``.
 
@@ -140,6 +146,7 @@ class Memory:
             policy=policy,
             index=index,
             limits=limits,
+            hot=hot,
         )
 
     @property
@@ -609,6 +616,24 @@ class Memory:
         _tenant(tenant, subject)
         with self.store.read() as unit:
             return tuple(unit.families(tenant, subject))
+
+    def subjects(
+        self, *, tenant: str, prefix: str = "", after: str | None = None, limit: int = 100
+    ) -> tuple[SubjectSummary, ...]:
+        """The tenant's subjects in order (those with events or family slots), each with
+        its family and event counts: ``prefix`` narrows, ``after`` (the last subject of
+        the previous page) pages, ``limit`` (1-1000) bounds."""
+        _tenant(tenant)
+        if not isinstance(prefix, str):
+            raise InvalidQueryError(f"prefix must be a string, got {prefix!r}")
+        if prefix:
+            require_id(prefix, "prefix", InvalidQueryError)
+        if after is not None:
+            require_id(after, "after", InvalidQueryError)
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
+            raise InvalidQueryError(f"limit must be a whole number 1-1000, got {limit!r}")
+        with self.store.read() as unit:
+            return tuple(unit.subjects(tenant, prefix=prefix, after=after, limit=limit))
 
     def event(self, event_id: str, *, tenant: str) -> SourceEvent:
         """A source event from the ledger."""

@@ -89,6 +89,19 @@ class FamilySlot:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SubjectSummary:
+    """A subject of a tenant as a listing shows it: what it has and when it last moved."""
+
+    subject: str
+    families: int
+    """Family slots the subject has (written, closed or revoked)."""
+    events: int
+    """Source events about it in the ledger."""
+    last_at: datetime | None
+    """The later of its last ingested event and its last family change."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class StoredEvent:
     event: SourceEvent
     content_hash: str
@@ -301,6 +314,12 @@ class UnitOfWork(Protocol):
         self, tenant: str, subject: str, *, since: datetime, until: datetime
     ) -> int: ...
     def subject_events(self, tenant: str, subject: str) -> Sequence[SourceEvent]: ...
+    def subjects(
+        self, tenant: str, *, prefix: str = "", after: str | None = None, limit: int
+    ) -> Sequence[SubjectSummary]:
+        """The tenant's subjects (with events or family slots) in subject order, those
+        starting with ``prefix`` and past ``after``, at most ``limit``."""
+        ...
 
     # API keys. Key ids are unique across tenants: authentication reads a key by its
     # id alone, since that is how it learns the tenant; everything else filters by tenant.

@@ -31,6 +31,7 @@ from memledger.ports import (
     StoredDecision,
     StoredEvent,
     StoredTrace,
+    SubjectSummary,
 )
 from memledger.store import Failpoint, codec
 from memledger.store import _sqlite_rows as layout
@@ -488,6 +489,33 @@ class SQLiteUnit(ServiceRows):
         ).fetchall()
         found = [self.get_event(tenant, row[0]) for row in rows]
         return [stored.event for stored in found if stored is not None]
+
+    def subjects(
+        self, tenant: str, *, prefix: str = "", after: str | None = None, limit: int
+    ) -> Sequence[SubjectSummary]:
+        # A prefix range (subject >= prefix AND subject < prefix + U+10FFFF) uses the
+        # (tenant, subject, ...) indexes of both tables, where LIKE would not.
+        low = max(prefix, after or "")
+        high = prefix + "\U0010ffff"
+        rows = self.conn.execute(
+            "SELECT subject, sum(f), sum(e), max(at) FROM ("
+            " SELECT subject, 1 AS f, 0 AS e, updated_at AS at FROM families"
+            "  WHERE tenant = ? AND subject >= ? AND subject < ?"
+            " UNION ALL"
+            " SELECT subject, 0, 1, ingested_at FROM events"
+            "  WHERE tenant = ? AND subject >= ? AND subject < ?"
+            ") WHERE subject > ? OR ? IS NULL GROUP BY subject ORDER BY subject LIMIT ?",
+            (tenant, low, high, tenant, low, high, after, after, limit),
+        ).fetchall()
+        return [
+            SubjectSummary(
+                subject=row[0],
+                families=int(row[1]),
+                events=int(row[2]),
+                last_at=None if row[3] is None else parse_time(row[3]),
+            )
+            for row in rows
+        ]
 
     # -- revocation -----------------------------------------------------------------
 

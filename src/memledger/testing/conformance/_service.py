@@ -109,3 +109,31 @@ class ServiceChecks:
                 ("review_accepted", held[1], "accepted by bo: phoned"),
             ]
             assert other.family_events(SUBJECT, FAMILY, tenant=TENANT) == ("a", "c")
+
+    def test_subjects_are_listed_per_tenant_in_pages(
+        self, memory: Memory, store_url: str, clock: FrozenClock
+    ) -> None:
+        clock.set(day(10, 2))
+        for n, subject in enumerate(("user-2", "user-10", "team:ops", "user-1")):
+            memory.ingest(
+                event(f"e{n}", "Deliver on Fridays.", occurred_at=day(10, 2), subject=subject),
+                [pref("friday")] if subject != "team:ops" else None,
+            )
+        memory.ingest(
+            event("g1", "Deliver on Mondays.", occurred_at=day(10, 2), tenant="globex"),
+            [pref("monday")],
+        )
+        with _other(store_url, clock) as other:
+            listed = other.subjects(tenant=TENANT)
+            assert [s.subject for s in listed] == ["team:ops", "user-1", "user-10", "user-2"]
+            assert [(s.families, s.events) for s in listed] == [(0, 1), (1, 1), (1, 1), (1, 1)]
+            assert all(s.last_at is not None for s in listed)
+            assert [s.subject for s in other.subjects(tenant=TENANT, prefix="user-1")] == [
+                "user-1",
+                "user-10",
+            ]
+            first = other.subjects(tenant=TENANT, limit=2)
+            rest = other.subjects(tenant=TENANT, after=first[-1].subject, limit=2)
+            assert [s.subject for s in (*first, *rest)] == [s.subject for s in listed]
+            assert [s.subject for s in other.subjects(tenant="globex")] == [SUBJECT]
+            assert other.subjects(tenant="initech") == ()
