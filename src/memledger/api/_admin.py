@@ -1,0 +1,190 @@
+"""Administration of a tenant: API keys, claim families, the review queue."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Query, Response
+
+from memledger import wire_models as wm
+from memledger.api._auth import Admin, Reader, same_tenant
+from memledger.api._bodies import ID_PATTERN, FamilyIn, KeyIn, ReasonIn
+from memledger.api._consistency import token_response, write_token
+from memledger.api._problems import problem_responses
+from memledger.api._services import Services, Svc
+from memledger.domain.families import Family
+from memledger.domain.keys import Principal
+from memledger.domain.records import ReviewDecision
+from memledger.wire import (
+    JsonObject,
+    family_to_dict,
+    key_to_dict,
+    review_resolution_to_dict,
+    review_to_dict,
+)
+
+__all__ = ["router"]
+
+router = APIRouter(tags=["admin"])
+
+KeyId = Annotated[
+    str, Path(pattern=r"^mlk_[0-9a-f]{12}$", description="The key's id, mlk_<12 hex>.")
+]
+ReviewId = Annotated[
+    str,
+    Path(pattern=ID_PATTERN, max_length=255, description="The item's id, rev-..."),
+]
+
+
+@router.get(
+    "/v1/keys",
+    response_model=list[wm.Key],
+    summary="The tenant's API keys",
+    description="Revoked ones included, oldest first; never a token (only hashes are "
+    "stored). Admin keys only.",
+    responses=problem_responses(),
+)
+def list_keys(svc: Svc, who: Admin) -> list[JsonObject]:
+    return [key_to_dict(k) for k in svc.memory.keys(who.tenant)]
+
+
+@router.post(
+    "/v1/keys",
+    response_model=wm.KeyCreated,
+    status_code=201,
+    summary="Create an API key",
+    description="A key of the admin key's tenant for `actor`, with `role` (read, write, "
+    "admin), `principal` (user, agent, service: only a service's key may send setting "
+    "channels) and `grants` (families of the tenant's schema, or '*'). The token is in this "
+    "answer once and cannot be retrieved later. Admin keys only.",
+    responses=problem_responses(),
+)
+def create_key(body: KeyIn, svc: Svc, who: Admin) -> JsonObject:
+    same_tenant(who, body.tenant)
+    key, token = svc.memory.create_key(
+        who.tenant,
+        body.actor,
+        principal=body.principal,
+        role=body.role,
+        grants=body.grants,
+        label=body.label,
+    )
+    return {"key": key_to_dict(key), "token": token, "shown_once": True}
+
+
+@router.post(
+    "/v1/keys/{key_id}/revoke",
+    response_model=wm.Key,
+    summary="Revoke an API key",
+    description="From now on it authenticates nothing; revoking it again is a no-op. A key "
+    "of another tenant is answered exactly as a missing one. Admin keys only.",
+    responses=problem_responses(404),
+)
+def revoke_key(key_id: KeyId, svc: Svc, who: Admin) -> JsonObject:
+    return key_to_dict(svc.memory.revoke_key(who.tenant, key_id))
+
+
+@router.get(
+    "/v1/families",
+    response_model=list[wm.Family],
+    summary="The claim families of the tenant",
+    description="The built-in ones (`source: code`) and those registered for the tenant "
+    "(`source: registered`). Any key may read them: they are what claims may name.",
+    responses=problem_responses(),
+)
+def list_families(svc: Svc, who: Reader) -> list[JsonObject]:
+    schema = svc.memory.families_of(who.tenant)
+    builtin = set(svc.memory.schema.families)
+    return [
+        family_to_dict(f, source="code" if f.name in builtin else "registered")
+        for f in sorted(schema.families.values(), key=lambda f: f.name)
+    ]
+
+
+@router.post(
+    "/v1/families",
+    response_model=wm.Family,
+    summary="Register a claim family for the tenant",
+    description="Stored, so every process sees it; the same definition again is a no-op, "
+    "another definition of an existing name is `conflict` (409). Other tenants never see "
+    "it. Admin keys only.",
+    responses=problem_responses(409),
+)
+def register_family(body: FamilyIn, svc: Svc, who: Admin) -> JsonObject:
+    same_tenant(who, body.tenant)
+    family = Family(
+        name=body.name,
+        kinds=frozenset(body.kinds),
+        description=body.description,
+        own_say=body.own_say,
+    )
+    found = svc.memory.register_family(who.tenant, family)
+    builtin = found.name in svc.memory.schema.families
+    return family_to_dict(found, source="code" if builtin else "registered")
+
+
+@router.get(
+    "/v1/reviews",
+    response_model=list[wm.Review],
+    summary="The review queue",
+    description="Events whose batch waits for review: they changed nothing yet. `all=true` "
+    "adds the resolved ones, with who decided and why.",
+    responses=problem_responses(),
+)
+def list_reviews(
+    svc: Svc,
+    who: Reader,
+    include_resolved: Annotated[
+        bool, Query(alias="all", description="Include resolved items.")
+    ] = False,
+) -> list[JsonObject]:
+    items = svc.memory.reviews(tenant=who.tenant, open_only=not include_resolved)
+    return [review_to_dict(i) for i in items]
+
+
+def _resolve(
+    svc: Services,
+    who: Principal,
+    review_id: str,
+    decision: ReviewDecision,
+    body: ReasonIn,
+    out: Response,
+) -> JsonObject:
+    same_tenant(who, body.tenant)
+    done = svc.memory.resolve_review(
+        who.tenant, review_id, decision=decision, by=who.actor.id, reason=body.reason
+    )
+    if done.receipt is not None:
+        write_token(out, done.receipt.revisions)
+    return review_resolution_to_dict(done)
+
+
+@router.post(
+    "/v1/reviews/{review_id}/accept",
+    response_model=wm.ReviewResolution,
+    summary="Accept a held batch",
+    description="Commits the batch as if the order rule had applied it (authority, "
+    "revocations and limits are checked as usual), recording the key's actor as who "
+    "decided and `reason` as why. A self-contradictory batch cannot be accepted, and "
+    "rejecting an accepted item is `conflict` (409); the same decision again is "
+    "acknowledged (`duplicate`). Admin keys only.",
+    responses={**problem_responses(404, 409), **token_response()},
+)
+def accept(
+    review_id: ReviewId, body: ReasonIn, svc: Svc, who: Admin, response: Response
+) -> JsonObject:
+    return _resolve(svc, who, review_id, "accept", body, response)
+
+
+@router.post(
+    "/v1/reviews/{review_id}/reject",
+    response_model=wm.ReviewResolution,
+    summary="Reject a held batch",
+    description="Closes the item without committing anything, recording who and why. "
+    "Admin keys only.",
+    responses=problem_responses(404, 409),
+)
+def reject(
+    review_id: ReviewId, body: ReasonIn, svc: Svc, who: Admin, response: Response
+) -> JsonObject:
+    return _resolve(svc, who, review_id, "reject", body, response)

@@ -1,0 +1,173 @@
+"""The JSON bodies the API reads (source events excepted: those are parsed by
+:mod:`memledger.wire`, the one parser of events for every edge).
+
+Unknown fields are refused. ``tenant`` is accepted only so that a body naming
+another tenant than its key's can be refused (403): leave it out.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import JsonValue as Json
+
+from memledger.api._extra import NAME_PATTERN, MediaType
+from memledger.corpus import DEFAULT_FLOOR, MAX_K, MAX_QUERY
+from memledger.domain.budget import MAX_TOKENS, Section
+from memledger.domain.keys import KeyRole, PrincipalKind
+from memledger.domain.records import Kind
+from memledger.read.context import MAX_REQUEST
+from memledger.read.recall import MAX_K as MAX_RECALL_K
+from memledger.read.recall import MAX_QUERY as MAX_RECALL_QUERY
+
+__all__ = [
+    "ID_PATTERN",
+    "BudgetIn",
+    "ConstraintIn",
+    "ContextIn",
+    "DocumentIn",
+    "FamilyIn",
+    "Id",
+    "KeyIn",
+    "LiveIn",
+    "MaterialIn",
+    "ProcessIn",
+    "ReasonIn",
+    "RecallIn",
+    "SearchIn",
+]
+
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@/+\-]{0,254}$"
+"""An identifier (tenant, subject, family, scope, event id ...), as the library checks it."""
+
+Id = Annotated[str, StringConstraints(pattern=ID_PATTERN, max_length=255)]
+Tenant = Annotated[
+    Id | None,
+    Field(description="Leave it out: the key decides. Another tenant than the key's is refused."),
+]
+Token = Annotated[
+    str | None,
+    Field(
+        max_length=16_384,
+        description="A write's consistency token (as its Memledger-Consistency header); "
+        "merged with the header's.",
+    ),
+]
+Text = Annotated[str, StringConstraints(min_length=1, max_length=10_000)]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RecallIn(_Body):
+    query: Annotated[str, StringConstraints(min_length=1, max_length=MAX_RECALL_QUERY)]
+    subject: Id | None = None
+    k: Annotated[int, Field(ge=1, le=MAX_RECALL_K)] = 10
+    valid_at: AwareDatetime | None = Field(
+        default=None, description="The valid time to answer at (default: now)."
+    )
+    consistency: Token = None
+    tenant: Tenant = None
+
+
+class BudgetIn(_Body):
+    total: Annotated[int, Field(ge=1, le=MAX_TOKENS)]
+    sections: dict[Section, Annotated[int, Field(ge=1, le=MAX_TOKENS)]] = Field(
+        default_factory=dict, description="A cap in tokens per section."
+    )
+
+
+class LiveIn(_Body):
+    """Current business state the caller read just now from its system of record."""
+
+    name: Id
+    value: dict[str, Json]
+    observed_at: AwareDatetime
+    source: Annotated[str, StringConstraints(max_length=255)] = "caller"
+
+
+class ConstraintIn(_Body):
+    """A rule in force (current policy)."""
+
+    id: Id
+    rule: Text
+    effective_from: AwareDatetime | None = None
+
+
+class MaterialIn(_Body):
+    """Long material the user supplied with this request."""
+
+    name: Annotated[str, StringConstraints(min_length=1, max_length=255)]
+    text: Annotated[str, StringConstraints(min_length=1, max_length=2_000_000)]
+
+
+class ContextIn(_Body):
+    request: Annotated[str, StringConstraints(min_length=1, max_length=MAX_REQUEST)]
+    subject: Id | None = None
+    budget: Annotated[int, Field(ge=1, le=MAX_TOKENS)] | BudgetIn = Field(
+        default=2000, description="Tokens for the whole packet, or a total and section caps."
+    )
+    live: list[LiveIn] = Field(default_factory=list, max_length=100)
+    constraints: list[ConstraintIn] = Field(default_factory=list, max_length=100)
+    material: list[MaterialIn] = Field(default_factory=list, max_length=20)
+    k: Annotated[int, Field(ge=1, le=MAX_RECALL_K)] = 20
+    valid_at: AwareDatetime | None = None
+    corpus: bool = Field(
+        default=True, description="Consult the tenant's shared corpus when routing says so."
+    )
+    consistency: Token = None
+    tenant: Tenant = None
+
+
+class ReasonIn(_Body):
+    reason: Text = Field(description="Why (recorded).")
+    tenant: Tenant = None
+
+
+class ProcessIn(_Body):
+    max_jobs: Annotated[int, Field(ge=1, le=10_000)] = Field(
+        default=100, description="Run at most this many jobs in this request."
+    )
+    tenant: Tenant = None
+
+
+class KeyIn(_Body):
+    actor: Id = Field(description="Who the key acts as, e.g. user-42.")
+    principal: PrincipalKind = "user"
+    role: KeyRole = "write"
+    grants: list[Annotated[str, StringConstraints(min_length=1, max_length=512)]] = Field(
+        default_factory=list,
+        max_length=256,
+        description="'family' or 'family:scope' the actor may set; '*' for every family.",
+    )
+    label: Annotated[str, StringConstraints(max_length=200)] = ""
+    tenant: Tenant = None
+
+
+class FamilyIn(_Body):
+    name: Id
+    kinds: list[Kind] = Field(min_length=1, max_length=6)
+    description: Annotated[str, StringConstraints(max_length=2_000)] = ""
+    own_say: bool = Field(
+        default=False,
+        description="The subject's own say: its authenticated user turns set it without a grant.",
+    )
+    tenant: Tenant = None
+
+
+class DocumentIn(_Body):
+    name: Annotated[str, StringConstraints(pattern=f"^{NAME_PATTERN}$")] = Field(
+        description="A file name; the media type's suffix is added when missing."
+    )
+    content: Annotated[str, StringConstraints(min_length=1)]
+    media_type: MediaType = "text/markdown"
+    tenant: Tenant = None
+
+
+class SearchIn(_Body):
+    query: Annotated[str, StringConstraints(min_length=1, max_length=MAX_QUERY)]
+    k: Annotated[int, Field(ge=1, le=MAX_K)] = 5
+    floor: Annotated[float, Field(ge=0.0, le=1.0)] = DEFAULT_FLOOR
+    tenant: Tenant = None

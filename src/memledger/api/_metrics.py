@@ -1,0 +1,90 @@
+"""Prometheus metrics of the HTTP API, in a registry of each app's own.
+
+Labels are the method, the route *template* (``/v1/memories/{memory_id}``, or
+``<unmatched>``), the status and a problem's code: never a tenant, an id or content.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram
+from prometheus_client import generate_latest as _generate_latest
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+__all__ = ["CONTENT_TYPE", "Metrics", "MetricsMiddleware"]
+
+CONTENT_TYPE = CONTENT_TYPE_LATEST
+_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+
+class Metrics:
+    """Request counts, latencies and problems by code."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.requests = Counter(
+            "memledger_http_requests",
+            "HTTP requests answered, by method, route template and status.",
+            ("method", "route", "status"),
+            registry=self.registry,
+        )
+        self.latency = Histogram(
+            "memledger_http_request_duration_seconds",
+            "Time to answer an HTTP request, by method and route template.",
+            ("method", "route"),
+            buckets=_BUCKETS,
+            registry=self.registry,
+        )
+        self.problems = Counter(
+            "memledger_http_problems",
+            "Problem responses, by problem code.",
+            ("code",),
+            registry=self.registry,
+        )
+
+    def problem(self, code: str) -> None:
+        self.problems.labels(code=code).inc()
+
+    def observe(self, method: str, route: str, status: int, seconds: float) -> None:
+        self.requests.labels(method=method, route=route, status=str(status)).inc()
+        self.latency.labels(method=method, route=route).observe(seconds)
+
+    def text(self) -> bytes:
+        return bytes(_generate_latest(self.registry))
+
+
+def route_of(scope: Scope) -> str:
+    route: Any = scope.get("route")
+    path = getattr(route, "path", None)
+    return path if isinstance(path, str) else "<unmatched>"
+
+
+class MetricsMiddleware:
+    """Times every HTTP request and counts it by its route template and status (an
+    exception that escapes the app counts as a 500)."""
+
+    def __init__(self, app: ASGIApp, *, metrics: Metrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 500
+
+        async def sending(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        finally:
+            self.metrics.observe(
+                str(scope.get("method", "")), route_of(scope), status, time.perf_counter() - started
+            )

@@ -1,0 +1,238 @@
+"""Problem details (RFC 9457): the one place the API turns errors into responses.
+
+Every error is ``application/problem+json``: ``type``
+(``https://memledger.dev/problems/<code>``), ``title``, ``status``, ``detail`` and a
+stable ``code``. A :class:`~memledger.errors.MemledgerError` is told as
+:data:`memledger.wire_models.PROBLEMS` says; the framework's own refusals (a request
+that does not match its schema, malformed JSON, an unknown route or method, a body
+over the size limit) have codes of their own (:data:`REQUEST_PROBLEMS`); anything else
+is a 500 ``internal`` problem whose body holds no exception text or trace (it is
+logged here, server-side).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from memledger.errors import MemledgerError
+from memledger.wire_models import (
+    PROBLEMS,
+    Problem,
+    ProblemError,
+    ProblemKind,
+    problem_kind,
+)
+
+__all__ = [
+    "PROBLEM_MEDIA_TYPE",
+    "REQUEST_PROBLEMS",
+    "CatchAll",
+    "install_handlers",
+    "problem_response",
+    "problem_responses",
+]
+
+log = logging.getLogger("memledger.api")
+
+PROBLEM_MEDIA_TYPE = "application/problem+json"
+
+REQUEST_PROBLEMS: Mapping[str, ProblemKind] = {
+    "invalid_request": ProblemKind(
+        status=422, code="invalid_request", title="Request does not match its schema"
+    ),
+    "malformed_json": ProblemKind(status=400, code="malformed_json", title="Malformed JSON"),
+    "no_route": ProblemKind(
+        status=404,
+        code="no_route",
+        title="No such route",
+        detail="No route has this path; the routes are listed in /openapi.json.",
+    ),
+    "method_not_allowed": ProblemKind(
+        status=405,
+        code="method_not_allowed",
+        title="Method not allowed",
+        detail="This route does not answer this method; see /openapi.json.",
+    ),
+    "body_too_large": ProblemKind(
+        status=413, code="limit_exceeded", title="Request body too large"
+    ),
+    "not_ready": ProblemKind(
+        status=503,
+        code="not_ready",
+        title="Not ready",
+        detail="The store does not answer reads yet.",
+        retry_after=5,
+    ),
+}
+"""Refusals of the HTTP layer itself, by name."""
+
+_INTERNAL = PROBLEMS[MemledgerError]
+
+
+def problem_response(
+    kind: ProblemKind,
+    detail: str | None = None,
+    *,
+    errors: Sequence[ProblemError] | None = None,
+    request: Request | None = None,
+) -> JSONResponse:
+    """The response telling ``kind``: its fixed detail if it has one, else ``detail``."""
+    body = Problem(
+        type=kind.type,
+        title=kind.title,
+        status=kind.status,
+        detail=kind.detail or detail or kind.title,
+        code=kind.code,
+        errors=list(errors) if errors is not None else None,
+    )
+    headers: dict[str, str] = {}
+    if kind.retry_after is not None:
+        headers["Retry-After"] = str(kind.retry_after)
+    if kind.status == 401:
+        headers["WWW-Authenticate"] = 'Bearer realm="memledger"'
+    if request is not None:
+        _count(request, kind.code)
+    return JSONResponse(
+        body.model_dump(mode="json", exclude_none=True),
+        status_code=kind.status,
+        headers=headers,
+        media_type=PROBLEM_MEDIA_TYPE,
+    )
+
+
+def _count(request: Request, code: str) -> None:
+    metrics = getattr(request.app.state, "memledger_metrics", None)
+    if metrics is not None:
+        metrics.problem(code)
+
+
+def _route(request: Request) -> str:
+    route = request.scope.get("route")
+    return str(getattr(route, "path", "<unmatched>"))
+
+
+async def _memledger_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, MemledgerError)
+    kind = problem_kind(exc) or _INTERNAL
+    if kind.status >= 500:
+        log.error("%s on %s %s: %s", type(exc).__name__, request.method, _route(request), exc)
+    return problem_response(kind, str(exc), request=request)
+
+
+def _location(loc: Sequence[Any]) -> list[str | int]:
+    return [part if isinstance(part, int) else str(part) for part in loc]
+
+
+async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    found = list(exc.errors())
+    if found and all(e.get("type") == "json_invalid" for e in found):
+        return problem_response(
+            REQUEST_PROBLEMS["malformed_json"],
+            "The body is not valid JSON.",
+            request=request,
+        )
+    # the messages only: an error's ``input`` and ``ctx`` may echo what was sent
+    errors = [
+        ProblemError(loc=_location(e.get("loc", ())), msg=str(e.get("msg", ""))) for e in found
+    ][:20]
+    where = ", ".join(".".join(str(p) for p in err.loc) for err in errors[:5])
+    return problem_response(
+        REQUEST_PROBLEMS["invalid_request"],
+        f"The request does not match the route's schema at: {where or 'the request'}.",
+        errors=errors,
+        request=request,
+    )
+
+
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, HTTPException)
+    names = {404: "no_route", 405: "method_not_allowed", 413: "body_too_large"}
+    name = names.get(exc.status_code)
+    if name is not None:
+        return problem_response(REQUEST_PROBLEMS[name], str(exc.detail), request=request)
+    kind = ProblemKind(status=exc.status_code, code=f"http_{exc.status_code}", title="HTTP error")
+    return problem_response(kind, str(exc.detail), request=request)
+
+
+class CatchAll:
+    """Answers an exception no handler took with a 500 ``internal`` problem (its type and
+    message are logged here, never sent), inside the app, so that the server keeps the
+    connection and the exception does not reach it."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def sending(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        except Exception as exc:
+            route = getattr(scope.get("route"), "path", "<unmatched>")
+            log.exception("unhandled %s on %s %s", type(exc).__name__, scope.get("method"), route)
+            if started:
+                raise
+            metrics = getattr(getattr(scope.get("app"), "state", None), "memledger_metrics", None)
+            if metrics is not None:
+                metrics.problem(_INTERNAL.code)
+            await problem_response(_INTERNAL)(scope, receive, send)
+
+
+def install_handlers(app: FastAPI) -> None:
+    """Translate every error at the boundary, nothing else."""
+    app.add_exception_handler(MemledgerError, _memledger_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(HTTPException, _http_error)
+    app.add_middleware(CatchAll)  # the innermost middleware: added first
+
+
+# -- the OpenAPI side ---------------------------------------------------------------------------
+
+_ALWAYS = (400, 401, 403, 413, 422, 500, 503)
+"""Statuses any authenticated route may answer: a malformed token or parameter, a
+missing or refused key, another tenant named, a body too large, a request that does
+not match its schema, a server failure, a busy store."""
+
+
+def _codes(status: int) -> list[str]:
+    kinds = [*PROBLEMS.values(), *REQUEST_PROBLEMS.values()]
+    return sorted({k.code for k in kinds if k.status == status})
+
+
+def problem_responses(*extra: int, auth: bool = True) -> dict[int | str, dict[str, Any]]:
+    """The ``responses=`` of a route: a problem for each status it may answer, with the
+    codes each status carries."""
+    statuses = sorted({*(_ALWAYS if auth else (500, 503)), *extra})
+    out: dict[int | str, dict[str, Any]] = {}
+    for status in statuses:
+        codes = ", ".join(_codes(status)) or "internal"
+        out[status] = {
+            "description": f"A problem; code one of: {codes}.",
+            "content": {PROBLEM_MEDIA_TYPE: {"schema": {"$ref": "#/components/schemas/Problem"}}},
+        }
+        if status in (409, 503):
+            out[status]["headers"] = {
+                "Retry-After": {
+                    "description": "Seconds to wait before retrying (revision_not_met, "
+                    "store_locked).",
+                    "schema": {"type": "string"},
+                }
+            }
+    return out

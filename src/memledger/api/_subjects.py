@@ -1,0 +1,97 @@
+"""The subjects of a tenant, listed in order and paged: what the web page picks from."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+from pydantic import AwareDatetime, BaseModel, ConfigDict
+
+from memledger.api._auth import Reader
+from memledger.api._bodies import ID_PATTERN
+from memledger.api._problems import problem_responses
+from memledger.api._services import Svc
+from memledger.wire import JsonObject, isoformat
+
+__all__ = ["SubjectPage", "SubjectSummary", "router"]
+
+router = APIRouter(tags=["reads"])
+
+MAX_LIMIT = 1000
+"""The most subjects one page holds (``Memory.subjects``' own bound)."""
+
+
+class SubjectSummary(BaseModel):
+    """A subject of the key's tenant: how many families and events it has, and when it
+    last moved (its last ingested event or family change)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    subject: str
+    families: int
+    events: int
+    last_at: AwareDatetime | None
+
+
+class SubjectPage(BaseModel):
+    """One page of subjects, in order; ``next``: pass it as ``after`` for the next page
+    (``null``: this is the last page)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    subjects: list[SubjectSummary]
+    next: str | None
+
+
+@router.get(
+    "/v1/subjects",
+    response_model=SubjectPage,
+    summary="The subjects of the key's tenant",
+    description="Every subject with events or family slots, in order, each with its family "
+    "and event counts and when it last moved. `prefix` narrows the list; `after` (the "
+    "`next` of the previous page) pages it. Only the key's tenant is listed: another "
+    "tenant's subjects are never named or counted.",
+    responses=problem_responses(),
+)
+def subjects(
+    svc: Svc,
+    who: Reader,
+    prefix: Annotated[
+        str | None,
+        Query(
+            pattern=ID_PATTERN,
+            max_length=255,
+            description="Only subjects whose name starts with this.",
+        ),
+    ] = None,
+    after: Annotated[
+        str | None,
+        Query(
+            pattern=ID_PATTERN,
+            max_length=255,
+            description="Subjects after this one (the previous page's `next`).",
+        ),
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Subjects per page.")] = 50,
+) -> JsonObject:
+    # one more than asked says whether another page follows (within the store's bound)
+    found = svc.memory.subjects(
+        tenant=who.tenant,
+        prefix=prefix or "",
+        after=after,
+        limit=min(limit + 1, MAX_LIMIT),
+    )
+    page = found[:limit]
+    more = len(found) > limit or len(found) == MAX_LIMIT
+    return {
+        "subjects": [
+            {
+                "subject": s.subject,
+                "families": s.families,
+                "events": s.events,
+                "last_at": None if s.last_at is None else isoformat(s.last_at),
+            }
+            for s in page
+        ],
+        "next": page[-1].subject if more and page else None,
+    }

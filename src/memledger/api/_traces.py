@@ -1,0 +1,86 @@
+"""Context traces: what a model call was given, listed, shown and replayed."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Query
+
+from memledger import wire_models as wm
+from memledger.api._auth import Reader
+from memledger.api._bodies import ID_PATTERN
+from memledger.api._problems import problem_responses
+from memledger.api._services import Svc
+from memledger.gate import decisions
+from memledger.read import trace
+from memledger.wire import JsonObject
+
+__all__ = ["router"]
+
+router = APIRouter(tags=["traces"])
+
+TraceId = Annotated[
+    str, Path(pattern=ID_PATTERN, max_length=255, description="The packet's trace id, ctx-...")
+]
+
+
+@router.get(
+    "/v1/traces",
+    response_model=list[wm.TraceSummary],
+    summary="The most recent context traces",
+    description="Newest first: each packet's request, the memories (id and revision) it "
+    "held, how many candidates it left out, and its size.",
+    responses=problem_responses(),
+)
+def recent(
+    svc: Svc,
+    who: Reader,
+    subject: Annotated[
+        str | None, Query(pattern=ID_PATTERN, max_length=255, description="Only this subject's.")
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=1000, description="How many, newest first.")] = 20,
+) -> list[JsonObject]:
+    return trace.recent(svc.memory, tenant=who.tenant, subject=subject, limit=limit)
+
+
+@router.get(
+    "/v1/traces/{trace_id}",
+    response_model=wm.StoredTrace,
+    summary="A context trace as stored",
+    description="Its JSON body (request, budget, routing, every item with memory id and "
+    "revision, every candidate left out with its reason) and the sha256 of the text the "
+    "model was given. A trace of another tenant is answered exactly as a missing one.",
+    responses=problem_responses(404),
+)
+def get_trace(trace_id: TraceId, svc: Svc, who: Reader) -> JsonObject:
+    stored = trace.get(svc.memory, trace_id, tenant=who.tenant)
+    return {
+        "trace_id": stored.trace_id,
+        "subject": stored.subject,
+        "created_at": stored.created_at.isoformat(),
+        "rendered_sha256": stored.rendered_sha256,
+        "body": json.loads(stored.body),
+    }
+
+
+@router.post(
+    "/v1/traces/{trace_id}/replay",
+    response_model=wm.Replay,
+    summary="Rebuild a stored packet from the store",
+    description="The packet as the model saw it, rebuilt from the records it named, and "
+    "whether its sha256 matches (`matches`); memories revoked since are shown again (an "
+    "audit, not a new packet) and listed in `revoked_since`; erased ones in `missing`. "
+    "Also the action-gate decisions recorded against it. It writes nothing.",
+    responses=problem_responses(404),
+)
+def replay(trace_id: TraceId, svc: Svc, who: Reader) -> JsonObject:
+    replayed = svc.memory.replay(trace_id, tenant=who.tenant)
+    gated = decisions(svc.memory, tenant=who.tenant, trace_id=trace_id)
+    return {
+        **replayed.packet.to_dict(),
+        "matches": replayed.matches,
+        "revoked_since": list(replayed.revoked),
+        "missing": list(replayed.missing),
+        "gate_decisions": gated,  # type: ignore[dict-item]
+    }
