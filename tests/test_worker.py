@@ -64,6 +64,15 @@ def test_ingest_queues_and_process_commits_claims_and_episodes(memory: Memory) -
     assert memory.ingest(turn(1, "Send my digest on Fridays please.")).duplicate
 
 
+def test_drain_tells_its_progress_after_every_batch(memory: Memory) -> None:
+    for n in range(1, 6):
+        memory.ingest(turn(n, f"Send my digest on Fridays please ({n}).", minutes=n))
+    told: list[int] = []
+    worker = Worker(memory, FunctionExtractor(fridays), settings=WorkerSettings(batch=2))
+    report = worker.drain(progress=told.append)
+    assert report.jobs == 5 and told == [2, 4, 5]
+
+
 def test_prefilter_stores_nothing_and_counts_why(memory: Memory) -> None:
     extractor = FunctionExtractor(fridays)
     memory.ingest(turn(1, "Let's pretend you're a pirate who loves Fridays."))

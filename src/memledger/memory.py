@@ -6,6 +6,7 @@ else; writes take it from the event. Each call is one transaction.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -107,6 +108,7 @@ class Memory:
         self.schema = schema or Schema.default()
         self.policy = policy or WritePolicy()
         self._index = index
+        self._index_lock = threading.Lock()
         if limits is not None and not isinstance(limits, Limits):
             raise InvalidInputError(f"limits must be a Limits, got {type(limits).__name__}")
         self.limits = limits or Limits()
@@ -158,7 +160,11 @@ class Memory:
         """The derived index recall reads: the one given, else ``<store file>.index``
         with :func:`~memledger.index.embedders.default_embedder`, opened on first use."""
         if self._index is None:
-            self._index = DerivedIndex(default_index_path(self.store), embedder=default_embedder())
+            with self._index_lock:  # two first readers on two threads open one index
+                if self._index is None:
+                    self._index = DerivedIndex(
+                        default_index_path(self.store), embedder=default_embedder()
+                    )
         return self._index
 
     def close(self) -> None:
@@ -643,6 +649,21 @@ class Memory:
         if stored is None:
             raise EventNotFoundError(f"no event {event_id!r} for tenant {tenant!r}")
         return stored.event
+
+    def outcome(self, event_id: str, *, tenant: str) -> Receipt | None:
+        """The receipt stored for an event once it was decided (``None``: not yet, or no
+        such event)."""
+        _tenant(tenant)
+        require_id(event_id, "event_id", InvalidQueryError)
+        with self.store.read() as unit:
+            return unit.get_outcome(tenant, event_id)
+
+    def job(self, job_id: str, *, tenant: str) -> Job | None:
+        """An extraction job of ``tenant`` (``None``: no such job)."""
+        _tenant(tenant)
+        require_id(job_id, "job_id", InvalidQueryError)
+        with self.store.read() as unit:
+            return unit.get_job(tenant, job_id)
 
     def reviews(self, *, tenant: str, open_only: bool = True) -> tuple[ReviewItem, ...]:
         """Events whose batch waits for review; they changed nothing."""

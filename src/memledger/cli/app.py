@@ -25,6 +25,7 @@ from memledger.cli.admin import keys, reviews, schema
 from memledger.cli.bench import bench
 from memledger.cli.corpus import corpus
 from memledger.cli.extractors import ExtractorChoice, RequiredExtractor, describe, open_extractor
+from memledger.cli.mcp import mcp_command
 from memledger.cli.options import (
     AsJson,
     AsOf,
@@ -43,6 +44,7 @@ from memledger.cli.options import (
     settings_of,
     store_url,
 )
+from memledger.cli.serve import serve_command
 from memledger.corpus import Corpus, default_corpus_path
 from memledger.domain.budget import Budget
 from memledger.domain.limits import check_claims, check_event
@@ -149,8 +151,11 @@ def ingest(
         _check_schema(memory, parsed, as_list=as_list)
         done: list[Receipt] = []
         try:
-            for item in parsed:
-                done.append(memory.ingest(item.event, item.claims, complete=item.complete))
+            with render.progress_bar("ingest") as bar:
+                task = bar.add_task("ingest", total=len(parsed), visible=len(parsed) > 1)
+                for item in parsed:
+                    done.append(memory.ingest(item.event, item.claims, complete=item.complete))
+                    bar.update(task, completed=len(done))
         except MemledgerError as exc:
             if not as_list:
                 raise
@@ -817,7 +822,11 @@ def worker(
     ):
         where = f"{memory.url} ({'every tenant' if tenant is None else f'tenant {tenant!r}'})"
         if drain:
-            report = memory.process(extractor=chosen, tenant=tenant, settings=settings)
+            with render.progress_bar("drain") as bar:
+                task = bar.add_task("drain", total=None)
+                report = Worker(memory, chosen, settings=settings).drain(
+                    tenant=tenant, progress=lambda done: bar.update(task, completed=done)
+                )
             stopped_by = None
             title = f"drained {where} with {describe(chosen)}: {report.jobs} job(s) run"
         else:
@@ -924,6 +933,11 @@ def demo(
         render.print_json(report)
 
 
+# -- the service ------------------------------------------------------------------------
+
+app.command("serve")(serve_command)
+
 # -- benchmarks -------------------------------------------------------------------------
 
 app.add_typer(bench, name="bench")
+app.command("mcp")(mcp_command)

@@ -292,3 +292,50 @@ def context(
     out.print(bench_context.markdown(reports), markup=False, highlight=False)
     if json_out is not None:
         json_out.write_text(json.dumps([r.to_json() for r in reports], indent=2) + "\n")
+
+
+@bench.command("serve")
+def serve(
+    *,
+    duration: Annotated[float, typer.Option(help="Seconds of each phase.")] = 10.0,
+    concurrency: Annotated[int, typer.Option(help="Clients of the closed-loop recall phase.")] = 16,
+    rate: Annotated[float, typer.Option(help="Requests/s the mixed phase schedules.")] = 500.0,
+    recall_share: Annotated[
+        float, typer.Option(help="Share of recalls in the mixed phase (the rest ingest).")
+    ] = 0.9,
+    subjects: Annotated[int, typer.Option(help="Subjects seeded before the phases.")] = 50,
+    url: Annotated[
+        str | None,
+        typer.Option(
+            help="Drive this server instead of starting one (needs --key).", show_default=False
+        ),
+    ] = None,
+    key: Annotated[
+        str | None, typer.Option(help="API key for --url (a write key).", show_default=False)
+    ] = None,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", metavar="OUT", help="Write results as JSON to OUT.")
+    ] = None,
+) -> None:
+    """Load on the HTTP API from this process, on loopback: closed-loop recall, then mixed
+    recall/ingest traffic scheduled at --rate; requests/s, p50/p95/p99 and errors."""
+    from memledger.errors import InvalidInputError
+    from memledger.eval import bench_serve
+
+    try:
+        config = bench_serve.ServeBenchConfig(
+            duration=duration,
+            concurrency=concurrency,
+            rate=rate,
+            recall_share=recall_share,
+            subjects=subjects,
+        )
+    except InvalidInputError as exc:
+        raise CliError(str(exc)) from exc
+    if (url is None) != (key is None):
+        raise CliError("--url and --key go together")
+    with render.progress_bar() as progress:
+        report = bench_serve.run(config, url=url, key=key, progress=_reporter(progress))
+    Console(soft_wrap=True).print(bench_serve.markdown(report), markup=False, highlight=False)
+    if json_out is not None:
+        json_out.write_text(json.dumps(report, indent=2) + "\n")

@@ -514,12 +514,15 @@ def traces(console: Console, found: Sequence[Mapping[str, JsonValue]]) -> None:
 
 
 def progress_bar(label: str = "{task.description}") -> Progress:
-    """A transient progress bar on stderr: label, bar, done/total, time elapsed."""
+    """A transient progress bar on stderr: label, bar, done/total, time elapsed. Shown
+    only when stderr is a terminal: piped or captured output stays clean."""
+    console = Console(stderr=True)
     return Progress(
         TextColumn(label),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        console=Console(stderr=True),
+        console=console,
         transient=True,
+        disable=not console.is_terminal,
     )

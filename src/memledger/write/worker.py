@@ -26,6 +26,7 @@ import os
 import threading
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Literal
@@ -332,8 +333,15 @@ class Worker:
             return JobResult(job, "prefiltered", receipt)
         return JobResult(job, "review" if receipt.outcome == "review" else "committed", receipt)
 
-    def drain(self, *, tenant: str | None = None, limit: int | None = None) -> WorkReport:
-        """Run due jobs until none is left (or ``limit`` were run)."""
+    def drain(
+        self,
+        *,
+        tenant: str | None = None,
+        limit: int | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> WorkReport:
+        """Run due jobs until none is left (or ``limit`` were run); ``progress`` is told
+        the number of jobs run so far after every batch."""
         report = WorkReport()
         leased: list[_Leased] | None = None
         batch = self.settings.batch
@@ -349,6 +357,8 @@ class Worker:
                 break
             for result in results:
                 report.add(result)
+            if progress is not None:
+                progress(report.jobs)
         return report
 
     def run(

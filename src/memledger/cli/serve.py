@@ -1,0 +1,127 @@
+"""``memledger serve``: the main job (:mod:`memledger.serve`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from memledger.cli import render
+from memledger.cli._run import CliError
+from memledger.cli.extractors import ExtractorChoice, describe, open_extractor
+from memledger.cli.options import Db, check_store_path, settings_of, store_url
+from memledger.errors import InvalidInputError
+from memledger.memory import Memory
+from memledger.write.worker import WorkerSettings
+
+
+def serve_command(
+    ctx: typer.Context,
+    *,
+    db: Db = None,
+    host: Annotated[
+        str,
+        typer.Option(
+            "--host", metavar="ADDRESS", help="Address to listen on (loopback unless you say so)."
+        ),
+    ] = "127.0.0.1",
+    port: Annotated[
+        int,
+        typer.Option("--port", metavar="PORT", min=0, max=65535, help="Port; 0 picks a free one."),
+    ] = 8765,
+    tenant: Annotated[
+        str | None,
+        typer.Option(
+            "--tenant",
+            metavar="TENANT",
+            help="Tenant of the first admin key. Default: $MEMLEDGER_TENANT, else 'default'.",
+            show_default=False,
+        ),
+    ] = None,
+    key_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--key-file",
+            metavar="PATH",
+            help="Where the first admin key is written (mode 0600). Default: <store>.admin-key.",
+            show_default=False,
+        ),
+    ] = None,
+    extractor: ExtractorChoice = "rules",
+    no_worker: Annotated[
+        bool, typer.Option("--no-worker", help="Do not run the extraction queue here.")
+    ] = False,
+    poll: Annotated[
+        float,
+        typer.Option(
+            "--poll", metavar="SECONDS", min=0.01, help="Wait between looks for jobs when idle."
+        ),
+    ] = 0.5,
+    batch: Annotated[
+        int,
+        typer.Option("--batch", metavar="N", min=1, help="Jobs the worker commits together."),
+    ] = WorkerSettings().batch,
+) -> None:
+    """Run the HTTP API, the web page, the MCP endpoint and a background worker.
+
+    Prints the URL once the server listens. On first start the tenant gets an admin
+    key, shown once and written to a file only you can read. SIGTERM or Ctrl-C stops
+    the server, then the worker finishes the batch it holds.
+    """
+    try:
+        from memledger.serve import ServeConfig, ensure_admin_key, run
+    except ImportError as exc:
+        raise CliError(str(exc)) from exc
+    settings = settings_of(ctx)
+    url = store_url(ctx, db)
+    check_store_path(url)
+    try:
+        config = ServeConfig(
+            host=host,
+            port=port,
+            tenant=tenant or settings.tenant or "default",
+            worker=not no_worker,
+            poll=poll,
+            batch=batch,
+            key_file=key_file,
+        )
+    except InvalidInputError as exc:
+        raise CliError(str(exc)) from exc
+    with Memory.open(url) as memory:
+        admin = ensure_admin_key(memory, config)
+        with open_extractor(extractor, settings, schema=memory.schema) as chosen:
+            worker_line = (
+                "off (--no-worker)" if no_worker else f"on, every tenant, with {describe(chosen)}"
+            )
+
+            def announce(base: str) -> None:
+                lines = [
+                    f"memledger serve: {memory.url}",
+                    f"  API       {base}/v1   (OpenAPI {base}/openapi.json, docs {base}/docs)",
+                    f"  web page  {base}/ui/",
+                    f"  MCP       {base}/mcp   (streamable HTTP)",
+                    f"  metrics   {base}/metrics",
+                    f"  worker    {worker_line}",
+                ]
+                if admin.token is not None:
+                    lines += [
+                        f"  admin key of tenant {config.tenant!r} (shown once; also written to "
+                        f"{admin.path}, readable by you only):",
+                        f"    {admin.token}",
+                    ]
+                else:
+                    lines.append(
+                        f"  admin key of tenant {config.tenant!r}: {admin.key_id} "
+                        f"(its token was written to {admin.path} on first start)"
+                    )
+                lines.append("stop with Ctrl-C or SIGTERM")
+                typer.echo("\n".join(lines))
+
+            report = run(memory, None if no_worker else chosen, config, announce=announce)
+    if report is not None:
+        render.work_report(
+            render.make_console(), report, title=f"stopped; the worker ran {report.jobs} job(s)"
+        )
+    else:
+        typer.echo("stopped")

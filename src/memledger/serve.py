@@ -1,0 +1,319 @@
+"""``memledger serve``: the HTTP API, the web page, the MCP endpoint and a background
+worker in one process, on one store.
+
+What runs where, under one base URL:
+
+=============  ==============================================================
+path           what
+=============  ==============================================================
+``/v1/...``    the HTTP API (:mod:`memledger.api`), ``/openapi.json``, ``/docs``
+``/healthz``   liveness; ``/readyz`` readiness; ``/metrics`` Prometheus text
+``/mcp``       the MCP server over streamable HTTP (:mod:`memledger.mcp`)
+``/ui/``       the web page to inspect and correct memory (``/`` redirects)
+=============  ==============================================================
+
+Every request authenticates with an API key (``Authorization: Bearer mlk_...``).
+On first start, when the tenant has no admin key, one is created: its token is
+shown once and written to a file only the user can read (``<store>.admin-key``,
+mode 0600); later starts say where it is and never print it again.
+
+The background worker runs the extraction queue of every tenant. SIGTERM or
+SIGINT stops the server (uvicorn finishes the requests in flight), then the
+worker finishes the batch it holds (its jobs commit or are queued again) before
+the process exits.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+
+from memledger.domain.records import require_id
+from memledger.errors import InvalidInputError
+from memledger.memory import Memory
+from memledger.ports import Extractor
+from memledger.write.worker import WorkerSettings, WorkReport
+
+try:
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.responses import RedirectResponse
+    from starlette.routing import Mount, Route
+    from starlette.types import ASGIApp
+except ImportError as exc:  # pragma: no cover - exercised without the extra
+    raise ImportError(
+        f"memledger serve needs the server extra: pip install 'memledger[server]' ({exc})"
+    ) from exc
+
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+__all__ = [
+    "AdminKey",
+    "BackgroundWorker",
+    "ServeConfig",
+    "build_app",
+    "ensure_admin_key",
+    "key_file_for",
+    "run",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServeConfig:
+    """How ``memledger serve`` runs."""
+
+    host: str = "127.0.0.1"
+    """Loopback by default: exposing the service is a decision, not a default."""
+    port: int = 8765
+    tenant: str = "default"
+    """The tenant the first admin key is created for."""
+    worker: bool = True
+    """Run the extraction queue in the background."""
+    poll: float = 0.5
+    """Seconds the idle worker waits between looks for jobs."""
+    batch: int = WorkerSettings().batch
+    key_file: Path | None = None
+    """Where the first admin key's token is written; ``None``: ``<store>.admin-key``."""
+    mcp: bool = True
+    web: bool = True
+
+    def __post_init__(self) -> None:
+        require_id(self.tenant, "tenant", InvalidInputError)
+        if isinstance(self.port, bool) or not isinstance(self.port, int):
+            raise InvalidInputError(f"port must be a whole number, got {self.port!r}")
+        if not 0 <= self.port <= 65535:
+            raise InvalidInputError(f"port must be 0-65535, got {self.port}")
+        if self.poll <= 0:
+            raise InvalidInputError(f"poll must be > 0 seconds, got {self.poll}")
+
+
+# -- the first admin key -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class AdminKey:
+    """The tenant's admin key as serve found or made it."""
+
+    key_id: str
+    path: Path
+    token: str | None
+    """The token when it was created just now (show it once); else ``None``."""
+
+
+def key_file_for(memory: Memory, config: ServeConfig) -> Path:
+    """``config.key_file``, else ``<store file>.admin-key`` beside a SQLite store."""
+    if config.key_file is not None:
+        return config.key_file
+    prefix = "sqlite:///"
+    if not memory.url.startswith(prefix):
+        raise InvalidInputError(
+            f"no default key file for store {memory.url!r}; pass --key-file PATH"
+        )
+    return Path(memory.url.removeprefix(prefix) + ".admin-key")
+
+
+def ensure_admin_key(memory: Memory, config: ServeConfig) -> AdminKey:
+    """The tenant's first admin key: created (and its token written to the key file,
+    readable by the user alone) when the tenant has no live admin key, else found."""
+    path = key_file_for(memory, config)
+    live = [k for k in memory.keys(config.tenant) if k.role == "admin" and k.revoked_at is None]
+    if live:
+        return AdminKey(key_id=live[0].key_id, path=path, token=None)
+    key, token = memory.create_key(
+        config.tenant, "admin", principal="service", role="admin", label="first admin key"
+    )
+    _write_secret(path, token + "\n")
+    return AdminKey(key_id=key.key_id, path=path, token=token)
+
+
+def _write_secret(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` with mode 0600, replacing an older file atomically."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    scratch = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.chmod(scratch, 0o600)  # whatever the umask
+        os.replace(scratch, path)
+    except BaseException:
+        scratch.unlink(missing_ok=True)
+        raise
+
+
+# -- the background worker ---------------------------------------------------------------
+
+
+class BackgroundWorker:
+    """The extraction queue of every tenant, run on a thread until :meth:`stop`."""
+
+    def __init__(
+        self,
+        memory: Memory,
+        extractor: Extractor,
+        *,
+        settings: WorkerSettings | None = None,
+        poll: float = 0.5,
+    ) -> None:
+        from memledger.write.worker import Worker
+
+        self._worker = Worker(memory, extractor, settings=settings)
+        self._poll = poll
+        self._stop = threading.Event()
+        self._report: WorkReport | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="memledger-worker", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._report = self._worker.run(stop=self._stop, poll=self._poll)
+        except BaseException as exc:  # kept for stop() to raise in the serving thread
+            self._error = exc
+
+    def stop(self) -> WorkReport:
+        """Ask the worker to stop and wait while it finishes the batch it holds."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._report or WorkReport()
+
+
+# -- the app ----------------------------------------------------------------------------
+
+
+def build_app(
+    memory: Memory, config: ServeConfig | None = None, *, extractor: Extractor | None = None
+) -> ASGIApp:
+    """The API, the MCP endpoint and the web page as one ASGI app over ``memory``;
+    ``extractor`` is what ``POST /v1/process`` and MCP's ``remember`` extract with
+    (default: the offline rule-based one)."""
+    from memledger.api import create_app
+
+    config = config or ServeConfig()
+    routes: list[Route | Mount] = []
+    lifespans: list[Callable[[], AbstractAsyncContextManager[object]]] = []
+    if config.mcp:
+        from memledger.mcp import streamable_http_app
+
+        mcp_app = streamable_http_app(memory, extractor=extractor)
+        routes.append(Route("/mcp", endpoint=mcp_app))  # /mcp itself, as clients write it
+        routes.append(Mount("/mcp", app=mcp_app))
+        lifespans.append(mcp_app.lifespan)
+    if config.web:
+        from memledger.web import web_app
+
+        routes.append(Route("/", _to_ui, include_in_schema=False))
+        routes.append(Mount("/ui", app=web_app()))
+    api = create_app(memory, extractor=extractor)
+    routes.append(Mount("/", app=api))
+    # a mounted app's lifespan is not run by its host: enter it here (index warm-up,
+    # the corpus closed on shutdown)
+    lifespans.append(lambda: api.router.lifespan_context(api))
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        from contextlib import AsyncExitStack
+
+        async with AsyncExitStack() as stack:
+            for enter in lifespans:
+                await stack.enter_async_context(enter())
+            yield
+
+    return Starlette(routes=routes, lifespan=lifespan)
+
+
+async def _to_ui(request: object) -> RedirectResponse:
+    return RedirectResponse("/ui/")
+
+
+def run(
+    memory: Memory,
+    extractor: Extractor | None,
+    config: ServeConfig,
+    *,
+    announce: Callable[[str], None],
+) -> WorkReport | None:
+    """Serve until SIGTERM or SIGINT, then drain the worker; returns its report
+    (``None`` without a worker)."""
+    app = build_app(memory, config, extractor=extractor)
+    worker = None
+    if config.worker and extractor is not None:
+        worker = BackgroundWorker(
+            memory, extractor, settings=WorkerSettings(batch=config.batch), poll=config.poll
+        )
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app,
+            host=config.host,
+            port=config.port,
+            log_level="warning",
+            lifespan="on",
+            access_log=False,
+        )
+    )
+    with _stop_signals(server):
+        if worker is not None:
+            worker.start()
+        try:
+            _serve(server, config, announce)
+        finally:
+            report = worker.stop() if worker is not None else None
+    return report
+
+
+@contextmanager
+def _stop_signals(server: uvicorn.Server) -> Iterator[None]:
+    """SIGTERM and SIGINT stop the server gracefully while the block runs, the worker's
+    drain included; a second signal stops at once. uvicorn handles them itself while
+    it serves and raises them again when it is done: they land here, not in the
+    default handler that would kill the process mid-drain. (Only in the main thread,
+    where Python lets a handler be set.)"""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    seen = 0
+
+    def handle(signum: int, frame: FrameType | None) -> None:
+        nonlocal seen
+        seen += 1
+        if seen > 1:
+            raise KeyboardInterrupt
+        server.should_exit = True
+
+    previous = {sig: signal.getsignal(sig) for sig in _STOP_SIGNALS}
+    for sig in _STOP_SIGNALS:
+        signal.signal(sig, handle)
+    try:
+        yield
+    finally:
+        for sig, before in previous.items():
+            signal.signal(sig, before)
+
+
+def _serve(server: uvicorn.Server, config: ServeConfig, announce: Callable[[str], None]) -> None:
+    """Run ``server``, announcing its URL once it listens (port 0 picks a free one)."""
+
+    def tell_when_up() -> None:
+        while not server.started:
+            if server.should_exit:
+                return
+            threading.Event().wait(0.05)
+        port = config.port
+        for listener in server.servers:
+            for sock in listener.sockets:
+                port = sock.getsockname()[1]
+        announce(f"http://{config.host}:{port}")
+
+    threading.Thread(target=tell_when_up, name="memledger-announce", daemon=True).start()
+    server.run()

@@ -1,0 +1,242 @@
+"""``memledger serve``: the first admin key, the background worker's drain on stop, and
+the whole process started as a user starts it, stopped by SIGTERM."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+import pytest
+
+from memledger.domain.records import Claim, SourceEvent
+from memledger.errors import InvalidInputError
+from memledger.memory import Memory
+from memledger.serve import BackgroundWorker, ServeConfig, ensure_admin_key, key_file_for
+from memledger.testing import FunctionExtractor
+from memledger.testing.scenarios import SUBJECT, TENANT, day, event, pref
+
+URL_LINE = re.compile(r"API\s+(http://\S+)/v1")
+
+
+def test_the_first_admin_key_is_made_once_and_kept_from_other_users(tmp_path: Path) -> None:
+    with Memory.open(f"sqlite:///{tmp_path / 'm.db'}") as memory:
+        config = ServeConfig(tenant="acme")
+        first = ensure_admin_key(memory, config)
+        assert first.token is not None and first.path == tmp_path / "m.db.admin-key"
+        assert first.path.read_text().strip() == first.token
+        assert stat.S_IMODE(first.path.stat().st_mode) == 0o600
+        who = memory.authenticate(first.token)
+        assert (who.tenant, who.role, who.kind) == ("acme", "admin", "service")
+
+        again = ensure_admin_key(memory, config)
+        assert again.token is None and again.key_id == first.key_id  # never shown twice
+        assert first.path.read_text().strip() == first.token
+
+        memory.revoke_key("acme", first.key_id)  # lost or leaked: a new start makes another
+        renewed = ensure_admin_key(memory, config)
+        assert renewed.token is not None and renewed.key_id != first.key_id
+        assert renewed.path.read_text().strip() == renewed.token
+        assert [k.role for k in memory.keys("globex")] == []
+
+
+def test_serve_config_refuses_bad_values_and_names_a_key_file(tmp_path: Path) -> None:
+    for bad in ({"tenant": "no spaces"}, {"port": 70000}, {"port": True}, {"poll": 0}):
+        with pytest.raises(InvalidInputError):
+            ServeConfig(**bad)  # type: ignore[arg-type]
+    with Memory.open(f"sqlite:///{tmp_path / 'm.db'}") as memory:
+        chosen = tmp_path / "keys" / "admin"
+        assert key_file_for(memory, ServeConfig(key_file=chosen)) == chosen
+
+
+def test_stopping_the_worker_finishes_the_batch_it_holds(tmp_path: Path) -> None:
+    """A stop while a batch is being extracted waits for it: its jobs commit."""
+    started, release = threading.Event(), threading.Event()
+
+    def slow(source: SourceEvent) -> list[Claim]:
+        started.set()
+        release.wait(10)
+        return [pref("friday", grounding="Fridays")]
+
+    with Memory.open(f"sqlite:///{tmp_path / 'm.db'}") as memory:
+        receipt = memory.ingest(event("e1", "Deliver on Fridays.", occurred_at=day(10, 2)))
+        assert receipt.job_id is not None
+        worker = BackgroundWorker(memory, FunctionExtractor(slow), poll=0.05)
+        worker.start()
+        assert started.wait(10)
+        stopping = threading.Thread(target=worker.stop)
+        stopping.start()
+        stopping.join(0.3)
+        assert stopping.is_alive()  # waiting for the batch in flight, not abandoning it
+        release.set()
+        stopping.join(10)
+        assert not stopping.is_alive()
+        assert [r.value for r in memory.current(SUBJECT, "delivery_preference", tenant=TENANT)] == [
+            "friday"
+        ]
+        assert memory.jobs(tenant=TENANT) == ()
+
+
+def _start(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[str], str, list[str]]:
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "memledger.cli",
+            "serve",
+            "--db",
+            f"sqlite:///{tmp_path / 'serve.db'}",
+            "--port",
+            "0",
+            "--poll",
+            "0.05",
+            *extra,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    assert child.stdout is not None
+    lines: list[str] = []
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        line = child.stdout.readline()
+        if not line:
+            break
+        lines.append(line)
+        found = URL_LINE.search(line)
+        if found:
+            return child, found.group(1), lines
+    child.kill()
+    raise AssertionError("serve did not announce its URL:\n" + "".join(lines))
+
+
+def _stop(child: subprocess.Popen[str]) -> str:
+    child.send_signal(signal.SIGTERM)
+    out, _ = child.communicate(timeout=60)
+    return out
+
+
+def test_serve_runs_the_api_web_page_mcp_and_worker_until_sigterm(tmp_path: Path) -> None:
+    child, base, lines = _start(tmp_path, "--tenant", "acme")
+    try:
+        while not any("stop with" in line for line in lines):
+            assert child.stdout is not None
+            lines.append(child.stdout.readline())
+        printed = "".join(lines)
+        token = (tmp_path / "serve.db.admin-key").read_text().strip()
+        assert token in printed  # shown once, on first start
+        assert f"{base}/ui/" in printed and f"{base}/mcp" in printed
+        auth = {"Authorization": f"Bearer {token}"}
+        with httpx.Client(base_url=base, timeout=30) as client:
+            assert client.get("/healthz").json() == {"status": "ok"}
+            assert client.get("/readyz").status_code == 200
+            assert client.get("/v1/me").status_code == 401
+            assert client.get("/v1/me", headers=auth).json()["tenant"] == "acme"
+            page = client.get("/", follow_redirects=True)
+            assert page.status_code == 200 and "<html" in page.text.lower()
+            assert client.get("/openapi.json").json()["info"]["title"]
+            sent = client.post(
+                "/v1/events",
+                headers=auth,
+                json={
+                    "event_id": "turn-1",
+                    "subject": "user-5",
+                    "actor": {"id": "user-5"},
+                    "channel": "chat",
+                    "occurred_at": datetime(2026, 11, 2, 9, tzinfo=UTC).isoformat(),
+                    "text": "I live in Lisbon these days.",
+                },
+            )
+            assert sent.status_code in (200, 201), sent.text
+            deadline = time.monotonic() + 60  # the background worker extracts it
+            while client.get("/v1/jobs", headers=auth).json():
+                assert time.monotonic() < deadline, "the worker did not run the job"
+                time.sleep(0.1)
+            found = client.post(
+                "/v1/recall",
+                headers=auth,
+                json={"query": "where does user-5 live?", "subject": "user-5"},
+            ).json()
+            assert any("Lisbon" in str(item) for item in found["items"])
+            assert "# TYPE" in client.get("/metrics").text
+    finally:
+        out = _stop(child)
+    assert child.returncode == 0, out
+    assert "stopped; the worker ran 1 job(s)" in out
+
+    again, _, lines = _start(tmp_path, "--tenant", "acme", "--no-worker")
+    try:
+        while not any("stop with" in line for line in lines):
+            assert again.stdout is not None
+            lines.append(again.stdout.readline())
+    finally:
+        out = _stop(again)
+    assert token not in "".join(lines) + out  # the token is never printed again
+    assert "its token was written to" in "".join(lines)
+    assert again.returncode == 0 and "stopped" in out
+
+
+def test_serve_refuses_a_bad_tenant_before_starting(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "memledger.cli",
+            "serve",
+            "--db",
+            str(tmp_path / "x.db"),
+            "--tenant",
+            "bad tenant",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode != 0
+    assert "tenant" in done.stderr + done.stdout
+    assert not (tmp_path / "x.db").exists()
+
+
+def test_an_mcp_client_remembers_recalls_and_forgets_through_serve(tmp_path: Path) -> None:
+    """The SDK's streamable-HTTP client against serve's whole app, at /mcp."""
+    import asyncio
+
+    from mcp_helpers import TOOLS, http_client, payload, recalled_ids
+    from memledger.serve import build_app
+    from memledger.testing.http import serve
+
+    memory = Memory.open(f"sqlite:///{tmp_path / 'm.db'}")
+    _, token = memory.create_key("acme", "user-42", grants=["home_city"])
+
+    async def main(url: str) -> None:
+        async with http_client(url, token) as client:
+            assert {tool.name for tool in (await client.list_tools()).tools} == TOOLS
+            stored = payload(
+                await client.call_tool(
+                    "remember", {"subject": "user-42", "text": "I live in Berlin."}
+                )
+            )
+            (memory_id,) = [r["memory_id"] for r in stored["stored"] if r["family"] == "home_city"]
+            question = {"query": "where do I live?", "subject": "user-42"}
+            assert memory_id in recalled_ids(await client.call_tool("recall", question))
+            await client.call_tool("forget", {"memory_id": memory_id, "reason": "moved"})
+            assert memory_id not in recalled_ids(await client.call_tool("recall", question))
+
+    try:
+        with serve(build_app(memory, ServeConfig(web=False))) as base:
+            # the API's own lifespan ran under serve's: it opened the index at start
+            assert memory._index is not None
+            for path in ("/mcp", "/mcp/"):  # both spellings reach the MCP endpoint
+                asyncio.run(main(f"{base}{path}"))
+    finally:
+        memory.close()
