@@ -2,9 +2,11 @@
 
 The benchmark starts ``memledger serve`` as a child process on a scratch store and a
 free loopback port (or drives a server you name with ``--url`` and ``--key``), seeds
-it with subjects and memories through the API, then runs two phases from this
-process:
+it with subjects and memories through the API and warms it up (the first recall
+loads the index and the embedding model), then runs three phases from this process:
 
+* **baseline, closed loop**: ``GET /healthz`` (no key, no store) the same way: what
+  the HTTP stack and this client give on the machine, the ceiling for the rest.
 * **recall, closed loop**: ``concurrency`` clients each send a recall as soon as the
   previous one answered, for ``duration`` seconds: the most the server gives.
 * **mixed, open loop**: requests are *scheduled* at ``rate`` per second (``recall_share``
@@ -214,6 +216,9 @@ async def _seed(base: str, key: str, config: ServeBenchConfig, progress: Progres
                 progress("seed", s + 1, config.subjects)
         response = await client.post("/v1/process", json={})
         response.raise_for_status()
+        for question in _QUESTIONS * 4:  # warm up: the index and the embedding model load
+            response = await client.post("/v1/recall", json={"query": question, "k": 10})
+            response.raise_for_status()
 
 
 async def _request(
@@ -234,10 +239,12 @@ async def _request(
         return "recall" if recall_only else "request", type(exc).__name__
 
 
-async def _closed_loop(base: str, key: str, config: ServeBenchConfig) -> Phase:
+async def _closed_loop(
+    base: str, key: str, config: ServeBenchConfig, *, baseline: bool = False
+) -> Phase:
     import httpx
 
-    phase = Phase("recall, closed loop")
+    phase = Phase("baseline /healthz, closed loop" if baseline else "recall, closed loop")
     limits = httpx.Limits(max_connections=config.concurrency)
     headers = {"Authorization": f"Bearer {key}"}
     async with httpx.AsyncClient(
@@ -250,12 +257,25 @@ async def _closed_loop(base: str, key: str, config: ServeBenchConfig) -> Phase:
             rng = random.Random(seed)
             while time.perf_counter() < end:
                 t0 = time.perf_counter()
-                op, status = await _request(client, rng, config, recall_only=True)
+                if baseline:
+                    op, status = "healthz", await _health(client)
+                else:
+                    op, status = await _request(client, rng, config, recall_only=True)
                 phase.add(op, (time.perf_counter() - t0) * 1000, status)
 
         await asyncio.gather(*(one(i) for i in range(config.concurrency)))
         phase.seconds = time.perf_counter() - start
     return phase
+
+
+async def _health(client: object) -> int | str:
+    import httpx
+
+    assert isinstance(client, httpx.AsyncClient)
+    try:
+        return (await client.get("/healthz")).status_code
+    except httpx.HTTPError as exc:
+        return type(exc).__name__
 
 
 async def _open_loop(base: str, key: str, config: ServeBenchConfig) -> Phase:
@@ -308,11 +328,14 @@ def _measure(
     base: str, key: str, config: ServeBenchConfig, progress: Progress | None, *, started: bool
 ) -> dict[str, object]:
     asyncio.run(_seed(base, key, config, progress))
-    phases = []
-    for name, loop in (("recall", _closed_loop), ("mixed", _open_loop)):
+    phases: list[Phase] = []
+    for name in ("baseline", "recall", "mixed"):
         if progress is not None:
             progress(name, 0, 1)
-        phases.append(asyncio.run(loop(base, key, config)))
+        if name == "mixed":
+            phases.append(asyncio.run(_open_loop(base, key, config)))
+        else:
+            phases.append(asyncio.run(_closed_loop(base, key, config, baseline=name == "baseline")))
         if progress is not None:
             progress(name, 1, 1)
     return {

@@ -1,0 +1,52 @@
+"""``memledger bench serve``: a real child ``memledger serve`` driven from this process.
+Only the shape and the error count are checked: timings are never asserted."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import assert_one_error, run
+from memledger.errors import InvalidInputError
+from memledger.eval.bench_serve import Phase, ServeBenchConfig, markdown
+from memledger.eval.bench_serve import run as bench
+
+
+def test_the_serve_benchmark_drives_a_child_server_without_errors(tmp_path: Path) -> None:
+    report = bench(ServeBenchConfig(duration=0.5, concurrency=2, rate=20, subjects=2, turns=2))
+    phases = report["phases"]
+    assert isinstance(phases, list)
+    assert [p["phase"] for p in phases] == [
+        "baseline /healthz, closed loop",
+        "recall, closed loop",
+        "mixed, open loop at 20/s",
+    ]
+    for phase in phases:
+        assert phase["requests"] > 0 and phase["errors"] == 0, phase
+        lat = phase["latency_ms"]
+        assert 0 < lat["p50"] <= lat["p95"] <= lat["p99"] <= lat["max"]
+    assert set(phases[1]["by_operation"]) == {"recall"}
+    assert phases[2]["requests"] == 10  # every scheduled request was sent and counted
+    assert "| recall, closed loop |" in markdown(report)
+    assert json.loads(json.dumps(report)) == report  # what --json writes
+
+
+def test_a_phase_counts_failures_by_kind() -> None:
+    phase = Phase("p", seconds=1.0)
+    phase.add("recall", 5.0, 200)
+    phase.add("recall", 7.0, 503)
+    phase.add("ingest", 9.0, "ConnectError")
+    done = phase.to_json()
+    assert done["requests"] == 3 and done["errors"] == 2
+    assert done["errors_by_kind"] == {"recall 503": 1, "ingest ConnectError": 1}
+
+
+def test_bad_settings_are_refused(tmp_path: Path) -> None:
+    for bad in ({"duration": 0}, {"concurrency": 0}, {"rate": -1}, {"recall_share": 2}):
+        with pytest.raises(InvalidInputError):
+            ServeBenchConfig(**bad)  # type: ignore[arg-type]
+    assert_one_error(run(["bench", "serve", "--duration", "0"]), "duration")
+    assert_one_error(run(["bench", "serve", "--url", "http://127.0.0.1:1"]), "--key")
+    assert not list(tmp_path.iterdir())
