@@ -27,7 +27,8 @@ def test_first_screen_has_the_two_setup_commands() -> None:
     first_screen = "\n".join(README.read_text().splitlines()[:30])
     commands = re.findall(r"```sh\n(.*?)```", first_screen, flags=re.S)
     assert [c.strip() for c in commands] == [
-        "python3 -m venv .venv && .venv/bin/pip install -e '.[server]' && .venv/bin/memledger serve",
+        "python3 -m venv .venv && .venv/bin/pip install -e '.[server]'"
+        " && .venv/bin/memledger serve",
         "bash scripts/test.sh",
     ]
     ci = (README.parent / ".ci" / "run").read_text()

@@ -142,8 +142,9 @@ def test_serve_runs_the_api_web_page_mcp_and_worker_until_sigterm(tmp_path: Path
             assert client.get("/readyz").status_code == 200
             assert client.get("/v1/me").status_code == 401
             assert client.get("/v1/me", headers=auth).json()["tenant"] == "acme"
-            page = client.get("/", follow_redirects=True)
-            assert page.status_code == 200 and "<html" in page.text.lower()
+            for path in ("/", "/ui", "/ui/"):
+                page = client.get(path, follow_redirects=True)
+                assert page.status_code == 200 and "<html" in page.text.lower(), path
             assert client.get("/openapi.json").json()["info"]["title"]
             sent = client.post(
                 "/v1/events",

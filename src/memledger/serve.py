@@ -214,6 +214,7 @@ def build_app(
         from memledger.web import web_app
 
         routes.append(Route("/", _to_ui, include_in_schema=False))
+        routes.append(Route("/ui", _to_ui, include_in_schema=False))
         routes.append(Mount("/ui", app=web_app()))
     api = create_app(memory, extractor=extractor)
     routes.append(Mount("/", app=api))
