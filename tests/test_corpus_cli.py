@@ -109,6 +109,15 @@ def test_add_list_search_remove(tmp_path: Path, docs: Path) -> None:
 
     removed = run(["remove", str(docs / "shipping.md"), "--db", str(db), "--tenant", "acme"])
     assert removed.exit_code == 0 and "removed 3 chunk(s)" in removed.stdout
+    add(db, docs / "shipping.md")
+    as_json = run(
+        ["remove", str(docs / "shipping.md"), "--db", str(db), "--tenant", "acme", "--json"]
+    )
+    assert json.loads(as_json.stdout) == {
+        "tenant": "acme",
+        "path": str(docs / "shipping.md"),
+        "removed_chunks": 3,
+    }
     again = run(["remove", str(docs / "shipping.md"), "--db", str(db), "--tenant", "acme"])
     assert_one_error(again, "no document at", code=2)
 

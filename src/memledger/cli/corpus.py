@@ -341,6 +341,7 @@ def remove(
     ],
     db: Db = None,
     tenant: Tenant = None,
+    as_json: AsJson = False,
 ) -> None:
     """Remove a document (or every document under a directory) from the tenant's corpus."""
     who = require_tenant(ctx, tenant)
@@ -352,4 +353,7 @@ def remove(
             removed = opened.remove(who, path)
     if not removed:
         raise CliError(f"no document at {path!r} in the corpus of tenant {who!r}")
-    typer.echo(f"removed {removed} chunk(s) of {path!r} from the corpus of tenant {who!r}")
+    if as_json:
+        render.print_json({"tenant": who, "path": path, "removed_chunks": removed})
+    else:
+        typer.echo(f"removed {removed} chunk(s) of {path!r} from the corpus of tenant {who!r}")
