@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import stat
 import subprocess
 import sys
@@ -185,6 +186,32 @@ def test_serve_runs_the_api_web_page_mcp_and_worker_until_sigterm(tmp_path: Path
     assert token not in "".join(lines) + out  # the token is never printed again
     assert "its token was written to" in "".join(lines)
     assert again.returncode == 0 and "stopped" in out
+
+
+def test_a_taken_port_is_a_clear_error(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "memledger",
+                "serve",
+                "--db",
+                str(tmp_path / "x.db"),
+                "--port",
+                str(port),
+                "--no-worker",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode != 0
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("error: cannot listen on 127.0.0.1:") and "--port" in line
 
 
 def test_serve_refuses_a_bad_tenant_before_starting(tmp_path: Path) -> None:

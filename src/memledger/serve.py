@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
@@ -35,7 +36,7 @@ from pathlib import Path
 from types import FrameType
 
 from memledger.domain.records import require_id
-from memledger.errors import InvalidInputError
+from memledger.errors import InvalidInputError, MemledgerError
 from memledger.memory import Memory
 from memledger.ports import Extractor
 from memledger.write.worker import WorkerSettings, WorkReport
@@ -57,11 +58,16 @@ __all__ = [
     "AdminKey",
     "BackgroundWorker",
     "ServeConfig",
+    "ServeError",
     "build_app",
     "ensure_admin_key",
     "key_file_for",
     "run",
 ]
+
+
+class ServeError(MemledgerError):
+    """The service could not start (its address is taken or cannot be used)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -303,18 +309,34 @@ def _stop_signals(server: uvicorn.Server) -> Iterator[None]:
 
 
 def _serve(server: uvicorn.Server, config: ServeConfig, announce: Callable[[str], None]) -> None:
-    """Run ``server``, announcing its URL once it listens (port 0 picks a free one)."""
+    """Bind the address (a clear error if it is taken), run ``server`` on it and announce
+    its URL once it listens (port 0 picks a free one)."""
+    sock = _bind(config.host, config.port)
+    port = sock.getsockname()[1]
 
     def tell_when_up() -> None:
         while not server.started:
             if server.should_exit:
                 return
             threading.Event().wait(0.05)
-        port = config.port
-        for listener in server.servers:
-            for sock in listener.sockets:
-                port = sock.getsockname()[1]
         announce(f"http://{config.host}:{port}")
 
     threading.Thread(target=tell_when_up, name="memledger-announce", daemon=True).start()
-    server.run()
+    with sock:
+        server.run(sockets=[sock])
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ServeError(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc} "
+            "(another memledger serve? pass --port, or --port 0 for a free one)"
+        ) from None
+    sock.set_inheritable(True)
+    return sock
