@@ -73,6 +73,7 @@ __all__ = [
     "JsonObject",
     "ParsedEvent",
     "claim_to_dict",
+    "event_to_dict",
     "family_to_dict",
     "history_entry_to_dict",
     "isoformat",
@@ -469,6 +470,27 @@ def revocation_to_dict(receipt: RevocationReceipt) -> JsonObject:
         "reason": receipt.reason,
         "also": [revocation_to_dict(r) for r in receipt.also],
         "redacted": list(receipt.redacted),
+    }
+
+
+def event_to_dict(event: SourceEvent) -> JsonObject:
+    """A source event in the input shape, with its tenant."""
+    return {
+        "tenant": event.tenant,
+        "event_id": event.event_id,
+        "subject": event.subject,
+        "actor": {
+            "id": event.actor.id,
+            "authenticated": event.actor.authenticated,
+            "grants": [str(g) for g in sorted(event.actor.grants, key=str)],
+        },
+        "channel": event.channel,
+        "occurred_at": isoformat(event.occurred_at),
+        "text": event.text,
+        "sequence": event.sequence,
+        "stream": event.stream,
+        "metadata": dict(event.metadata),
+        "role": event.role,
     }
 
 

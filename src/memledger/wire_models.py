@@ -76,6 +76,8 @@ __all__ = [
     "Revocation",
     "SearchResult",
     "StoredTrace",
+    "SubjectPage",
+    "SubjectSummary",
     "TraceSummary",
     "WhoAmI",
     "WireModel",
@@ -222,6 +224,24 @@ class FamilySlot(WireModel):
     revision: int
     generation: int
     updated_at: AwareDatetime | None
+
+
+class SubjectSummary(WireModel):
+    """A subject of the key's tenant: how many families and events it has, and when it
+    last moved (its last ingested event or family change)."""
+
+    subject: str
+    families: int
+    events: int
+    last_at: AwareDatetime | None
+
+
+class SubjectPage(WireModel):
+    """One page of subjects, in order; ``next``: pass it as ``after`` for the next page
+    (``null``: this is the last page)."""
+
+    subjects: list[SubjectSummary]
+    next: str | None
 
 
 # -- events, jobs, reviews ------------------------------------------------------------------

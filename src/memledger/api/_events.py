@@ -16,13 +16,13 @@ from memledger.api._consistency import token_response, write_token
 from memledger.api._problems import problem_responses
 from memledger.api._services import Svc
 from memledger.domain.keys import Principal
-from memledger.domain.records import FamilyRevision, RevocationReceipt, SourceEvent
+from memledger.domain.records import FamilyRevision, RevocationReceipt
 from memledger.errors import InvalidEventError, LimitExceededError, MemledgerError
 from memledger.wire import (
     JsonObject,
     ParsedEvent,
+    event_to_dict,
     forget_to_dict,
-    isoformat,
     job_to_dict,
     parse_event_json,
     parse_events_json,
@@ -143,26 +143,6 @@ def ingest_batch(svc: Svc, who: Writer, body: RawBody, response: Response) -> li
     return [receipt_to_dict(r) for r in receipts]
 
 
-def _event_dict(event: SourceEvent) -> JsonObject:
-    return {
-        "tenant": event.tenant,
-        "event_id": event.event_id,
-        "subject": event.subject,
-        "actor": {
-            "id": event.actor.id,
-            "authenticated": event.actor.authenticated,
-            "grants": [str(g) for g in sorted(event.actor.grants, key=str)],
-        },
-        "channel": event.channel,
-        "occurred_at": isoformat(event.occurred_at),
-        "text": event.text,
-        "sequence": event.sequence,
-        "stream": event.stream,
-        "metadata": dict(event.metadata),
-        "role": event.role,
-    }
-
-
 @router.get(
     "/v1/events/{event_id:path}",
     response_model=wm.EventStatus,
@@ -181,7 +161,7 @@ def get_event(event_id: EventId, svc: Svc, who: Reader, response: Response) -> J
     if receipt is not None:
         write_token(response, receipt.revisions)
     return {
-        "event": _event_dict(event),
+        "event": event_to_dict(event),
         "receipt": None if receipt is None else receipt_to_dict(receipt),
         "job": None if job is None else job_to_dict(job),
     }

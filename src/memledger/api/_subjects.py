@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query
-from pydantic import AwareDatetime, BaseModel, ConfigDict
 
 from memledger.api._auth import Reader
 from memledger.api._bodies import ID_PATTERN
 from memledger.api._problems import problem_responses
 from memledger.api._services import Svc
 from memledger.wire import JsonObject, isoformat
+from memledger.wire_models import SubjectPage, SubjectSummary
 
 __all__ = ["SubjectPage", "SubjectSummary", "router"]
 
@@ -19,28 +19,6 @@ router = APIRouter(tags=["reads"])
 
 MAX_LIMIT = 1000
 """The most subjects one page holds (``Memory.subjects``' own bound)."""
-
-
-class SubjectSummary(BaseModel):
-    """A subject of the key's tenant: how many families and events it has, and when it
-    last moved (its last ingested event or family change)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    subject: str
-    families: int
-    events: int
-    last_at: AwareDatetime | None
-
-
-class SubjectPage(BaseModel):
-    """One page of subjects, in order; ``next``: pass it as ``after`` for the next page
-    (``null``: this is the last page)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    subjects: list[SubjectSummary]
-    next: str | None
 
 
 @router.get(
