@@ -268,3 +268,12 @@ def test_an_mcp_client_remembers_recalls_and_forgets_through_serve(tmp_path: Pat
                 asyncio.run(main(f"{base}{path}"))
     finally:
         memory.close()
+
+
+def test_the_listening_socket_sends_small_answers_at_once() -> None:
+    """Nagle's algorithm off (TCP_NODELAY, inherited by accepted connections): without it
+    small answers waited for delayed acknowledgements, about 40 ms each on loopback."""
+    import memledger.serve as served
+
+    with served._bind("127.0.0.1", 0) as sock:
+        assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)

@@ -88,6 +88,9 @@ class ServeConfig:
     """Where the first admin key's token is written; ``None``: ``<store>.admin-key``."""
     mcp: bool = True
     web: bool = True
+    max_concurrency: int = 64
+    """Connections and requests served at once; past it new ones get 503 at once
+    (load is shed instead of queued until every client times out)."""
 
     def __post_init__(self) -> None:
         require_id(self.tenant, "tenant", InvalidInputError)
@@ -95,6 +98,12 @@ class ServeConfig:
             raise InvalidInputError(f"port must be a whole number, got {self.port!r}")
         if not 0 <= self.port <= 65535:
             raise InvalidInputError(f"port must be 0-65535, got {self.port}")
+        if isinstance(self.max_concurrency, bool) or not isinstance(self.max_concurrency, int):
+            raise InvalidInputError(
+                f"max_concurrency must be a whole number, got {self.max_concurrency!r}"
+            )
+        if self.max_concurrency < 1:
+            raise InvalidInputError(f"max_concurrency must be >= 1, got {self.max_concurrency}")
         if self.poll <= 0:
             raise InvalidInputError(f"poll must be > 0 seconds, got {self.poll}")
 
@@ -267,6 +276,7 @@ def run(
             log_level="warning",
             lifespan="on",
             access_log=False,
+            limit_concurrency=config.max_concurrency,
         )
     )
     with _stop_signals(server):
@@ -330,6 +340,7 @@ def _bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     try:
         sock.bind((host, port))
     except OSError as exc:

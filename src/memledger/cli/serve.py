@@ -62,6 +62,15 @@ def serve_command(
         int,
         typer.Option("--batch", metavar="N", min=1, help="Jobs the worker commits together."),
     ] = WorkerSettings().batch,
+    max_concurrency: Annotated[
+        int,
+        typer.Option(
+            "--max-concurrency",
+            metavar="N",
+            min=1,
+            help="Connections and requests at once; past it, 503 at once (load shed).",
+        ),
+    ] = 64,
 ) -> None:
     """Run the HTTP API, the web page, the MCP endpoint and a background worker.
 
@@ -85,6 +94,7 @@ def serve_command(
             poll=poll,
             batch=batch,
             key_file=key_file,
+            max_concurrency=max_concurrency,
         )
     except InvalidInputError as exc:
         raise CliError(str(exc)) from exc
