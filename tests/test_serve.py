@@ -50,7 +50,14 @@ def test_the_first_admin_key_is_made_once_and_kept_from_other_users(tmp_path: Pa
 
 
 def test_serve_config_refuses_bad_values_and_names_a_key_file(tmp_path: Path) -> None:
-    for bad in ({"tenant": "no spaces"}, {"port": 70000}, {"port": True}, {"poll": 0}):
+    for bad in (
+        {"tenant": "no spaces"},
+        {"port": 70000},
+        {"port": True},
+        {"poll": 0},
+        {"max_concurrency": 0},
+        {"max_concurrency": True},
+    ):
         with pytest.raises(InvalidInputError):
             ServeConfig(**bad)  # type: ignore[arg-type]
     with Memory.open(f"sqlite:///{tmp_path / 'm.db'}") as memory:
