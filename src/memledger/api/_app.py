@@ -24,6 +24,7 @@ from memledger.api._problems import (
     problem_response,
 )
 from memledger.api._services import Services
+from memledger.api._shed import Shed
 from memledger.corpus import Corpus
 from memledger.errors import InvalidInputError
 from memledger.memory import Memory
@@ -100,6 +101,7 @@ def create_app(
     max_body_bytes: int = 8 * 1024 * 1024,
     max_batch: int = 500,
     max_process: int = 1000,
+    max_in_flight: int = 16,
     docs: bool = True,
 ) -> FastAPI:
     """The HTTP API over ``memory`` (which the caller keeps and closes).
@@ -109,12 +111,15 @@ def create_app(
     rule-based one). ``corpus``: the shared corpus (default: ``<store file>.corpus``,
     as the CLI's, opened on first use). ``max_body_bytes``: larger request bodies are
     refused (413); ``max_batch``: events in one batch; ``max_process``: jobs one
-    ``POST /v1/process`` may run. ``docs``: serve the Swagger page at ``/docs``.
+    ``POST /v1/process`` may run. ``max_in_flight``: ``/v1`` requests served at once;
+    past it the next is refused at once with a 503 ``overloaded`` problem
+    (:mod:`memledger.api._shed`). ``docs``: serve the Swagger page at ``/docs``.
     """
     for name, value in (
         ("max_body_bytes", max_body_bytes),
         ("max_batch", max_batch),
         ("max_process", max_process),
+        ("max_in_flight", max_in_flight),
     ):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise InvalidInputError(f"{name} must be a whole number >= 1, got {value!r}")
@@ -150,6 +155,7 @@ def create_app(
     for router in _ROUTERS:
         app.include_router(router)
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+    app.add_middleware(Shed, max_in_flight=max_in_flight)
     if metrics:
         _serve_metrics(app)
 

@@ -64,6 +64,13 @@ REQUEST_PROBLEMS: Mapping[str, ProblemKind] = {
     "body_too_large": ProblemKind(
         status=413, code="limit_exceeded", title="Request body too large"
     ),
+    "overloaded": ProblemKind(
+        status=503,
+        code="overloaded",
+        title="Overloaded",
+        detail="The service has as many requests in flight as it takes; retry shortly.",
+        retry_after=1,
+    ),
     "not_ready": ProblemKind(
         status=503,
         code="not_ready",
