@@ -74,6 +74,7 @@ def test_keys_create_list_revoke(db: Path) -> None:
         "created_at": None,
         "revoked_at": None,
         "last_used_at": None,
+        "reads": [],
     }
     listed = ok_json(["keys", "list", *where])
     assert [k["actor"] for k in listed] == [SUBJECT, "agent-7"]

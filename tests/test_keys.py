@@ -13,6 +13,7 @@ import pytest
 
 from cli_helpers import snapshot
 from memledger import (
+    Actor,
     ApiKey,
     AuthenticationError,
     Family,
@@ -24,7 +25,15 @@ from memledger import (
     Principal,
     UnknownFamilyError,
 )
-from memledger.domain.keys import REFUSED, hash_token, parse_token, verify_token
+from memledger.domain.keys import (
+    REFUSED,
+    KeyRole,
+    PrincipalKind,
+    hash_token,
+    namespace_of,
+    parse_token,
+    verify_token,
+)
 from memledger.testing import FrozenClock, FunctionExtractor
 from memledger.testing.scenarios import FAMILY, SUBJECT, TENANT, actor, day, event, pref
 
@@ -288,3 +297,42 @@ def test_ingest_as_checks_its_arguments(memory: Memory) -> None:
     who = memory.authenticate(memory.create_key(TENANT, SUBJECT)[1])
     with pytest.raises(InvalidInputError, match="SourceEvent"):
         memory.ingest_as(who, {"tenant": TENANT})  # type: ignore[arg-type]
+
+
+def _principal(
+    actor: str, kind: PrincipalKind, role: KeyRole = "write", reads: frozenset[str] = frozenset()
+) -> Principal:
+    return Principal(
+        tenant="acme",
+        actor=Actor(id=actor),
+        role=role,
+        kind=kind,
+        key_id="mlk_0123456789ab",
+        reads=reads,
+    )
+
+
+def test_a_subject_under_agent_id_is_that_agents_private_namespace() -> None:
+    assert namespace_of("agent:planner") == "agent:planner"
+    assert namespace_of("agent:planner/user-42") == "agent:planner"
+    for shared in ("user-42", "agent:", "agent:/x", "agents:planner", "team:agent:planner"):
+        assert namespace_of(shared) is None, shared
+    planner, booker = _principal("planner", "agent"), _principal("booker", "agent")
+    assert planner.may_read("agent:planner/user-42") and planner.may_write_to("agent:planner")
+    assert not booker.may_read("agent:planner/user-42")
+    assert not booker.may_write_to("agent:planner/user-42") and booker.may_write_to("user-42")
+    user = _principal("planner", "user")  # a user named like the agent is not the agent
+    assert not user.may_read("agent:planner") and not user.may_write_to("agent:planner")
+    auditor = _principal("auditor", "agent", role="read", reads=frozenset({"agent:planner"}))
+    assert auditor.may_read("agent:planner/x") and not auditor.may_write_to("agent:auditor")
+    admin = _principal("ops", "service", role="admin")
+    assert admin.may_read("agent:planner") and not admin.may_write_to("agent:planner")
+
+
+def test_a_key_reads_only_namespaces(memory: Memory) -> None:
+    key, _ = memory.create_key(TENANT, "auditor", principal="agent", reads=["agent:planner"])
+    assert key.reads == {"agent:planner"}
+    assert memory.keys(TENANT)[0].reads == {"agent:planner"}  # kept by the store
+    for bad in (["user-42"], ["agent:planner/user-42"], "agent:planner"):
+        with pytest.raises(InvalidInputError):
+            memory.create_key(TENANT, "auditor", principal="agent", reads=bad)

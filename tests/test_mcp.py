@@ -490,3 +490,36 @@ def test_a_key_revoked_while_serving_stops_working(memory: Memory, keys: Keys) -
 
     run(main)
     assert memory.jobs(tenant=TENANT, open_only=False) == ()
+
+
+def test_another_agents_private_notes_stay_out_of_reach(memory: Memory) -> None:
+    """Item 6 over MCP: the planner's notes under agent:planner/... reach neither the
+    booker's recall nor its history, and the booker cannot forget them."""
+    planner = memory.create_key(TENANT, "planner", principal="agent")[1]
+    booker = memory.create_key(TENANT, "booker", principal="agent")[1]
+    private = "agent:planner/customer-7"
+
+    async def main(url: str) -> None:
+        async with http_client(url, planner) as client:
+            done = payload(
+                await client.call_tool(
+                    "remember", {"subject": private, "text": "Invoices in Norwegian kroner."}
+                )
+            )
+            (noted,) = [s["memory_id"] for s in done["stored"]]
+            found = await client.call_tool("recall", {"query": "which currency for invoices?"})
+            assert noted in recalled_ids(found)
+        async with http_client(url, booker) as client:
+            found = await client.call_tool("recall", {"query": "which currency for invoices?"})
+            assert noted not in recalled_ids(found)
+            refused = await client.call_tool(
+                "history", {"subject": private, "family": "conversation"}
+            )
+            assert error_of(refused)["code"] == "permission_denied"
+            gone = await client.call_tool("forget", {"memory_id": noted, "reason": "no"})
+            assert error_of(gone)["code"] == "memory_not_found"
+            wrote = await client.call_tool("remember", {"subject": private, "text": "Wrong."})
+            assert error_of(wrote)["code"] == "permission_denied"
+
+    with serving(host_app(memory)) as base:
+        run(lambda: main(f"{base}/mcp"))

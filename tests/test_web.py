@@ -407,7 +407,10 @@ def test_empty_states(page: Page, site: Site) -> None:
     page.goto("/ui/#/s/user-9")
     expect(page.locator("#view h1")).to_have_text("user-9")
     expect(page.locator("#view .empty")).to_contain_text("No memories for user-9 yet.")
+    expect(page.locator("#view .whose")).to_have_text("Whose: shared")
     shot(page, "08-empty-subject")
+    page.goto("/ui/#/s/agent:planner/user-9")  # an agent's private namespace (item 6)
+    expect(page.locator("#view .whose")).to_have_text("Whose: private to agent:planner")
     page.goto("/ui/#/traces?subject=user-9")
     expect(page.locator("#view .empty")).to_contain_text("No context traces for user-9 yet.")
 

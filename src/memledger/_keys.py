@@ -51,6 +51,7 @@ def create_key(
     label: str,
     schema: Schema,
     now: datetime,
+    reads: Iterable[str] = (),
 ) -> tuple[ApiKey, str]:
     """A new key and its token (shown once: only its hash is stored). Grants must name
     families of the tenant's schema (or ``"*"``): a misspelt grant would grant nothing."""
@@ -65,6 +66,7 @@ def create_key(
         grants=frozenset(g if isinstance(g, Grant) else Grant.parse(g) for g in grants),
         label=label,
         created_at=now,
+        reads=frozenset(reads) if not isinstance(reads, str | bytes) else reads,  # type: ignore[arg-type]
     )
     for grant in key.grants:
         if grant.family != "*":

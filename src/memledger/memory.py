@@ -7,7 +7,7 @@ else; writes take it from the event. Each call is one transaction.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -18,7 +18,7 @@ from memledger import _keys
 from memledger._schemas import TenantSchemas
 from memledger.domain.budget import Budget
 from memledger.domain.families import Family, Schema
-from memledger.domain.keys import ApiKey, KeyRole, Principal, PrincipalKind
+from memledger.domain.keys import ApiKey, KeyRole, Principal, PrincipalKind, namespace_of
 from memledger.domain.limits import Limits, check_claims, check_event, check_reason
 from memledger.domain.policy import WritePolicy
 from memledger.domain.records import (
@@ -197,12 +197,15 @@ class Memory:
         settings: RecallSettings | None = None,
         rewriter: QueryRewriter | None = None,
         sync: bool = True,
+        visible: Callable[[str], bool] | None = None,
     ) -> RecallResult:
         """The ``k`` most useful memories for ``query`` (:func:`memledger.read.recall.recall`).
 
         ``sync=True`` first applies what the outbox holds beyond the index's
         cursor (one cheap query when it is caught up); with ``sync=False`` a
         lagging index is read as it is, and ``index_lag`` says by how much.
+        ``visible`` (a subject -> bool test, e.g. a key's ``Principal.may_read``) keeps
+        every record of a subject it refuses out of the result.
         """
         check_query(
             query, tenant, subject, k, min_revision=min_revision, settings=settings
@@ -220,6 +223,7 @@ class Memory:
             min_revision=min_revision,
             settings=settings,
             rewriter=rewriter,
+            visible=visible,
         )
 
     # -- context -------------------------------------------------------------------------
@@ -243,6 +247,7 @@ class Memory:
         tier: Tier = "full",
         checkers: Mapping[str, DependencyChecker] | None = None,
         session: SessionView | None = None,
+        visible: Callable[[str], bool] | None = None,
     ) -> Packet:
         """The context packet for ``request`` within ``budget`` tokens (a total, or a
         :class:`~memledger.domain.budget.Budget` with caps per section), stored as a
@@ -272,6 +277,7 @@ class Memory:
             hot=self.hot,
             checkers=checkers,
             session=session,
+            visible=visible,
         )
 
     def prepare(
@@ -688,6 +694,7 @@ class Memory:
         role: KeyRole = "write",
         grants: Iterable[Grant | str] = (),
         label: str = "",
+        reads: Iterable[str] = (),
     ) -> tuple[ApiKey, str]:
         """A new API key of ``tenant`` for ``actor``, and its token ``mlk_<id>.<secret>``.
 
@@ -695,7 +702,9 @@ class Memory:
         presents it acts as ``actor`` of ``tenant``, authenticated, with ``grants``
         (:class:`Grant` or ``"family[:scope]"``; the families must exist for the tenant)
         and ``role`` (``read``, ``write`` or ``admin``). ``principal`` says whether the
-        actor is a ``user``, an ``agent`` or a ``service``.
+        actor is a ``user``, an ``agent`` or a ``service``. ``reads`` names other agents'
+        namespaces (``"agent:<id>"``) the key may read besides the shared one and its own
+        (:mod:`memledger.domain.keys`).
         """
         _tenant(tenant)
         schema = self.families_of(tenant)  # before the write: it reads the store
@@ -710,6 +719,7 @@ class Memory:
                 label=label,
                 schema=schema,
                 now=self.clock.now(),
+                reads=reads,
             )
 
     def keys(self, tenant: str) -> tuple[ApiKey, ...]:
@@ -746,7 +756,8 @@ class Memory:
 
         Refused with :class:`PermissionDeniedError`, writing nothing: a read-only key;
         an event naming another tenant than the key's; a setting channel (``system``,
-        ``account_service``) from a key that is not a ``service``'s.
+        ``account_service``) from a key that is not a ``service``'s; an event or claim
+        about another agent's private namespace (``agent:<id>...``).
         """
         if not isinstance(principal, Principal):
             raise InvalidInputError(f"expected a Principal, got {type(principal).__name__}")
@@ -765,6 +776,12 @@ class Memory:
                 f"{who} is a {principal.kind}'s; only a service's key may send events on "
                 f"the {event.channel!r} channel, whose claims are business settings"
             )
+        for subject in {event.subject, *(c.subject for c in claims or () if c.subject)}:
+            if not principal.may_write_to(subject):
+                raise PermissionDeniedError(
+                    f"{who} cannot write about {subject!r}: it is another agent's private "
+                    f"namespace ({namespace_of(subject)!r})"
+                )
         event = replace(event, actor=principal.actor)
         return self.ingest(event, claims, complete=complete, extractor=extractor)
 

@@ -559,6 +559,7 @@ def key_to_dict(key: ApiKey) -> JsonObject:
         "created_at": isoformat(key.created_at),
         "revoked_at": _iso(key.revoked_at),
         "last_used_at": _iso(key.last_used_at),
+        "reads": list(sorted(key.reads)),
     }
 
 

@@ -358,6 +358,8 @@ class Key(WireModel):
     created_at: AwareDatetime
     revoked_at: AwareDatetime | None
     last_used_at: AwareDatetime | None
+    reads: list[str]
+    """Other agents' private namespaces (``agent:<id>``) the key may read."""
 
 
 class KeyCreated(WireModel):
@@ -387,6 +389,10 @@ class WhoAmI(WireModel):
     principal: PrincipalKind
     role: KeyRole
     grants: list[str]
+    namespace: str | None
+    """The key's own private namespace (``agent:<id>``, agents' keys), else ``null``."""
+    reads: list[str]
+    """Other agents' namespaces the key may read (admin keys read every namespace)."""
 
 
 # -- recall ----------------------------------------------------------------------------------

@@ -68,6 +68,7 @@ def create_key(body: KeyIn, svc: Svc, who: Admin) -> JsonObject:
         role=body.role,
         grants=body.grants,
         label=body.label,
+        reads=body.reads,
     )
     return {"key": key_to_dict(key), "token": token, "shown_once": True}
 
@@ -138,7 +139,11 @@ def list_reviews(
         bool, Query(alias="all", description="Include resolved items.")
     ] = False,
 ) -> list[JsonObject]:
-    items = svc.memory.reviews(tenant=who.tenant, open_only=not include_resolved)
+    items = [
+        i
+        for i in svc.memory.reviews(tenant=who.tenant, open_only=not include_resolved)
+        if who.may_read(i.subject)
+    ]
     return [review_to_dict(i) for i in items]
 
 

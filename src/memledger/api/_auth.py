@@ -20,7 +20,7 @@ from memledger.api._services import Svc
 from memledger.domain.keys import Principal
 from memledger.errors import AuthenticationError, PermissionDeniedError
 
-__all__ = ["Admin", "Reader", "Writer", "bearer", "same_tenant"]
+__all__ = ["Admin", "Reader", "Writer", "bearer", "readable", "same_tenant"]
 
 bearer = HTTPBearer(
     auto_error=False,
@@ -39,6 +39,16 @@ def same_tenant(principal: Principal, named: str | None) -> None:
         raise PermissionDeniedError(
             f"API key {principal.key_id!r} acts for tenant {principal.tenant!r}; the request "
             "names another tenant. The tenant comes from the key: leave it out."
+        )
+
+
+def readable(principal: Principal, subject: str | None) -> None:
+    """Refuse a read of another agent's private namespace (``agent:<id>...``) that the
+    key does not name in its ``reads`` (:mod:`memledger.domain.keys`)."""
+    if subject is not None and not principal.may_read(subject):
+        raise PermissionDeniedError(
+            f"API key {principal.key_id!r} may not read {subject!r}: it is another agent's "
+            "private namespace"
         )
 
 

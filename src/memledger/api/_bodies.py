@@ -143,6 +143,11 @@ class KeyIn(_Body):
         description="'family' or 'family:scope' the actor may set; '*' for every family.",
     )
     label: Annotated[str, StringConstraints(max_length=200)] = ""
+    reads: list[Annotated[str, StringConstraints(min_length=1, max_length=255)]] = Field(
+        default_factory=list,
+        max_length=256,
+        description="Other agents' private namespaces ('agent:<id>') the key may read.",
+    )
     tenant: Tenant = None
 
 

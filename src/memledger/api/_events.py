@@ -17,7 +17,13 @@ from memledger.api._problems import problem_responses
 from memledger.api._services import Svc
 from memledger.domain.keys import Principal
 from memledger.domain.records import FamilyRevision, RevocationReceipt
-from memledger.errors import InvalidEventError, LimitExceededError, MemledgerError
+from memledger.errors import (
+    EventNotFoundError,
+    InvalidEventError,
+    LimitExceededError,
+    MemledgerError,
+    PermissionDeniedError,
+)
 from memledger.wire import (
     JsonObject,
     ParsedEvent,
@@ -154,6 +160,8 @@ def ingest_batch(svc: Svc, who: Writer, body: RawBody, response: Response) -> li
 )
 def get_event(event_id: EventId, svc: Svc, who: Reader, response: Response) -> JsonObject:
     event = svc.memory.event(event_id, tenant=who.tenant)
+    if not who.may_read(event.subject):  # another agent's private namespace: as missing
+        raise EventNotFoundError(f"no event {event_id!r}")
     receipt = _extra.outcome(svc.memory, event_id, tenant=who.tenant)
     job = None
     if receipt is not None and receipt.job_id is not None:
@@ -196,6 +204,13 @@ def forget(
     event_id: EventId, body: ReasonIn, svc: Svc, who: Writer, response: Response
 ) -> JsonObject:
     same_tenant(who, body.tenant)
+    event = svc.memory.event(event_id, tenant=who.tenant)
+    if not who.may_read(event.subject):
+        raise EventNotFoundError(f"no event {event_id!r}")
+    if not who.may_write_to(event.subject):
+        raise PermissionDeniedError(
+            f"API key {who.key_id!r} may not forget an event of another agent's private namespace"
+        )
     receipt = svc.memory.forget(event_id, tenant=who.tenant, reason=body.reason)
     write_token(response, [t for r in receipt.revocations for t in revision_tokens(r)])
     return forget_to_dict(receipt)

@@ -13,6 +13,7 @@ from memledger import wire_models as wm
 from memledger.api._auth import Reader
 from memledger.api._problems import REQUEST_PROBLEMS, problem_response, problem_responses
 from memledger.api._services import Svc
+from memledger.domain.records import JsonValue
 from memledger.errors import MemledgerError
 from memledger.wire import JsonObject
 
@@ -77,4 +78,6 @@ def me(who: Reader) -> JsonObject:
         "principal": who.kind,
         "role": who.role,
         "grants": [str(g) for g in sorted(who.actor.grants, key=str)],
+        "namespace": who.own_namespace,
+        "reads": list[JsonValue](sorted(who.reads)),
     }

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Path, Query, Response
 from pydantic import AwareDatetime
 
 from memledger import wire_models as wm
-from memledger.api._auth import Reader, Writer, same_tenant
+from memledger.api._auth import Reader, Writer, readable, same_tenant
 from memledger.api._bodies import ID_PATTERN, ContextIn, ReasonIn, RecallIn
 from memledger.api._consistency import (
     Consistency,
@@ -23,7 +23,8 @@ from memledger.api._problems import problem_responses
 from memledger.api._services import Svc
 from memledger.domain.budget import Budget
 from memledger.domain.keys import Principal
-from memledger.errors import PermissionDeniedError
+from memledger.domain.records import MemoryRecord
+from memledger.errors import MemoryNotFoundError, PermissionDeniedError
 from memledger.read.context import Constraint, LiveState, Material
 from memledger.wire import (
     JsonObject,
@@ -77,6 +78,7 @@ _VIEW = (
 def recall(body: RecallIn, svc: Svc, who: Reader, consistency: Consistency = None) -> JsonObject:
     same_tenant(who, body.tenant)
     token = read_token(consistency, body.consistency)
+    readable(who, body.subject)
     floor = check_floors(svc.memory, token, tenant=who.tenant, subject=body.subject)
     result = svc.memory.recall(
         body.query,
@@ -85,6 +87,7 @@ def recall(body: RecallIn, svc: Svc, who: Reader, consistency: Consistency = Non
         k=body.k,
         valid_at=body.valid_at,
         min_revision=floor,
+        visible=who.may_read,
     )
     return recall_to_dict(result)
 
@@ -105,6 +108,7 @@ def recall(body: RecallIn, svc: Svc, who: Reader, consistency: Consistency = Non
 def context(body: ContextIn, svc: Svc, who: Reader, consistency: Consistency = None) -> JsonObject:
     same_tenant(who, body.tenant)
     token = read_token(consistency, body.consistency)
+    readable(who, body.subject)
     check_floors(svc.memory, token, tenant=who.tenant, subject=body.subject)
     budget = (
         Budget(total=body.budget)
@@ -128,6 +132,7 @@ def context(body: ContextIn, svc: Svc, who: Reader, consistency: Consistency = N
         corpus=svc.shelf.open(create=False) if body.corpus else None,
         valid_at=body.valid_at,
         k=body.k,
+        visible=who.may_read,
     )
     return packet.to_dict()
 
@@ -141,6 +146,7 @@ def context(body: ContextIn, svc: Svc, who: Reader, consistency: Consistency = N
     responses=problem_responses(404),
 )
 def families(subject: Subject, svc: Svc, who: Reader) -> list[JsonObject]:
+    readable(who, subject)
     return [
         {
             "subject": slot.subject,
@@ -168,6 +174,7 @@ def records(
     valid_at: ValidAt = None,
     consistency: Consistency = None,
 ) -> list[JsonObject]:
+    readable(who, subject)
     token = read_token(consistency)
     check_floors(svc.memory, token, tenant=who.tenant, subject=subject)
     found: list[JsonObject] = []
@@ -207,6 +214,7 @@ def current(
     include_revoked: Revoked = False,
     consistency: Consistency = None,
 ) -> list[JsonObject]:
+    readable(who, subject)
     token = read_token(consistency)
     floor = check_floors(svc.memory, token, tenant=who.tenant, subject=subject, family=family)
     found = svc.memory.current(
@@ -239,6 +247,7 @@ def timeline(
     scope: Scope = None,
     consistency: Consistency = None,
 ) -> list[JsonObject]:
+    readable(who, subject)
     token = read_token(consistency)
     floor = check_floors(svc.memory, token, tenant=who.tenant, subject=subject, family=family)
     found = svc.memory.timeline(
@@ -265,6 +274,7 @@ def history(
     consistency: Consistency = None,
 ) -> list[JsonObject]:
     token = read_token(consistency)
+    readable(who, subject)
     check_floors(svc.memory, token, tenant=who.tenant, subject=subject, family=family)
     found = svc.memory.history(
         subject, family, tenant=who.tenant, include_revoked=_audit(who, include_revoked)
@@ -281,6 +291,7 @@ def history(
     responses=problem_responses(404),
 )
 def changes(subject: Subject, family: FamilyName, svc: Svc, who: Reader) -> list[JsonObject]:
+    readable(who, subject)
     found = svc.memory.changes(subject, family, tenant=who.tenant)
     return [history_entry_to_dict(c) for c in found]
 
@@ -294,7 +305,16 @@ def changes(subject: Subject, family: FamilyName, svc: Svc, who: Reader) -> list
     responses=problem_responses(404),
 )
 def get_memory(memory_id: MemoryId, svc: Svc, who: Reader) -> JsonObject:
-    return record_to_dict(svc.memory.get(memory_id, tenant=who.tenant))
+    return record_to_dict(_visible_record(svc, who, memory_id))
+
+
+def _visible_record(svc: Svc, who: Principal, memory_id: str) -> MemoryRecord:
+    """A memory of the key's tenant in a namespace the key reads; a memory of another
+    agent's private namespace is answered exactly as a missing one."""
+    record = svc.memory.get(memory_id, tenant=who.tenant)
+    if not who.may_read(record.subject):
+        raise MemoryNotFoundError(f"no memory {memory_id!r}")
+    return record
 
 
 @router.post(
@@ -312,6 +332,11 @@ def revoke(
     memory_id: MemoryId, body: ReasonIn, svc: Svc, who: Writer, response: Response
 ) -> JsonObject:
     same_tenant(who, body.tenant)
+    record = _visible_record(svc, who, memory_id)
+    if not who.may_write_to(record.subject):
+        raise PermissionDeniedError(
+            f"API key {who.key_id!r} may not revoke a memory of another agent's private namespace"
+        )
     receipt = svc.memory.revoke(memory_id, tenant=who.tenant, reason=body.reason)
     write_token(response, revision_tokens(receipt))
     return revocation_to_dict(receipt)

@@ -70,6 +70,7 @@ def subjects(
                 "last_at": None if s.last_at is None else isoformat(s.last_at),
             }
             for s in page
+            if who.may_read(s.subject)  # another agent's private namespace is not listed
         ],
         "next": page[-1].subject if more and page else None,
     }

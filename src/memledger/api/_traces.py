@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query
 
 from memledger import wire_models as wm
-from memledger.api._auth import Reader
+from memledger.api._auth import Reader, readable
 from memledger.api._bodies import ID_PATTERN
 from memledger.api._problems import problem_responses
 from memledger.api._services import Svc
+from memledger.domain.keys import Principal
+from memledger.errors import TraceNotFoundError
 from memledger.gate import decisions
+from memledger.ports import StoredTrace
 from memledger.read import trace
 from memledger.wire import JsonObject
 
@@ -41,7 +44,38 @@ def recent(
     ] = None,
     limit: Annotated[int, Query(ge=1, le=1000, description="How many, newest first.")] = 20,
 ) -> list[JsonObject]:
-    return trace.recent(svc.memory, tenant=who.tenant, subject=subject, limit=limit)
+    readable(who, subject)
+    found = trace.recent(svc.memory, tenant=who.tenant, subject=subject, limit=limit)
+    return [t for t in found if _may_see(svc, who, t.get("subject"), _held(t))]
+
+
+def _held(summary: JsonObject) -> list[Any]:
+    memories = summary.get("memories")
+    return (
+        [m["memory_id"] for m in memories if isinstance(m, dict)]
+        if isinstance(memories, list)
+        else []
+    )
+
+
+def _may_see(svc: Svc, who: Principal, subject: object, memory_ids: list[Any]) -> bool:
+    """Whether a trace shows nothing of a namespace the key may not read: its subject
+    and the subject of every memory it held (a packet across the tenant holds the
+    namespaces its caller could read)."""
+    if isinstance(subject, str) and not who.may_read(subject):
+        return False
+    with svc.memory.store.read() as unit:
+        records = unit.get_records(who.tenant, [str(m) for m in memory_ids])
+    return all(who.may_read(r.subject) for r in records.values())
+
+
+def _trace_for(svc: Svc, who: Principal, trace_id: str) -> StoredTrace:
+    stored = trace.get(svc.memory, trace_id, tenant=who.tenant)
+    body = json.loads(stored.body)
+    ids = [i["memory_id"] for i in body.get("items", ()) if "memory_id" in i]
+    if not _may_see(svc, who, stored.subject, ids):
+        raise TraceNotFoundError(f"no trace {trace_id!r}")  # answered as a missing one
+    return stored
 
 
 @router.get(
@@ -54,7 +88,7 @@ def recent(
     responses=problem_responses(404),
 )
 def get_trace(trace_id: TraceId, svc: Svc, who: Reader) -> JsonObject:
-    stored = trace.get(svc.memory, trace_id, tenant=who.tenant)
+    stored = _trace_for(svc, who, trace_id)
     return {
         "trace_id": stored.trace_id,
         "subject": stored.subject,
@@ -75,6 +109,7 @@ def get_trace(trace_id: TraceId, svc: Svc, who: Reader) -> JsonObject:
     responses=problem_responses(404),
 )
 def replay(trace_id: TraceId, svc: Svc, who: Reader) -> JsonObject:
+    _trace_for(svc, who, trace_id)
     replayed = svc.memory.replay(trace_id, tenant=who.tenant)
     gated = decisions(svc.memory, tenant=who.tenant, trace_id=trace_id)
     return {

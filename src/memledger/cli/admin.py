@@ -106,6 +106,14 @@ def keys_create(
         ),
     ] = None,
     label: Annotated[str, typer.Option("--label", help="A note on what the key is for.")] = "",
+    reads: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--reads",
+            metavar="agent:ID",
+            help="Another agent's private namespace the key may read; repeat for several.",
+        ),
+    ] = None,
     db: Db = None,
     tenant: Tenant = None,
     as_json: AsJson = False,
@@ -117,7 +125,13 @@ def keys_create(
     level = cast(KeyRole, _choice(role, "--role", get_args(KeyRole)))
     with _memory(ctx, db, create=True) as memory:
         key, token = memory.create_key(
-            who, actor, principal=kind, role=level, grants=grant or (), label=label
+            who,
+            actor,
+            principal=kind,
+            role=level,
+            grants=grant or (),
+            label=label,
+            reads=reads or (),
         )
     if as_json:
         render.print_json({"key": key_to_dict(key), "token": token, "shown_once": True})

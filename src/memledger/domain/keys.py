@@ -6,6 +6,14 @@ writes as its actor) or ``admin`` (also keys, families and the review queue).
 Whoever presents the key *is* that actor of that tenant: the tenant and actor of
 a request come from the key, never from its body.
 
+**Namespaces (several agents).** A subject ``agent:<id>``, or under it
+(``agent:<id>/user-42``: agent ``<id>``'s own notes about user-42), belongs to agent
+``<id>``'s private namespace; every other subject is the tenant's shared namespace.
+A key writes shared subjects and, if it is agent ``<id>``'s, its own namespace; it
+reads shared subjects, its own namespace and the namespaces its key names in
+``reads`` (``"agent:planner"``); admin keys read every namespace (audit), and write
+only their own. :func:`namespace_of` tells a subject's namespace.
+
 The token a caller presents is ``mlk_<12 hex>.<secret>``: the public key id, a
 dot, and 256 random bits (``secrets.token_urlsafe(32)``, 43 characters). It is
 shown once, when the key is created; the store keeps only a hash of it.
@@ -44,6 +52,7 @@ __all__ = [
     "PrincipalKind",
     "hash_token",
     "key_id_of",
+    "namespace_of",
     "parse_token",
     "token_of",
     "verify_token",
@@ -109,6 +118,33 @@ def verify_token(token: str, stored: str) -> bool:
     return hmac.compare_digest(hash_token(token).encode(), stored.encode())
 
 
+AGENT_PREFIX = "agent:"
+
+
+def namespace_of(subject: str) -> str | None:
+    """The private namespace a subject is in (``"agent:planner"`` for ``agent:planner``
+    and ``agent:planner/user-42``), or ``None``: the tenant's shared namespace."""
+    if not subject.startswith(AGENT_PREFIX):
+        return None
+    agent = subject[len(AGENT_PREFIX) :].split("/", 1)[0]
+    return AGENT_PREFIX + agent if agent else None
+
+
+def _namespaces(value: object) -> frozenset[str]:
+    if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+        raise InvalidInputError(
+            f"key reads must be a collection of namespaces ('agent:<id>'), "
+            f"got {type(value).__name__}"
+        )
+    found = set()
+    for name in value:
+        if not isinstance(name, str) or namespace_of(name) != name:
+            raise InvalidInputError(f"a namespace a key reads is 'agent:<id>', got {name!r}")
+        require_id(name, "namespace", InvalidInputError)
+        found.add(name)
+    return frozenset(found)
+
+
 def _grants(value: object) -> frozenset[Grant]:
     if isinstance(value, str | bytes) or not isinstance(value, Iterable):
         raise InvalidInputError(
@@ -132,6 +168,8 @@ class ApiKey:
     label: str = ""
     revoked_at: datetime | None = None
     last_used_at: datetime | None = None
+    reads: frozenset[str] = frozenset()
+    """Other agents' namespaces (``"agent:<id>"``) the key may read."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.key_id, str) or not _KEY_ID.fullmatch(self.key_id):
@@ -147,6 +185,7 @@ class ApiKey:
                 f"unknown role {self.role!r}; expected one of {sorted(KEY_ROLES)}"
             )
         object.__setattr__(self, "grants", _grants(self.grants))
+        object.__setattr__(self, "reads", _namespaces(self.reads))
         label = require_text(self.label, "label", InvalidInputError)
         if len(label) > MAX_LABEL_CHARS or "\n" in label:
             raise InvalidInputError(f"a key label is one line of at most {MAX_LABEL_CHARS} chars")
@@ -167,6 +206,7 @@ class ApiKey:
             role=self.role,
             kind=self.principal,
             key_id=self.key_id,
+            reads=self.reads,
         )
 
 
@@ -179,6 +219,28 @@ class Principal:
     role: KeyRole
     kind: PrincipalKind
     key_id: str
+    reads: frozenset[str] = frozenset()
+
+    @property
+    def own_namespace(self) -> str | None:
+        """``agent:<id>`` for an agent's key (its private namespace), else ``None``."""
+        return AGENT_PREFIX + self.actor.id if self.kind == "agent" else None
+
+    def may_read(self, subject: str) -> bool:
+        """Whether the key may read ``subject``: shared, its own namespace, one it names in
+        ``reads``, or any with an admin key."""
+        namespace = namespace_of(subject)
+        return (
+            namespace is None
+            or namespace == self.own_namespace
+            or namespace in self.reads
+            or self.may_admin
+        )
+
+    def may_write_to(self, subject: str) -> bool:
+        """Whether the key may write about ``subject``: shared, or its own namespace."""
+        namespace = namespace_of(subject)
+        return self.may_write and (namespace is None or namespace == self.own_namespace)
 
     @property
     def may_write(self) -> bool:

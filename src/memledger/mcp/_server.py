@@ -31,7 +31,13 @@ from pydantic import Field
 from memledger import __version__
 from memledger.domain.keys import Principal
 from memledger.domain.records import JsonValue, Receipt, SourceEvent
-from memledger.errors import InvalidInputError, MemledgerError
+from memledger.errors import (
+    EventNotFoundError,
+    InvalidInputError,
+    MemledgerError,
+    MemoryNotFoundError,
+    PermissionDeniedError,
+)
 from memledger.mcp._auth import principal_of, require_write
 from memledger.mcp._results import (
     dumps,
@@ -180,6 +186,24 @@ def build_server(
     return server
 
 
+def readable(principal: Principal, subject: str | None) -> None:
+    """Refuse a read of another agent's private namespace the key does not name."""
+    if subject is not None and not principal.may_read(subject):
+        raise PermissionDeniedError(
+            f"API key {principal.key_id!r} may not read {subject!r}: it is another agent's "
+            "private namespace"
+        )
+
+
+def writable(principal: Principal, subject: str) -> None:
+    """Refuse a change to another agent's private namespace."""
+    if not principal.may_write_to(subject):
+        raise PermissionDeniedError(
+            f"API key {principal.key_id!r} may not change {subject!r}: it is another agent's "
+            "private namespace"
+        )
+
+
 class _Tools:
     """The tools' bodies. Each is synchronous: the SDK runs it on a worker thread, so a
     store or model call never blocks the event loop."""
@@ -256,7 +280,10 @@ class _Tools:
         k: Annotated[int, Field(description="How many memories at most, 1-100.")] = 10,
     ) -> CallToolResult:
         def act(principal: Principal) -> CallToolResult:
-            found = self._memory.recall(query, tenant=principal.tenant, subject=subject, k=k)
+            readable(principal, subject)
+            found = self._memory.recall(
+                query, tenant=principal.tenant, subject=subject, k=k, visible=principal.may_read
+            )
             items: list[JsonValue] = [
                 {"score": item.score, "relevance": item.relevance, **record_brief(item.record)}
                 for item in found.items
@@ -280,8 +307,13 @@ class _Tools:
         budget: Annotated[int, Field(description="Token budget of the whole packet.")] = 2000,
     ) -> CallToolResult:
         def act(principal: Principal) -> CallToolResult:
+            readable(principal, subject)
             packet = self._memory.context(
-                request, tenant=principal.tenant, subject=subject, budget=budget
+                request,
+                tenant=principal.tenant,
+                subject=subject,
+                budget=budget,
+                visible=principal.may_read,
             )
             memories: list[JsonValue] = [
                 {"memory_id": item.memory_id, "revision": item.revision} for item in packet.memories
@@ -314,9 +346,17 @@ class _Tools:
             if (memory_id is None) == (event_id is None):
                 raise InvalidInputError("give exactly one of memory_id and event_id")
             if memory_id is not None:
+                record = self._memory.get(memory_id, tenant=principal.tenant)
+                if not principal.may_read(record.subject):
+                    raise MemoryNotFoundError(f"no memory {memory_id!r}")
+                writable(principal, record.subject)
                 revoked = self._memory.revoke(memory_id, tenant=principal.tenant, reason=reason)
                 return ok_result(revocation_to_dict(revoked))
             assert event_id is not None
+            source = self._memory.event(event_id, tenant=principal.tenant)
+            if not principal.may_read(source.subject):
+                raise EventNotFoundError(f"no event {event_id!r}")
+            writable(principal, source.subject)
             forgot = self._memory.forget(event_id, tenant=principal.tenant, reason=reason)
             return ok_result(forget_to_dict(forgot))
 
@@ -329,6 +369,7 @@ class _Tools:
         ctx: Context,
     ) -> CallToolResult:
         def act(principal: Principal) -> CallToolResult:
+            readable(principal, subject)
             tenant = principal.tenant
             records: list[JsonValue] = [
                 record_brief(r) for r in self._memory.history(subject, family, tenant=tenant)
@@ -354,6 +395,7 @@ class _Tools:
             raise ResourceError(f"{error_code(exc)}: {error_message(exc)}") from None
 
     def _current(self, principal: Principal, subject: str) -> JsonObject:
+        readable(principal, subject)
         tenant = principal.tenant
         families: dict[str, JsonValue] = {}
         for slot in self._memory.families(subject, tenant=tenant):

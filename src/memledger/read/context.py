@@ -31,13 +31,14 @@ import hashlib
 import json
 import re
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from memledger.domain.budget import SECTIONS, Budget, Packing, Piece, Section, pack
 from memledger.domain.gates import content_words
+from memledger.domain.keys import namespace_of
 from memledger.domain.records import (
     JsonValue,
     MemoryRecord,
@@ -502,6 +503,9 @@ def memory_fields(
             "authenticated": record.source_identity_authenticated,
         },
     }
+    private = namespace_of(record.subject)
+    if private is not None:  # whose memory it is: an agent's own notes, not the tenant's
+        fields["namespace"] = f"{private} (private)"
     limits = _limits(record, outdated_by=outdated_by)
     if limits:
         fields["does_not_prove"] = limits
@@ -632,6 +636,7 @@ def build(
     hot: HotTier | None = None,
     checkers: Mapping[str, DependencyChecker] | None = None,
     session: SessionView | None = None,
+    visible: Callable[[str], bool] | None = None,
 ) -> Packet:
     """The packet for ``request`` (see the module docstring); stored as a trace unless
     ``store=False``. ``tier`` picks the memory tier (:mod:`memledger.read.hot`):
@@ -742,6 +747,7 @@ def build(
             k=k,
             valid_at=at,
             settings=settings,
+            visible=visible,
         )
         _recalled(found, into=gathered)
         if subject is not None and hot is not None:

@@ -347,10 +347,12 @@ class _Checker:
         at: datetime,
         indexed: Mapping[str, Hit],
         subject: str | None = None,
+        visible: Callable[[str], bool] | None = None,
     ) -> None:
         self.unit = unit
         self.tenant = tenant
         self.subject = subject
+        self.visible = visible
         self.at = at
         self.indexed = indexed
         self.seen: set[str] = set()
@@ -365,6 +367,8 @@ class _Checker:
             record = records.get(memory_id)
             if record is not None and self.subject not in (None, record.subject):
                 continue  # another subject's: not even named among the exclusions
+            if record is not None and self.visible is not None and not self.visible(record.subject):
+                continue  # a namespace the caller may not read: not named either
             gone = False
             if record is not None:
                 key = (record.subject, record.family)
@@ -626,8 +630,11 @@ def recall(
     min_revision: int | None = None,
     settings: RecallSettings | None = None,
     rewriter: QueryRewriter | None = None,
+    visible: Callable[[str], bool] | None = None,
 ) -> RecallResult:
-    """The ``k`` most useful memories for ``query``; see the module docstring."""
+    """The ``k`` most useful memories for ``query``; see the module docstring.
+    ``visible`` (a subject -> bool test, e.g. :meth:`Principal.may_read`) keeps out, at
+    the canonical recheck, every record of a subject the caller may not read."""
     check_query(query, tenant, subject, k)
     if min_revision is not None and subject is None:
         raise InvalidQueryError(
@@ -703,7 +710,9 @@ def recall(
     fused = dict(base)
     with memory.store.read() as unit:
         # 4. canonical recheck: only what passes it can lend its score to a neighbour
-        checker = _Checker(unit, tenant=tenant, subject=subject, at=at, indexed=indexed)
+        checker = _Checker(
+            unit, tenant=tenant, subject=subject, at=at, indexed=indexed, visible=visible
+        )
         checker.admit(list(sources), kept, excluded)
         # 3. context: neighbouring turns share their anchors' scores
         anchors = sorted((m for m in kept), key=lambda m: (-base[m], m))

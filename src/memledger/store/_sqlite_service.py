@@ -12,14 +12,15 @@ from typing import Any
 
 from memledger.domain.families import Family
 from memledger.domain.keys import ApiKey
-from memledger.domain.records import CALLER, ReviewItem, format_time, parse_time
+from memledger.domain.records import CALLER, ReviewItem, canonical_json, format_time, parse_time
 from memledger.errors import ConflictError
 from memledger.ports import StoredKey
 from memledger.store import _sqlite_rows as layout
 from memledger.store import codec
 
 _KEY_COLUMNS = (
-    "key_id, tenant, actor_id, principal, role, grants, label, created_at, revoked_at, last_used_at"
+    "key_id, tenant, actor_id, principal, role, grants, label, created_at, revoked_at,"
+    " last_used_at, reads"
 )
 _REVIEW_COLUMNS = (
     "review_id, event_id, subject, reason, claims, created_at, resolved_at, resolution,"
@@ -28,7 +29,7 @@ _REVIEW_COLUMNS = (
 
 
 def _key(row: Sequence[Any]) -> ApiKey:
-    (key_id, tenant, actor_id, principal, role, grants, label, created, revoked, used) = row
+    (key_id, tenant, actor_id, principal, role, grants, label, created, revoked, used, reads) = row
     return ApiKey(
         key_id=key_id,
         tenant=tenant,
@@ -40,6 +41,7 @@ def _key(row: Sequence[Any]) -> ApiKey:
         created_at=parse_time(created),
         revoked_at=layout.pt(revoked),
         last_used_at=layout.pt(used),
+        reads=frozenset(codec.loads_json(reads)),  # type: ignore[arg-type]
     )
 
 
@@ -98,7 +100,7 @@ class ServiceRows:
             self._write(
                 "add_key",
                 f"INSERT INTO api_keys ({_KEY_COLUMNS}, token_hash)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     key.key_id,
                     key.tenant,
@@ -110,6 +112,7 @@ class ServiceRows:
                     format_time(key.created_at),
                     layout.t(key.revoked_at),
                     layout.t(key.last_used_at),
+                    canonical_json(sorted(key.reads)),
                     token_hash,
                 ),
             )

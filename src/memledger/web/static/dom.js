@@ -110,3 +110,18 @@ export function fromLocalInput(value) {
 export function valueText(value) {
   return typeof value === "string" ? value : JSON.stringify(value);
 }
+
+/** The private namespace of a subject (`agent:<id>`, see memledger.domain.keys), or null:
+ * the tenant's shared memory. */
+export function namespaceOf(subject) {
+  const match = /^agent:([^/]+)/.exec(subject || "");
+  return match ? `agent:${match[1]}` : null;
+}
+
+/** A badge saying whose memory a subject holds. */
+export function whoseBadge(subject) {
+  const ns = namespaceOf(subject);
+  return ns
+    ? badge(`private to ${ns}`, "warn", "Only this agent's keys (and keys that name it, and admin keys) read it.")
+    : badge("shared", "muted", "The tenant's shared memory: every key of the tenant reads it.");
+}

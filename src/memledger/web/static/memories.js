@@ -3,7 +3,7 @@
 
 import { openCorrect, openRevoke } from "./actions.js";
 import { subjectPath } from "./api.js";
-import { badge, empty, fromLocalInput, h, toLocalInput, valueText, when } from "./dom.js";
+import { badge, empty, fromLocalInput, h, toLocalInput, valueText, whoseBadge, when } from "./dom.js";
 import { call, link, mayAdmin, mayWrite, state, statusBadge, toggleEvent, tooltip, yesNo } from "./shared.js";
 import { beliefs, timelineFigure, windowsOf } from "./timeline.js";
 
@@ -35,6 +35,7 @@ export async function renderSubject({ subject, validAt }) {
   ]);
   const header = [
     h("h1", { tabindex: -1 }, subject),
+    h("p", { class: "whose" }, "Whose: ", whoseBadge(subject)),
     h(
       "div",
       { class: "toolbar" },
