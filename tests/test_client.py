@@ -256,8 +256,9 @@ def test_revoke_forget_and_the_review_queue(
         with pytest.raises(ConflictError):
             admin.reject(item.review_id, reason="no")
         assert len(admin.reviews(include_resolved=True)) == 1
-        made = admin.create_key("bot-1", principal="agent", role="read")
+        made = admin.create_key("bot-1", principal="agent", role="read", reads=["agent:planner"])
         assert made.key.actor == "bot-1" and made.token.startswith("mlk_")
+        assert made.key.reads == ["agent:planner"]
         assert {k.actor for k in admin.keys()} >= {"admin-1", "bot-1"}  # noqa: SIM118
         assert admin.revoke_key(made.key.key_id).revoked_at is not None
 

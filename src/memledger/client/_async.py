@@ -311,9 +311,12 @@ class AsyncClient:
         role: KeyRole = "write",
         grants: Iterable[Grant | str] = (),
         label: str = "",
+        reads: Iterable[str] = (),
     ) -> wm.KeyCreated:
         return await self.send(
-            calls.create_key(actor, principal=principal, role=role, grants=grants, label=label)
+            calls.create_key(
+                actor, principal=principal, role=role, grants=grants, label=label, reads=reads
+            )
         )
 
     @doc_of(calls.revoke_key)

@@ -585,9 +585,10 @@ def create_key(
     role: KeyRole = "write",
     grants: Iterable[Grant | str] = (),
     label: str = "",
+    reads: Iterable[str] = (),
 ) -> Call[wm.KeyCreated]:
     """A new API key of the tenant for ``actor``; its token is in the answer this once
-    (admin keys)."""
+    (admin keys). ``reads``: other agents' private namespaces (``agent:<id>``) it reads."""
     return Call(
         method="POST",
         path="/v1/keys",
@@ -598,6 +599,7 @@ def create_key(
             "role": role,
             "grants": [str(g) for g in grants],
             "label": label,
+            "reads": list(reads),
         },
     )
 
