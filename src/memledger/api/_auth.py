@@ -18,9 +18,9 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from memledger.api._services import Svc
 from memledger.domain.keys import Principal
-from memledger.errors import AuthenticationError, PermissionDeniedError
+from memledger.errors import AuthenticationError, MemledgerError, PermissionDeniedError
 
-__all__ = ["Admin", "Reader", "Writer", "bearer", "readable", "same_tenant"]
+__all__ = ["Admin", "Reader", "Writer", "bearer", "changeable", "readable", "same_tenant"]
 
 bearer = HTTPBearer(
     auto_error=False,
@@ -49,6 +49,20 @@ def readable(principal: Principal, subject: str | None) -> None:
         raise PermissionDeniedError(
             f"API key {principal.key_id!r} may not read {subject!r}: it is another agent's "
             "private namespace"
+        )
+
+
+def changeable(principal: Principal, subject: str, missing: MemledgerError, what: str) -> None:
+    """Refuse a change to ``what`` (a memory, an event) about ``subject``: ``missing`` (a
+    not-found error) where the key may not even read it, so that another agent's
+    private namespace answers exactly as a missing id; permission denied where it may
+    read it but not write there."""
+    if not principal.may_read(subject):
+        raise missing
+    if not principal.may_write_to(subject):
+        raise PermissionDeniedError(
+            f"API key {principal.key_id!r} may not change {what} of another agent's private "
+            "namespace"
         )
 
 

@@ -10,7 +10,7 @@ from fastapi.exceptions import RequestValidationError
 
 from memledger import wire_models as wm
 from memledger.api import _extra
-from memledger.api._auth import Reader, Writer, same_tenant
+from memledger.api._auth import Reader, Writer, changeable, same_tenant
 from memledger.api._bodies import ID_PATTERN, ProcessIn, ReasonIn
 from memledger.api._consistency import token_response, write_token
 from memledger.api._problems import problem_responses
@@ -22,7 +22,6 @@ from memledger.errors import (
     InvalidEventError,
     LimitExceededError,
     MemledgerError,
-    PermissionDeniedError,
 )
 from memledger.wire import (
     JsonObject,
@@ -205,12 +204,7 @@ def forget(
 ) -> JsonObject:
     same_tenant(who, body.tenant)
     event = svc.memory.event(event_id, tenant=who.tenant)
-    if not who.may_read(event.subject):
-        raise EventNotFoundError(f"no event {event_id!r}")
-    if not who.may_write_to(event.subject):
-        raise PermissionDeniedError(
-            f"API key {who.key_id!r} may not forget an event of another agent's private namespace"
-        )
+    changeable(who, event.subject, EventNotFoundError(f"no event {event_id!r}"), "an event")
     receipt = svc.memory.forget(event_id, tenant=who.tenant, reason=body.reason)
     write_token(response, [t for r in receipt.revocations for t in revision_tokens(r)])
     return forget_to_dict(receipt)

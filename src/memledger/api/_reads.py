@@ -9,7 +9,7 @@ from fastapi import APIRouter, Path, Query, Response
 from pydantic import AwareDatetime
 
 from memledger import wire_models as wm
-from memledger.api._auth import Reader, Writer, readable, same_tenant
+from memledger.api._auth import Reader, Writer, changeable, readable, same_tenant
 from memledger.api._bodies import ID_PATTERN, ContextIn, ReasonIn, RecallIn
 from memledger.api._consistency import (
     Consistency,
@@ -332,11 +332,8 @@ def revoke(
     memory_id: MemoryId, body: ReasonIn, svc: Svc, who: Writer, response: Response
 ) -> JsonObject:
     same_tenant(who, body.tenant)
-    record = _visible_record(svc, who, memory_id)
-    if not who.may_write_to(record.subject):
-        raise PermissionDeniedError(
-            f"API key {who.key_id!r} may not revoke a memory of another agent's private namespace"
-        )
+    record = svc.memory.get(memory_id, tenant=who.tenant)
+    changeable(who, record.subject, MemoryNotFoundError(f"no memory {memory_id!r}"), "a memory")
     receipt = svc.memory.revoke(memory_id, tenant=who.tenant, reason=body.reason)
     write_token(response, revision_tokens(receipt))
     return revocation_to_dict(receipt)

@@ -27,12 +27,15 @@ from memledger.cli.corpus import corpus
 from memledger.cli.extractors import ExtractorChoice, RequiredExtractor, describe, open_extractor
 from memledger.cli.mcp import mcp_command
 from memledger.cli.options import (
+    BATCH,
     AsJson,
     AsOf,
+    Batch,
     Db,
     FamilyName,
     MinRevision,
     OnlyTenant,
+    Poll,
     Reason,
     Scope,
     Subject,
@@ -785,21 +788,8 @@ def worker(
     drain: Annotated[
         bool, typer.Option("--drain", help="Run until no due job is left, then exit.")
     ] = False,
-    poll: Annotated[
-        float,
-        typer.Option(
-            "--poll", metavar="SECONDS", min=0.01, help="Wait between looks for jobs when idle."
-        ),
-    ] = 0.5,
-    batch: Annotated[
-        int,
-        typer.Option(
-            "--batch",
-            metavar="N",
-            min=1,
-            help="Jobs leased, extracted and committed together; a stop waits for them.",
-        ),
-    ] = WorkerSettings().batch,
+    poll: Poll = 0.5,
+    batch: Batch = BATCH,
     db: Db = None,
     as_json: AsJson = False,
 ) -> None:

@@ -15,6 +15,7 @@ import typer
 
 from memledger.cli._run import CliError
 from memledger.settings import Settings
+from memledger.write.worker import WorkerSettings
 
 
 def parse_moment(text: str) -> datetime:
@@ -61,6 +62,24 @@ OnlyTenant = Annotated[
     ),
 ]
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
+Poll = Annotated[
+    float,
+    typer.Option(
+        "--poll", metavar="SECONDS", min=0.01, help="Wait between looks for jobs when idle."
+    ),
+]
+"""``--poll`` of the commands that run the extraction queue (``worker``, ``serve``)."""
+BATCH = WorkerSettings().batch
+"""The default ``--batch``."""
+Batch = Annotated[
+    int,
+    typer.Option(
+        "--batch",
+        metavar="N",
+        min=1,
+        help="Jobs leased, extracted and committed together; a stop waits for them.",
+    ),
+]
 Subject = Annotated[
     str, typer.Argument(metavar="SUBJECT", help="What the memory is about, e.g. user-42.")
 ]

@@ -10,10 +10,9 @@ import typer
 from memledger.cli import render
 from memledger.cli._run import CliError
 from memledger.cli.extractors import ExtractorChoice, describe, open_extractor
-from memledger.cli.options import Db, check_store_path, settings_of, store_url
+from memledger.cli.options import BATCH, Batch, Db, Poll, check_store_path, settings_of, store_url
 from memledger.errors import InvalidInputError
 from memledger.memory import Memory
-from memledger.write.worker import WorkerSettings
 
 
 def serve_command(
@@ -52,16 +51,8 @@ def serve_command(
     no_worker: Annotated[
         bool, typer.Option("--no-worker", help="Do not run the extraction queue here.")
     ] = False,
-    poll: Annotated[
-        float,
-        typer.Option(
-            "--poll", metavar="SECONDS", min=0.01, help="Wait between looks for jobs when idle."
-        ),
-    ] = 0.5,
-    batch: Annotated[
-        int,
-        typer.Option("--batch", metavar="N", min=1, help="Jobs the worker commits together."),
-    ] = WorkerSettings().batch,
+    poll: Poll = 0.5,
+    batch: Batch = BATCH,
     max_concurrency: Annotated[
         int,
         typer.Option(
