@@ -269,4 +269,10 @@ def test_reindex_prints_json(db: Path) -> None:
         memory.ingest(event("evt-1", "Fridays", occurred_at=day(10, 2)), [pref("friday")])
     result = run(["reindex", "--embedder", "none", "--db", str(db), "--json"])  # progress: stderr
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout) == {"applied": 1, "entries": 1, "vectors": 0, "embedder": None}
+    assert json.loads(result.stdout) == {
+        "tenant": None,
+        "applied": 1,
+        "entries": 1,
+        "vectors": 0,
+        "embedder": None,
+    }

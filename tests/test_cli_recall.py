@@ -9,6 +9,7 @@ fast; the default one (MiniLM when installed) is not loaded here.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sqlite3
 from collections.abc import Sequence
@@ -188,10 +189,21 @@ def test_reindex_rebuilds_the_file_and_recall_answers_the_same(db: Path) -> None
     finally:
         conn.close()
     (line,) = out.splitlines()
-    assert line.startswith(f"reindexed {rows} outbox rows: ")
+    assert line.startswith(f"reindexed {rows} outbox rows of every tenant: ")
     assert "hashing:char3+word:384:v1" in line
-    entries, vectors = (int(line.split(": ")[1].split()[i]) for i in (0, 2))
+    found = re.search(r"holds (\d+) entries, (\d+) vectors", line)
+    assert found is not None
+    entries, vectors = int(found[1]), int(found[2])
     assert entries == vectors > 0
+    conn = sqlite3.connect(db)
+    try:
+        (acme_rows,) = conn.execute("SELECT count(*) FROM outbox WHERE tenant = 'acme'").fetchone()
+    finally:
+        conn.close()
+    one = ok(["reindex", "--db", str(db), "--embedder", "hashing", *ACME])
+    assert 0 < acme_rows < rows  # globex's rows are left as they are
+    assert one.startswith(f"reindexed {acme_rows} outbox rows of tenant 'acme': ")
+    assert f"holds {entries} entries" in one
     assert index.exists()
     again = recall(db, VIOLIN, *LATER)
     assert ids(again) == ids(first)

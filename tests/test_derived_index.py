@@ -680,3 +680,62 @@ def test_a_turn_is_also_found_by_the_words_around_it_until_they_are_revoked(
     index.sync(memory.store)
     assert not found("Pixel")  # a revoked turn leaves no words in its neighbours' windows
     assert {ids[1], ids[2], ids[3]} <= found("sofa")
+
+
+def test_rebuilding_one_tenant_leaves_the_others_and_answers_the_same(
+    memory: Memory, tmp_path: Path
+) -> None:
+    index = DerivedIndex(tmp_path / "one.index", embedder=HashingEmbedder())
+    try:
+        for tenant in (TENANT, "globex"):
+            for n, value in enumerate(["friday", "daily", "monday"], start=1):
+                memory.ingest(
+                    event(
+                        f"p{n}",
+                        f"Send it {value}",
+                        occurred_at=day(10, n),
+                        sequence=n,
+                        tenant=tenant,
+                    ),
+                    [pref(value)],
+                )
+                turn(
+                    memory,
+                    f"t{n}",
+                    f"Digest talk number {n}: {value}",
+                    at=day(10, n, 13),
+                    tenant=tenant,
+                )
+        memory.revoke_family(SUBJECT, FAMILY, tenant=TENANT)  # deletes to replay as well
+        index.sync(memory.store)
+        queries = ("friday daily monday", "digest talk monday")
+
+        def answers(tenant: str) -> list[object]:
+            return [
+                (index.search(q, tenant=tenant, k=10), index.search_vectors(q, tenant=tenant, k=10))
+                for q in queries
+            ]
+
+        def rows(tenant: str) -> list[tuple[object, ...]]:
+            return index._conn.execute(
+                "SELECT id, memory_id, changed FROM entries WHERE tenant = ? ORDER BY id", (tenant,)
+            ).fetchall()
+
+        before, others = answers(TENANT), rows("globex")
+        status = index.status()
+        elsewhere = DerivedIndex(tmp_path / "one.index", embedder=HashingEmbedder())
+        seen = elsewhere.search_vectors(queries[1], tenant=TENANT, k=10)  # holds its vectors
+        assert index.rebuild_tenant(memory.store, TENANT) > 0
+        assert answers(TENANT) == before
+        # another handle drops the vectors it held from before (the epoch moved)
+        assert elsewhere.search_vectors(queries[1], tenant=TENANT, k=10) == seen
+        elsewhere.close()
+        assert rows("globex") == others  # untouched: same rows, same stamps
+        assert rows(TENANT) and all(r[0] > others[-1][0] for r in rows(TENANT))  # rebuilt
+        assert index.status().entries == status.entries and index.lag(memory.store) == 0
+        # what comes after a tenant's rebuild is synced as usual
+        turn(memory, "t9", "Digest talk number 9: sunday", at=day(10, 9, 13))
+        assert index.sync(memory.store, tenant=TENANT) == 1
+        assert index.search("sunday", tenant=TENANT, k=5)
+    finally:
+        index.close()

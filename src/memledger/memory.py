@@ -311,9 +311,13 @@ class Memory:
         """Rebuild a stored context packet from the store (:func:`memledger.read.trace.replay`)."""
         return replay(self, trace_id, tenant=tenant, tokenizer=tokenizer)
 
-    def reindex(self, *, progress: Progress | None = None) -> int:
-        """Drop the derived index and rebuild it from the outbox; returns rows applied."""
-        return self.index.rebuild(self.store, progress=progress)
+    def reindex(self, *, tenant: str | None = None, progress: Progress | None = None) -> int:
+        """Drop the derived index and rebuild it from the outbox, or only ``tenant``'s
+        entries (the others stay as they are); returns rows applied."""
+        if tenant is None:
+            return self.index.rebuild(self.store, progress=progress)
+        _tenant(tenant)
+        return self.index.rebuild_tenant(self.store, tenant, progress=progress)
 
     # -- writes -----------------------------------------------------------------------
 

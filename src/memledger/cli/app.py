@@ -581,10 +581,22 @@ def reindex(
     *,
     embedder: EmbedderOption = "default",
     db: Db = None,
+    tenant: Annotated[
+        str | None,
+        typer.Option(
+            "--tenant",
+            metavar="TENANT",
+            help="Rebuild only this tenant's entries; the others stay as they are. "
+            "Default: every tenant ($MEMLEDGER_TENANT is not used).",
+            show_default=False,
+        ),
+    ] = None,
     as_json: AsJson = False,
 ) -> None:
-    """Drop the derived index (<store>.index) and rebuild it from the store's outbox
-    (every tenant's rows: the index is one file)."""
+    """Drop the derived index (<store>.index) and rebuild it from the store's outbox:
+    every tenant's entries, or with --tenant one tenant's."""
+    if tenant is not None:
+        require_id(tenant, "tenant", InvalidQueryError)
     with _memory(ctx, db) as opened:
         memory = Memory(opened.store, index=_index_for(opened, embedder))
         try:
@@ -594,13 +606,14 @@ def reindex(
                 def report(done: int, total: int) -> None:
                     progress.update(task, completed=done, total=total)
 
-                applied = memory.reindex(progress=report)
+                applied = memory.reindex(tenant=tenant, progress=report)
             status = memory.index.status()
         finally:
             memory.index.close()
     if as_json:
         render.print_json(
             {
+                "tenant": tenant,
                 "applied": applied,
                 "entries": status.entries,
                 "vectors": status.vectors,
@@ -608,9 +621,10 @@ def reindex(
             }
         )
         return
+    which = "every tenant" if tenant is None else f"tenant {tenant!r}"
     typer.echo(
-        f"reindexed {applied} outbox rows: {status.entries} entries, {status.vectors} vectors"
-        f" ({status.embedder or 'lexical only'})"
+        f"reindexed {applied} outbox rows of {which}: the index holds {status.entries} entries,"
+        f" {status.vectors} vectors ({status.embedder or 'lexical only'})"
     )
 
 

@@ -466,6 +466,60 @@ class DerivedIndex:
         self._build_anns()
         return applied
 
+    def rebuild_tenant(
+        self, store: Store, tenant: str, *, batch: int = 500, progress: Progress | None = None
+    ) -> int:
+        """Drop ``tenant``'s entries and rebuild them from its outbox rows; every other
+        tenant's stay as they are. Returns the rows applied. The epoch moves, as in
+        :meth:`rebuild`, so no handle keeps vectors or graphs from before."""
+        with self._lock, self._transaction():
+            for kind in ("fts", "win"):
+                self._conn.execute(f"DROP TABLE IF EXISTS {table_name(tenant, kind)}")
+            self._conn.execute("DELETE FROM entries WHERE tenant = ?", (tenant,))
+            self._conn.execute("DELETE FROM removed WHERE tenant = ?", (tenant,))
+            reached = self._cursor_of(tenant)  # what syncs had applied for it
+            stamp = self._stamp + 1
+            self._set("stamp", str(stamp))
+            self._set("epoch", str(stamp))
+            self._matrices.clear()
+            self._names.clear()
+        total = self.lag(store, tenant=tenant) + reached  # an upper bound, for the bar
+        applied, after = 0, 0
+        while True:
+            with store.read() as unit:
+                rows = [
+                    r
+                    for r in unit.outbox_after(after, limit=batch, tenant=tenant)
+                    if r.seq <= reached
+                ]
+                ids = [r.memory_id for r in rows if r.op == "upsert"]
+                records = dict(unit.get_records(tenant, ids)) if ids else {}
+            if not rows:
+                break
+            vectors = dict(
+                zip(records, self._embed([entry_text(r) for r in records.values()]), strict=True)
+            )
+            with self._lock, self._transaction():
+                stamp = self._stamp + 1
+                for row in rows:  # in outbox order, as the syncs applied them
+                    record = records.get(row.memory_id)
+                    if row.op == "upsert" and record is not None:
+                        self._upsert(
+                            record,
+                            revision=row.revision,
+                            generation=row.generation,
+                            vector=vectors[row.memory_id],
+                            stamp=stamp,
+                        )
+                    elif row.op == "delete":
+                        self._delete(tenant, row.memory_id, revision=row.revision, stamp=stamp)
+                self._set("stamp", str(stamp))
+            applied += len(rows)
+            after = rows[-1].seq
+            if progress is not None:
+                progress(applied, max(total, applied))
+        return applied + self.sync(store, tenant=tenant, progress=None)
+
     def _build_anns(self) -> None:
         """Build and save the approximate index of every tenant past the threshold."""
         if self.embedder is None or self.ann_threshold is None or not _ann.available():
