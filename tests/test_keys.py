@@ -333,6 +333,6 @@ def test_a_key_reads_only_namespaces(memory: Memory) -> None:
     key, _ = memory.create_key(TENANT, "auditor", principal="agent", reads=["agent:planner"])
     assert key.reads == {"agent:planner"}
     assert memory.keys(TENANT)[0].reads == {"agent:planner"}  # kept by the store
-    for bad in (["user-42"], ["agent:planner/user-42"], "agent:planner"):
+    for bad in (["user-42"], ["agent:planner/user-42"], "agent:planner", 5, [5]):
         with pytest.raises(InvalidInputError):
             memory.create_key(TENANT, "auditor", principal="agent", reads=bad)

@@ -57,6 +57,8 @@ def create_key(
     families of the tenant's schema (or ``"*"``): a misspelt grant would grant nothing."""
     if isinstance(grants, str | bytes):
         raise InvalidInputError("grants must be a collection of grants, not one string")
+    if isinstance(reads, str | bytes) or not isinstance(reads, Iterable):
+        raise InvalidInputError("reads must be a collection of namespaces, not one string")
     key = ApiKey(
         key_id=key_id_of(secrets.token_hex(6)),
         tenant=tenant,
@@ -66,7 +68,7 @@ def create_key(
         grants=frozenset(g if isinstance(g, Grant) else Grant.parse(g) for g in grants),
         label=label,
         created_at=now,
-        reads=frozenset(reads) if not isinstance(reads, str | bytes) else reads,  # type: ignore[arg-type]
+        reads=frozenset(reads),
     )
     for grant in key.grants:
         if grant.family != "*":
