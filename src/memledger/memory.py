@@ -18,7 +18,7 @@ from memledger import _keys
 from memledger._schemas import TenantSchemas
 from memledger.domain.budget import Budget
 from memledger.domain.families import Family, Schema
-from memledger.domain.keys import ApiKey, KeyRole, Principal, PrincipalKind, namespace_of
+from memledger.domain.keys import ApiKey, KeyRole, Principal, PrincipalKind
 from memledger.domain.limits import Limits, check_claims, check_event, check_reason
 from memledger.domain.policy import WritePolicy
 from memledger.domain.records import (
@@ -781,11 +781,7 @@ class Memory:
                 f"the {event.channel!r} channel, whose claims are business settings"
             )
         for subject in {event.subject, *(c.subject for c in claims or () if c.subject)}:
-            if not principal.may_write_to(subject):
-                raise PermissionDeniedError(
-                    f"{who} cannot write about {subject!r}: it is another agent's private "
-                    f"namespace ({namespace_of(subject)!r})"
-                )
+            principal.require_write_to(subject)
         event = replace(event, actor=principal.actor)
         return self.ingest(event, claims, complete=complete, extractor=extractor)
 

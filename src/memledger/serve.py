@@ -29,6 +29,7 @@ import os
 import signal
 import socket
 import threading
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from dataclasses import dataclass
@@ -39,7 +40,7 @@ from memledger.domain.records import require_id
 from memledger.errors import InvalidInputError, MemledgerError
 from memledger.memory import Memory
 from memledger.ports import Extractor
-from memledger.write.worker import WorkerSettings, WorkReport
+from memledger.write.worker import Worker, WorkerSettings, WorkReport
 
 try:
     import uvicorn
@@ -176,8 +177,6 @@ class BackgroundWorker:
         settings: WorkerSettings | None = None,
         poll: float = 0.5,
     ) -> None:
-        from memledger.write.worker import Worker
-
         self._worker = Worker(memory, extractor, settings=settings)
         self._poll = poll
         self._stop = threading.Event()
@@ -328,7 +327,7 @@ def _serve(server: uvicorn.Server, config: ServeConfig, announce: Callable[[str]
         while not server.started:
             if server.should_exit:
                 return
-            threading.Event().wait(0.05)
+            time.sleep(0.05)
         announce(f"http://{config.host}:{port}")
 
     threading.Thread(target=tell_when_up, name="memledger-announce", daemon=True).start()

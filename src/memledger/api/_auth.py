@@ -45,25 +45,16 @@ def same_tenant(principal: Principal, named: str | None) -> None:
 def readable(principal: Principal, subject: str | None) -> None:
     """Refuse a read of another agent's private namespace (``agent:<id>...``) that the
     key does not name in its ``reads`` (:mod:`memledger.domain.keys`)."""
-    if subject is not None and not principal.may_read(subject):
-        raise PermissionDeniedError(
-            f"API key {principal.key_id!r} may not read {subject!r}: it is another agent's "
-            "private namespace"
-        )
+    principal.require_read(subject)
 
 
-def changeable(principal: Principal, subject: str, missing: MemledgerError, what: str) -> None:
-    """Refuse a change to ``what`` (a memory, an event) about ``subject``: ``missing`` (a
-    not-found error) where the key may not even read it, so that another agent's
-    private namespace answers exactly as a missing id; permission denied where it may
-    read it but not write there."""
+def changeable(principal: Principal, subject: str, missing: MemledgerError) -> None:
+    """Refuse a change about ``subject``: ``missing`` (a not-found error) where the key
+    may not even read it, so that another agent's private namespace answers exactly as
+    a missing id; permission denied where it may read it but not write there."""
     if not principal.may_read(subject):
         raise missing
-    if not principal.may_write_to(subject):
-        raise PermissionDeniedError(
-            f"API key {principal.key_id!r} may not change {what} of another agent's private "
-            "namespace"
-        )
+    principal.require_write_to(subject)
 
 
 def principal(

@@ -204,7 +204,7 @@ def forget(
 ) -> JsonObject:
     same_tenant(who, body.tenant)
     event = svc.memory.event(event_id, tenant=who.tenant)
-    changeable(who, event.subject, EventNotFoundError(f"no event {event_id!r}"), "an event")
+    changeable(who, event.subject, EventNotFoundError(f"no event {event_id!r}"))
     receipt = svc.memory.forget(event_id, tenant=who.tenant, reason=body.reason)
     write_token(response, [t for r in receipt.revocations for t in revision_tokens(r)])
     return forget_to_dict(receipt)

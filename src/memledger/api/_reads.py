@@ -333,7 +333,7 @@ def revoke(
 ) -> JsonObject:
     same_tenant(who, body.tenant)
     record = svc.memory.get(memory_id, tenant=who.tenant)
-    changeable(who, record.subject, MemoryNotFoundError(f"no memory {memory_id!r}"), "a memory")
+    changeable(who, record.subject, MemoryNotFoundError(f"no memory {memory_id!r}"))
     receipt = svc.memory.revoke(memory_id, tenant=who.tenant, reason=body.reason)
     write_token(response, revision_tokens(receipt))
     return revocation_to_dict(receipt)

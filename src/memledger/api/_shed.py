@@ -10,8 +10,6 @@ readiness, metrics and the OpenAPI document are never shed.
 
 from __future__ import annotations
 
-import threading
-
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memledger.api._problems import REQUEST_PROBLEMS, problem_response
@@ -25,25 +23,19 @@ class Shed:
     def __init__(self, app: ASGIApp, *, max_in_flight: int) -> None:
         self.app = app
         self.max_in_flight = max_in_flight
-        self.in_flight = 0
+        self.in_flight = 0  # touched on the event loop only: no lock needed
         self.shed = 0
-        self._lock = threading.Lock()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or not str(scope.get("path", "")).startswith("/v1/"):
             await self.app(scope, receive, send)
             return
-        with self._lock:
-            admitted = self.in_flight < self.max_in_flight
-            if admitted:
-                self.in_flight += 1
-            else:
-                self.shed += 1
-        if not admitted:
+        if self.in_flight >= self.max_in_flight:
+            self.shed += 1
             await problem_response(REQUEST_PROBLEMS["overloaded"])(scope, receive, send)
             return
+        self.in_flight += 1
         try:
             await self.app(scope, receive, send)
         finally:
-            with self._lock:
-                self.in_flight -= 1
+            self.in_flight -= 1

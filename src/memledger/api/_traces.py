@@ -46,7 +46,12 @@ def recent(
 ) -> list[JsonObject]:
     readable(who, subject)
     found = trace.recent(svc.memory, tenant=who.tenant, subject=subject, limit=limit)
-    return [t for t in found if _may_see(svc, who, t.get("subject"), _held(t))]
+    subjects = _subjects_of(svc, who, [m for t in found for m in _held(t)])  # one read
+    return [
+        t
+        for t in found
+        if _may_see(who, t.get("subject"), [subjects.get(str(m)) for m in _held(t)])
+    ]
 
 
 def _held(summary: JsonObject) -> list[Any]:
@@ -58,22 +63,28 @@ def _held(summary: JsonObject) -> list[Any]:
     )
 
 
-def _may_see(svc: Svc, who: Principal, subject: object, memory_ids: list[Any]) -> bool:
+def _subjects_of(svc: Svc, who: Principal, memory_ids: list[Any]) -> dict[str, str]:
+    """The subject of each memory still in the store, read at once."""
+    with svc.memory.store.read() as unit:
+        records = unit.get_records(who.tenant, sorted({str(m) for m in memory_ids}))
+    return {memory_id: r.subject for memory_id, r in records.items()}
+
+
+def _may_see(who: Principal, subject: object, held: list[str | None]) -> bool:
     """Whether a trace shows nothing of a namespace the key may not read: its subject
     and the subject of every memory it held (a packet across the tenant holds the
-    namespaces its caller could read)."""
+    namespaces its caller could read; ``None``: a memory no longer in the store)."""
     if isinstance(subject, str) and not who.may_read(subject):
         return False
-    with svc.memory.store.read() as unit:
-        records = unit.get_records(who.tenant, [str(m) for m in memory_ids])
-    return all(who.may_read(r.subject) for r in records.values())
+    return all(s is None or who.may_read(s) for s in held)
 
 
 def _trace_for(svc: Svc, who: Principal, trace_id: str) -> StoredTrace:
     stored = trace.get(svc.memory, trace_id, tenant=who.tenant)
     body = json.loads(stored.body)
     ids = [i["memory_id"] for i in body.get("items", ()) if "memory_id" in i]
-    if not _may_see(svc, who, stored.subject, ids):
+    subjects = _subjects_of(svc, who, ids)
+    if not _may_see(who, stored.subject, [subjects.get(str(m)) for m in ids]):
         raise TraceNotFoundError(f"no trace {trace_id!r}")  # answered as a missing one
     return stored
 

@@ -40,7 +40,7 @@ from datetime import datetime
 from typing import Literal, get_args
 
 from memledger.domain.records import Actor, Grant, require_aware, require_id, require_text
-from memledger.errors import AuthenticationError, InvalidInputError
+from memledger.errors import AuthenticationError, InvalidInputError, PermissionDeniedError
 
 __all__ = [
     "KEY_ROLES",
@@ -241,6 +241,23 @@ class Principal:
         """Whether the key may write about ``subject``: shared, or its own namespace."""
         namespace = namespace_of(subject)
         return self.may_write and (namespace is None or namespace == self.own_namespace)
+
+    def require_read(self, subject: str | None) -> None:
+        """:class:`PermissionDeniedError` unless the key may read ``subject`` (``None``:
+        the whole tenant, filtered record by record instead)."""
+        if subject is not None and not self.may_read(subject):
+            raise PermissionDeniedError(
+                f"API key {self.key_id!r} may not read {subject!r}: it is another agent's "
+                "private namespace"
+            )
+
+    def require_write_to(self, subject: str) -> None:
+        """:class:`PermissionDeniedError` unless the key may write about ``subject``."""
+        if not self.may_write_to(subject):
+            raise PermissionDeniedError(
+                f"API key {self.key_id!r} may not change {subject!r}: it is another agent's "
+                f"private namespace ({namespace_of(subject)!r})"
+            )
 
     @property
     def may_write(self) -> bool:

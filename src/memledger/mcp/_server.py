@@ -36,7 +36,6 @@ from memledger.errors import (
     InvalidInputError,
     MemledgerError,
     MemoryNotFoundError,
-    PermissionDeniedError,
 )
 from memledger.mcp._auth import principal_of, require_write
 from memledger.mcp._results import (
@@ -186,24 +185,6 @@ def build_server(
     return server
 
 
-def readable(principal: Principal, subject: str | None) -> None:
-    """Refuse a read of another agent's private namespace the key does not name."""
-    if subject is not None and not principal.may_read(subject):
-        raise PermissionDeniedError(
-            f"API key {principal.key_id!r} may not read {subject!r}: it is another agent's "
-            "private namespace"
-        )
-
-
-def writable(principal: Principal, subject: str) -> None:
-    """Refuse a change to another agent's private namespace."""
-    if not principal.may_write_to(subject):
-        raise PermissionDeniedError(
-            f"API key {principal.key_id!r} may not change {subject!r}: it is another agent's "
-            "private namespace"
-        )
-
-
 class _Tools:
     """The tools' bodies. Each is synchronous: the SDK runs it on a worker thread, so a
     store or model call never blocks the event loop."""
@@ -280,7 +261,7 @@ class _Tools:
         k: Annotated[int, Field(description="How many memories at most, 1-100.")] = 10,
     ) -> CallToolResult:
         def act(principal: Principal) -> CallToolResult:
-            readable(principal, subject)
+            principal.require_read(subject)
             found = self._memory.recall(
                 query, tenant=principal.tenant, subject=subject, k=k, visible=principal.may_read
             )
@@ -307,7 +288,7 @@ class _Tools:
         budget: Annotated[int, Field(description="Token budget of the whole packet.")] = 2000,
     ) -> CallToolResult:
         def act(principal: Principal) -> CallToolResult:
-            readable(principal, subject)
+            principal.require_read(subject)
             packet = self._memory.context(
                 request,
                 tenant=principal.tenant,
@@ -349,14 +330,14 @@ class _Tools:
                 record = self._memory.get(memory_id, tenant=principal.tenant)
                 if not principal.may_read(record.subject):
                     raise MemoryNotFoundError(f"no memory {memory_id!r}")
-                writable(principal, record.subject)
+                principal.require_write_to(record.subject)
                 revoked = self._memory.revoke(memory_id, tenant=principal.tenant, reason=reason)
                 return ok_result(revocation_to_dict(revoked))
             assert event_id is not None
             source = self._memory.event(event_id, tenant=principal.tenant)
             if not principal.may_read(source.subject):
                 raise EventNotFoundError(f"no event {event_id!r}")
-            writable(principal, source.subject)
+            principal.require_write_to(source.subject)
             forgot = self._memory.forget(event_id, tenant=principal.tenant, reason=reason)
             return ok_result(forget_to_dict(forgot))
 
@@ -369,7 +350,7 @@ class _Tools:
         ctx: Context,
     ) -> CallToolResult:
         def act(principal: Principal) -> CallToolResult:
-            readable(principal, subject)
+            principal.require_read(subject)
             tenant = principal.tenant
             records: list[JsonValue] = [
                 record_brief(r) for r in self._memory.history(subject, family, tenant=tenant)
@@ -395,7 +376,7 @@ class _Tools:
             raise ResourceError(f"{error_code(exc)}: {error_message(exc)}") from None
 
     def _current(self, principal: Principal, subject: str) -> JsonObject:
-        readable(principal, subject)
+        principal.require_read(subject)
         tenant = principal.tenant
         families: dict[str, JsonValue] = {}
         for slot in self._memory.families(subject, tenant=tenant):
