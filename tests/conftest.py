@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from memledger.testing.openai_server import FakeChatServer
+from memledger.testing.postgres import PostgresServer, postgres_server
 
 # Hypothesis profiles. The default keeps the suite quick. For a long nightly search:
 #
@@ -39,4 +40,11 @@ def no_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
 def server(no_proxies: None) -> Iterator[FakeChatServer]:
     """A real local HTTP server speaking the chat-completions and embeddings protocol."""
     with FakeChatServer() as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """A private PostgreSQL 16 with pgvector for this test session (started on first use)."""
+    with postgres_server() as running:
         yield running

@@ -625,7 +625,13 @@ def test_store_failure_exits_1(tmp_path: Path) -> None:
         run(["jobs", "--db", str(db), "--tenant", "acme"]), "folder does not exist", code=1
     )
     assert_one_error(
-        run(["jobs", "--db", "postgres://host/db", "--tenant", "acme"]), "unsupported store URL"
+        run(["jobs", "--db", "mysql://host/db", "--tenant", "acme"]), "unsupported store URL"
+    )
+    unreachable = "postgresql://nobody@127.0.0.1:1/db"  # nothing listens on port 1
+    assert_one_error(
+        run(["jobs", "--db", unreachable, "--tenant", "acme"]),
+        "PostgreSQL open failed on 'postgresql://***@127.0.0.1:1/db'",
+        code=1,
     )
 
 

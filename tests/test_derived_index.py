@@ -548,12 +548,26 @@ def test_default_index_path_sits_beside_a_sqlite_store(tmp_path: Path, name: str
         store.close()
 
 
-def test_default_index_path_of_a_relative_url_and_other_stores() -> None:
+def test_default_index_path_of_a_relative_url_and_other_stores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     relative = UrlOnly("sqlite:///data/m.db")
     assert default_index_path(relative) == Path("data/m.db.index")  # type: ignore[arg-type]
-    for url in ("postgresql://host/db", "memory://", "/plain/path.db"):
-        with pytest.raises(InvalidInputError, match="no default index path"):
-            default_index_path(UrlOnly(url))  # type: ignore[arg-type]
+    # a server store's index is a file of this machine's, one per store URL
+    monkeypatch.setenv("MEMLEDGER_INDEX_DIR", str(tmp_path / "indexes"))
+    one = default_index_path(UrlOnly("postgresql://host/db"))  # type: ignore[arg-type]
+    other = default_index_path(UrlOnly("postgresql://host/other"))  # type: ignore[arg-type]
+    assert one.parent == other.parent == tmp_path / "indexes" and one.parent.is_dir()
+    assert one != other and one.suffix == ".index"
+    monkeypatch.delenv("MEMLEDGER_INDEX_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert default_index_path(UrlOnly("postgresql://host/db")).parent == (  # type: ignore[arg-type]
+        tmp_path / "cache" / "memledger"
+    )
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("MEMLEDGER_INDEX_DIR", str(tmp_path / "file" / "sub"))
+    with pytest.raises(InvalidInputError, match="MEMLEDGER_INDEX_DIR"):
+        default_index_path(UrlOnly("postgresql://host/db"))  # type: ignore[arg-type]
 
 
 def test_vectors_held_in_memory_follow_every_change_like_a_fresh_load(

@@ -29,7 +29,7 @@ def test_urls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     relative = open_store("sqlite:///rel.db")
     assert (tmp_path / "rel.db").exists()
     relative.close()
-    for bad in ("postgres://x/y", "sqlite://host/x.db", "sqlite:///"):
+    for bad in ("mysql://x/y", "sqlite://host/x.db", "sqlite:///"):
         with pytest.raises(InvalidInputError):
             open_store(bad)
     with pytest.raises(StoreError, match="does not exist"):

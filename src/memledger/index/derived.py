@@ -59,6 +59,8 @@ open: it is derived, so nothing is lost.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -140,13 +142,26 @@ def _lead(text: str) -> str:
 
 
 def default_index_path(store: Store) -> Path:
-    """``<store file>.index`` beside a SQLite store; other stores must be given a path."""
+    """``<store file>.index`` beside a SQLite store. For a server store (PostgreSQL) a
+    file of this machine's: ``$MEMLEDGER_INDEX_DIR/<digest of the store URL>.index``,
+    the folder defaulting to ``$XDG_CACHE_HOME/memledger`` (``~/.cache/memledger``).
+    Derived state: each machine feeds its own from the shared outbox, and a lost one
+    is rebuilt."""
     prefix = "sqlite:///"
-    if not store.url.startswith(prefix):
+    if store.url.startswith(prefix):
+        return Path(store.url.removeprefix(prefix) + ".index")
+    folder = os.environ.get("MEMLEDGER_INDEX_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "memledger"
+    )
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as exc:
         raise InvalidInputError(
-            f"no default index path for store {store.url!r}; pass DerivedIndex(path) yourself"
-        )
-    return Path(store.url.removeprefix(prefix) + ".index")
+            f"cannot create the index folder {folder!r} for store {store.url!r}: {exc}; "
+            "set MEMLEDGER_INDEX_DIR or pass DerivedIndex(path) yourself"
+        ) from exc
+    digest = hashlib.sha256(store.url.encode()).hexdigest()[:16]
+    return Path(folder) / f"{digest}.index"
 
 
 def _speaker(record: MemoryRecord) -> str | None:

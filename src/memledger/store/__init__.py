@@ -19,8 +19,10 @@ def open_store(
     url: str | Path | None = None, *, failpoint: Failpoint | None = None, create: bool = True
 ) -> Store:
     """Open the store a URL names: ``sqlite:///relative.db``, ``sqlite:////abs/path.db``,
-    a plain file path, or ``None`` for ``./memledger.db``. With ``create=False`` a
-    missing store raises :class:`StoreNotFoundError` instead of being created."""
+    a plain file path, or ``None`` for ``./memledger.db``; ``postgresql://...`` (or
+    ``postgres://``) for a PostgreSQL database (the ``postgres`` extra). With
+    ``create=False`` a missing store raises :class:`StoreNotFoundError` instead of
+    being created."""
     from memledger.store.sqlite import SQLiteStore
 
     if url is None:
@@ -37,6 +39,14 @@ def open_store(
         if not path:
             raise InvalidInputError(f"store URL {url!r} names no file")
         return SQLiteStore(Path(path), failpoint=failpoint, create=create)
+    if parts.scheme in ("postgresql", "postgres"):
+        try:
+            from memledger.store.postgres import PostgresStore
+        except ImportError as exc:
+            raise InvalidInputError(str(exc)) from exc
+        return PostgresStore(url, failpoint=failpoint, create=create)
     if parts.scheme in ("", "file") and "://" not in url:
         return SQLiteStore(Path(url), failpoint=failpoint, create=create)
-    raise InvalidInputError(f"unsupported store URL {url!r}; expected sqlite:///path.db")
+    raise InvalidInputError(
+        f"unsupported store URL {url!r}; expected sqlite:///path.db or postgresql://..."
+    )

@@ -1,10 +1,10 @@
-"""How the SQLite store lays domain values out in rows: record columns, times as
-fixed-width text, grants as ``[family, scope]`` pairs. Shared by the unit of work."""
+"""How the SQL stores (SQLite and PostgreSQL) lay domain values out in rows: record
+columns, times as fixed-width text, grants as ``[family, scope]`` pairs. Shared by the
+unit of work."""
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
@@ -91,7 +91,7 @@ def record_row(r: MemoryRecord) -> tuple[Any, ...]:
     )
 
 
-def record(row: sqlite3.Row | tuple[Any, ...]) -> MemoryRecord:
+def record(row: tuple[Any, ...]) -> MemoryRecord:
     (
         tenant,
         memory_id,

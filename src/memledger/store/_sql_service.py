@@ -1,11 +1,10 @@
-"""The SQLite rows of the service's state: API keys, families registered per tenant and
-the review queue with its decisions. Mixed into :class:`~memledger.store._sqlite_unit.SQLiteUnit`
+"""The SQL rows of the service's state: API keys, families registered per tenant and
+the review queue with its decisions. Mixed into :class:`~memledger.store._sql_unit.SqlUnit`
 (see :class:`memledger.ports.UnitOfWork` for what each method promises)."""
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -15,7 +14,7 @@ from memledger.domain.keys import ApiKey
 from memledger.domain.records import CALLER, ReviewItem, canonical_json, format_time, parse_time
 from memledger.errors import ConflictError
 from memledger.ports import StoredKey
-from memledger.store import _sqlite_rows as layout
+from memledger.store import _rows as layout
 from memledger.store import codec
 
 _KEY_COLUMNS = (
@@ -85,13 +84,14 @@ def _review(tenant: str, row: Sequence[Any]) -> ReviewItem:
 class ServiceRows:
     """Keys, registered families and review rows, on the unit's connection."""
 
-    conn: sqlite3.Connection
+    conn: Any
+    _integrity_errors: tuple[type[Exception], ...]
 
     def _write(self, step: str, sql: str, params: Sequence[Any]) -> None:  # pragma: no cover
-        raise NotImplementedError  # SQLiteUnit's
+        raise NotImplementedError  # SqlUnit's
 
     def _one(self, sql: str, params: Sequence[Any]) -> Any:  # pragma: no cover
-        raise NotImplementedError  # SQLiteUnit's
+        raise NotImplementedError  # SqlUnit's
 
     # -- API keys ---------------------------------------------------------------------
 
@@ -116,7 +116,7 @@ class ServiceRows:
                     token_hash,
                 ),
             )
-        except sqlite3.IntegrityError as exc:
+        except self._integrity_errors as exc:
             raise ConflictError(f"API key id {key.key_id!r} is already taken") from exc
 
     def get_key(self, key_id: str) -> StoredKey | None:

@@ -1,12 +1,17 @@
-"""One transaction of the SQLite store: the unit-of-work primitives, and how domain
-values are laid out in rows. See :class:`memledger.ports.UnitOfWork`; the store,
-its connections, lock and migrations are in :mod:`memledger.store.sqlite`.
+"""One transaction of a SQL store: the unit-of-work primitives, and how domain values
+are laid out in rows. See :class:`memledger.ports.UnitOfWork`.
+
+Written once for both SQL backends in SQLite's dialect (``?`` parameters, ``INSERT OR
+IGNORE``, ``INDEXED BY`` hints): the SQLite store runs it as it is, the PostgreSQL
+store through a connection that translates those three
+(:mod:`memledger.store.postgres`) and overrides the few primitives whose locking
+differs. The stores, their connections, locks and migrations are in
+:mod:`memledger.store.sqlite` and :mod:`memledger.store.postgres`.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -34,14 +39,22 @@ from memledger.ports import (
     SubjectSummary,
 )
 from memledger.store import Failpoint, codec
-from memledger.store import _sqlite_rows as layout
-from memledger.store._sqlite_service import ServiceRows
+from memledger.store import _rows as layout
+from memledger.store._sql_service import ServiceRows
 
 
-class SQLiteUnit(ServiceRows):
-    """One transaction on one connection. See :class:`memledger.ports.UnitOfWork`."""
+class SqlUnit(ServiceRows):
+    """One transaction on one connection. See :class:`memledger.ports.UnitOfWork`.
 
-    def __init__(self, conn: sqlite3.Connection, failpoint: Failpoint | None) -> None:
+    ``conn`` runs SQLite-dialect SQL (``execute(sql, params)`` returning a cursor).
+    Subclasses name the errors a broken unique key raises and the column that orders
+    rows of one table by arrival."""
+
+    _integrity_errors: tuple[type[Exception], ...] = ()
+    _arrival = "rowid"
+    """A column that grows with every insert, to order rows written in the same instant."""
+
+    def __init__(self, conn: Any, failpoint: Failpoint | None) -> None:
         self.conn = conn
         self._failpoint = failpoint
         self._depth = 0
@@ -463,7 +476,7 @@ class SQLiteUnit(ServiceRows):
         self._write(
             "bump_counter",
             "INSERT INTO counters VALUES (?, ?, ?)"
-            " ON CONFLICT (tenant, name) DO UPDATE SET count = count + excluded.count",
+            " ON CONFLICT (tenant, name) DO UPDATE SET count = counters.count + excluded.count",
             (tenant, name, by),
         )
 
@@ -497,6 +510,7 @@ class SQLiteUnit(ServiceRows):
         # (tenant, subject, ...) indexes of both tables, where LIKE would not.
         low = max(prefix, after or "")
         high = prefix + "\U0010ffff"
+        past = "" if after is None else " WHERE subject > ?"
         rows = self.conn.execute(
             "SELECT subject, sum(f), sum(e), max(at) FROM ("
             " SELECT subject, 1 AS f, 0 AS e, updated_at AS at FROM families"
@@ -504,8 +518,8 @@ class SQLiteUnit(ServiceRows):
             " UNION ALL"
             " SELECT subject, 0, 1, ingested_at FROM events"
             "  WHERE tenant = ? AND subject >= ? AND subject < ?"
-            ") WHERE subject > ? OR ? IS NULL GROUP BY subject ORDER BY subject LIMIT ?",
-            (tenant, low, high, tenant, low, high, after, after, limit),
+            f") AS found{past} GROUP BY subject ORDER BY subject LIMIT ?",
+            (tenant, low, high, tenant, low, high, *(() if after is None else (after,)), limit),
         ).fetchall()
         return [
             SubjectSummary(
@@ -594,7 +608,7 @@ class SQLiteUnit(ServiceRows):
                     trace.body,
                 ),
             )
-        except sqlite3.IntegrityError as exc:
+        except self._integrity_errors as exc:
             raise ConflictError(
                 f"trace {trace.trace_id!r} already exists for tenant {trace.tenant!r}"
             ) from exc
@@ -625,7 +639,7 @@ class SQLiteUnit(ServiceRows):
     def decisions(self, tenant: str, *, trace_id: str) -> Sequence[StoredDecision]:
         rows = self.conn.execute(
             "SELECT decision_id, decided_at, action, allowed, body FROM gate_decisions"
-            " WHERE tenant = ? AND trace_id = ? ORDER BY decided_at, rowid",
+            f" WHERE tenant = ? AND trace_id = ? ORDER BY decided_at, {self._arrival}",
             (tenant, trace_id),
         )
         return [

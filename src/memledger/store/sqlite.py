@@ -9,16 +9,12 @@ to :class:`~memledger.errors.StoreError` here and never escape.
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
 import sqlite3
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
-from importlib import resources
 from pathlib import Path
 
 try:
@@ -26,42 +22,28 @@ try:
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-from memledger.domain.records import (
-    format_time,
-)
 from memledger.errors import (
-    MigrationError,
     StoreError,
     StoreLockedError,
     StoreNotFoundError,
 )
 from memledger.store import Failpoint
-from memledger.store._sqlite_unit import SQLiteUnit
+from memledger.store import _migrations as migrations
+from memledger.store._migrations import Migration
+from memledger.store._sql_unit import SqlUnit
 
 BUSY_TIMEOUT_MS = 30_000
 
 
-def load_migrations() -> list[tuple[int, str, str]]:
-    """``(version, name, sql)`` for every packaged migration, in order."""
-    found: list[tuple[int, str, str]] = []
-    for entry in resources.files("memledger.store.migrations").iterdir():
-        match = re.fullmatch(r"(\d{4})_(\w+)\.sql", entry.name)
-        if match:
-            found.append((int(match[1]), match[2], entry.read_text(encoding="utf-8")))
-    found.sort()
-    versions = [v for v, _, _ in found]
-    if versions != list(range(1, len(versions) + 1)):
-        raise MigrationError(f"packaged migrations are not numbered 1..n: {versions}")
-    return found
+class SQLiteUnit(SqlUnit):
+    """One transaction on one SQLite connection (:class:`~memledger.store._sql_unit.SqlUnit`)."""
+
+    _integrity_errors = (sqlite3.IntegrityError,)
 
 
-def _statements(sql: str) -> list[str]:
-    lines = [ln for ln in sql.splitlines() if not ln.lstrip().startswith("--")]
-    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
-
-
-def _checksum(sql: str) -> str:
-    return hashlib.sha256(sql.encode()).hexdigest()
+def load_migrations() -> list[Migration]:
+    """``(version, name, sql)`` for every packaged SQLite migration, in order."""
+    return migrations.load("memledger.store.migrations")
 
 
 class SQLiteStore:
@@ -121,38 +103,9 @@ class SQLiteStore:
     # -- migrations -----------------------------------------------------------------
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
-        known = load_migrations()
         conn.execute("BEGIN IMMEDIATE")
         try:
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS schema_migrations ("
-                " version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
-                " checksum TEXT NOT NULL, applied_at TEXT NOT NULL)"
-            )
-            applied = {
-                row[0]: (row[1], row[2])
-                for row in conn.execute("SELECT version, name, checksum FROM schema_migrations")
-            }
-            newest = max(applied, default=0)
-            if newest > len(known):
-                raise MigrationError(
-                    f"{str(self.path)!r} has schema version {newest}; this memledger knows "
-                    f"up to {len(known)}: upgrade memledger"
-                )
-            for version, name, sql in known:
-                if version in applied:
-                    if applied[version][1] != _checksum(sql):
-                        raise MigrationError(
-                            f"migration {version} ({name}) in {str(self.path)!r} differs from "
-                            "the packaged one; migrations are append-only"
-                        )
-                    continue
-                for statement in _statements(sql):
-                    conn.execute(statement)
-                conn.execute(
-                    "INSERT INTO schema_migrations VALUES (?, ?, ?, ?)",
-                    (version, name, _checksum(sql), format_time(datetime.now(UTC))),
-                )
+            migrations.apply(conn.execute, load_migrations(), where=repr(str(self.path)))
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")

@@ -7,10 +7,12 @@ with the ``spawn`` method on any platform.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import TypeVar
 
 from memledger.domain.records import (
     Actor,
@@ -177,16 +179,27 @@ def snapshot(
     return Snapshot(
         families=tuple(families),
         records=tuple(records),
-        changes=tuple(changes),
+        changes=_ranked(changes),
         events=tuple(present),
         reviews=memory.reviews(tenant=tenant, open_only=False),
         jobs=tuple((j.job_id, j.status) for j in memory.jobs(tenant=tenant, open_only=False)),
         outcomes=tuple(outcomes),
         job_details=memory.jobs(tenant=tenant, open_only=False),
-        outbox=tuple(outbox),
+        outbox=_ranked(outbox),
         revoked_sources=tuple(revoked),
         counters=counters,
     )
+
+
+_Seq = TypeVar("_Seq", HistoryEntry, OutboxEntry)
+
+
+def _ranked(entries: Sequence[_Seq]) -> tuple[_Seq, ...]:
+    """``entries`` with each sequence number replaced by its rank among them. Order is
+    the contract, not the numbers: PostgreSQL's sequences skip the values a rolled-back
+    transaction drew, SQLite's do not."""
+    rank = {seq: n for n, seq in enumerate(sorted({e.seq for e in entries}), start=1)}
+    return tuple(dataclasses.replace(e, seq=rank[e.seq]) for e in entries)
 
 
 def overlaps(memory: Memory, *, tenant: str = TENANT, subject: str = SUBJECT) -> list[str]:

@@ -47,6 +47,9 @@ from memledger.ports import Extraction, Extractor, UnitOfWork
 from memledger.write.batch import Batch, stable_id, validate
 from memledger.write.commit import commit_event
 
+LOCK_RETRIES = 3
+"""Tries of one batch's commit that lost a deadlock (PostgreSQL) before giving up."""
+
 if TYPE_CHECKING:
     from memledger.memory import Memory
 
@@ -118,6 +121,14 @@ class WorkReport:
             self.errors.append(f"{result.job.event_id}: {result.error}")
 
 
+def _families(plan: _Commit | _Retry) -> set[tuple[str, str, str]]:
+    """``(tenant, subject, family)`` of every family a plan's commit writes."""
+    if isinstance(plan, _Retry):
+        return set()
+    event = plan.batch.event
+    return {(event.tenant, c.subject or event.subject, c.family) for c in plan.batch.claims}
+
+
 def episode_of(event: SourceEvent) -> Claim:
     """The raw turn as an episode record: text, speaker, session and time."""
     session = event.metadata.get("session")
@@ -183,9 +194,24 @@ class Worker:
         plans = [self._plan(job, event, recent) for job, event, recent in leased]
         if not plans:
             return [], []
+        for attempt in range(1, LOCK_RETRIES + 1):
+            try:
+                return self._commit_batch(plans, tenant, next_size=next_size)
+            except StoreLockedError:  # a deadlock victim: nothing was written, try again
+                if attempt == LOCK_RETRIES:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _commit_batch(
+        self, plans: list[_Commit | _Retry], tenant: str | None, *, next_size: int
+    ) -> tuple[list[JobResult], list[_Leased]]:
         results: list[JobResult] = []
         now = self.memory.clock.now()
         with self.memory.store.write() as unit:
+            # every family the batch writes, locked up front in one order: two batches
+            # never wait on each other in a cycle (PostgreSQL locks per family)
+            for key in sorted({key for plan in plans for key in _families(plan)}):
+                unit.lock_family(*key)
             for plan in plans:
                 try:
                     with unit.savepoint():

@@ -23,6 +23,7 @@ from memledger.testing.conformance._properties import PropertyChecks
 from memledger.testing.conformance._revocation import RevocationChecks
 from memledger.testing.conformance._service import ServiceChecks
 from memledger.testing.conformance._story import StoryChecks
+from memledger.testing.conformance._workers import WorkerChecks
 
 __all__ = ["StoreConformance"]
 
@@ -35,6 +36,7 @@ class StoreConformance(
     InputChecks,
     PropertyChecks,
     ServiceChecks,
+    WorkerChecks,
     Base,
 ):
     """Invariants 1-8 of DESIGN.md as far as the canonical store carries them, and the

@@ -118,7 +118,13 @@ class PropertyChecks:
     @settings(
         max_examples=examples(),
         deadline=None,
-        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+        # one method, one executor per backend (the SQLite and the PostgreSQL subclass):
+        # the backend is the parameter, by design
+        suppress_health_check=[
+            HealthCheck.function_scoped_fixture,
+            HealthCheck.too_slow,
+            HealthCheck.differing_executors,
+        ],
     )
     @given(operations=_operations)
     def test_random_histories_keep_the_invariants(

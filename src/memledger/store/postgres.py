@@ -1,0 +1,391 @@
+"""The PostgreSQL canonical store (``memledger[postgres]``: psycopg 3 and its pool).
+
+``Memory.open("postgresql://user@host/db")``. The same store contract as the
+embedded SQLite store, on the same SQL (:mod:`memledger.store._sql_unit`, run
+through a connection that translates SQLite's ``?`` parameters, ``INSERT OR
+IGNORE`` and ``INDEXED BY`` hints), with its own numbered migrations
+(``memledger.store.migrations_pg``, applied on open under an advisory lock so
+that processes opening one database at once migrate it once).
+
+Where SQLite serialises every write transaction on one file lock, PostgreSQL
+runs them side by side (``READ COMMITTED``), and the unit of work takes the
+locks the write path's serialisation points need, each held until commit:
+
+* a family slot: ``lock_family`` takes a transaction advisory lock on the
+  (tenant, subject, family), which covers a slot not yet written, then
+  ``SELECT ... FOR UPDATE`` on its row. The event commit locks its families
+  in sorted order, so two events never wait on each other in a cycle;
+* an event: a write unit's first look at an event (``event_hash``,
+  ``get_outcome``) locks the (tenant, event id), so a retried event and its
+  extraction job are decided once, whichever arrives first;
+* a tenant's revocation log, while a revocation takes the next number;
+* the outbox: its rows are held in the unit and inserted just before commit
+  under one lock, so outbox sequence numbers are commit order and an index
+  that tails the outbox by sequence never skips a row that commits late with
+  a smaller number.
+
+Jobs are claimed with ``FOR UPDATE SKIP LOCKED``, taking each tenant's oldest
+due jobs in turn (one of each tenant with due jobs, then a second of each...),
+so any number of workers on any number of machines share the queue without
+double work and one tenant's backlog does not hold up the others'.
+
+Reads run in ``REPEATABLE READ READ ONLY`` transactions: one snapshot, as
+SQLite's read transactions. psycopg errors are translated to
+:class:`~memledger.errors.StoreError` here (a deadlock, a serialisation
+failure, a lock or pool timeout to :class:`~memledger.errors.StoreLockedError`:
+nothing was written, try again) and never escape.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from functools import lru_cache
+from typing import Any
+
+try:
+    import psycopg
+    import psycopg_pool
+    from psycopg import errors as pg_errors
+except ImportError as exc:  # pragma: no cover - the extra is installed in the tests
+    raise ImportError(
+        "the PostgreSQL store needs the postgres extra: pip install 'memledger[postgres]'"
+    ) from exc
+
+from memledger._openai_http import redact_url
+from memledger.domain.records import Job, MemoryRecord, format_time
+from memledger.errors import StoreError, StoreLockedError, StoreNotFoundError
+from memledger.ports import FamilySlot, OutboxOp
+from memledger.store import Failpoint
+from memledger.store import _migrations as migrations
+from memledger.store._migrations import Migration
+from memledger.store._sql_unit import SqlUnit
+
+POOL_SIZE = 10
+"""Connections a store keeps open at most (per process)."""
+POOL_TIMEOUT_S = 30.0
+"""How long a unit of work waits for a free connection before giving up."""
+LOCK_TIMEOUT_MS = 30_000
+"""How long one statement waits for a lock before giving up (``lock_timeout``)."""
+_MIGRATION_LOCK = 0x6D6C_6D69  # "mlmi": one advisory lock id for every migration run
+
+_LOCKED = (
+    pg_errors.DeadlockDetected,
+    pg_errors.SerializationFailure,
+    pg_errors.LockNotAvailable,
+)
+
+
+def load_migrations() -> list[Migration]:
+    """``(version, name, sql)`` for every packaged PostgreSQL migration, in order."""
+    return migrations.load("memledger.store.migrations_pg")
+
+
+@lru_cache(maxsize=512)
+def _translated_sql(sql: str, *, parameters: bool) -> str:
+    """SQLite's dialect as the shared unit writes it, in PostgreSQL's."""
+    sql = re.sub(r"\s+INDEXED BY \w+", "", sql)
+    if sql.startswith("INSERT OR IGNORE INTO"):
+        sql = "INSERT INTO" + sql.removeprefix("INSERT OR IGNORE INTO") + " ON CONFLICT DO NOTHING"
+    if parameters:
+        sql = sql.replace("%", "%%").replace("?", "%s")
+    return sql
+
+
+class _Connection:
+    """A psycopg connection that runs the shared unit's SQLite-dialect statements."""
+
+    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+        self.raw = conn
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> psycopg.Cursor[Any]:
+        try:
+            if params:
+                return self.raw.execute(_translated_sql(sql, parameters=True), tuple(params))
+            return self.raw.execute(_translated_sql(sql, parameters=False))
+        except _LOCKED as exc:
+            # a store error where it happens: the write path lets store errors through
+            # (a worker does not take a lost deadlock for a poisoned job)
+            raise StoreLockedError(f"PostgreSQL gave up on a lock: {exc}") from exc
+
+
+class PostgresUnit(SqlUnit):
+    """One transaction on one PostgreSQL connection. Write units lock what they decide
+    on (see the module docstring); read units see one snapshot."""
+
+    _integrity_errors = (pg_errors.UniqueViolation,)
+    _arrival = "arrival"
+
+    def __init__(self, conn: _Connection, failpoint: Failpoint | None, *, writing: bool) -> None:
+        super().__init__(conn, failpoint)
+        self._writing = writing
+        self._outbox: list[tuple[Any, ...]] = []
+        self._counters: Counter[tuple[str, str]] = Counter()
+
+    def _lock(self, *key: str) -> None:
+        """A transaction advisory lock on ``key`` (a hash of it: two keys that collide
+        only wait on each other, never share a decision)."""
+        self.conn.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", ("\x1f".join(key),)
+        )
+
+    # -- events: decided once -------------------------------------------------------
+
+    def event_hash(self, tenant: str, event_id: str) -> str | None:
+        if self._writing:
+            self._lock("event", tenant, event_id)
+        return super().event_hash(tenant, event_id)
+
+    def get_outcome(self, tenant: str, event_id: str) -> Any:
+        if self._writing:
+            self._lock("event", tenant, event_id)
+        return super().get_outcome(tenant, event_id)
+
+    # -- family slots ---------------------------------------------------------------
+
+    def lock_family(self, tenant: str, subject: str, family: str) -> FamilySlot:
+        self._lock("family", tenant, subject, family)
+        self.conn.execute(
+            "SELECT 1 FROM families WHERE tenant = ? AND subject = ? AND family = ? FOR UPDATE",
+            (tenant, subject, family),
+        )
+        slot = self.get_family(tenant, subject, family)
+        return slot or FamilySlot(tenant=tenant, subject=subject, family=family)
+
+    # -- revocation log ---------------------------------------------------------------
+
+    def add_revocation(
+        self, tenant: str, subject: str, family: str, *, generation: int, at: datetime
+    ) -> int:
+        self._lock("revocations", tenant)
+        return super().add_revocation(tenant, subject, family, generation=generation, at=at)
+
+    # -- outbox: inserted at commit, in commit order ----------------------------------
+
+    def add_outbox(self, record: MemoryRecord, *, op: OutboxOp, at: datetime) -> None:
+        if self._failpoint is not None:
+            self._failpoint("add_outbox")
+        self._outbox.append(
+            (
+                record.tenant,
+                record.memory_id,
+                record.subject,
+                record.family,
+                record.revision,
+                record.generation,
+                op,
+                format_time(at),
+            )
+        )
+
+    # -- counters: added at commit, in key order ---------------------------------------
+
+    def bump_counter(self, tenant: str, name: str, *, by: int = 1) -> None:
+        if self._failpoint is not None:
+            self._failpoint("bump_counter")
+        self._counters[(tenant, name)] += by
+
+    def counters(self, tenant: str) -> Mapping[str, int]:
+        found = dict(super().counters(tenant))
+        for (owner, name), by in self._counters.items():
+            if owner == tenant:
+                found[name] = found.get(name, 0) + by
+        return dict(sorted(found.items()))
+
+    def flush(self) -> None:
+        """Write what this unit holds back until commit (the store calls this just before
+        ``COMMIT``): the counters, each row locked in key order so that two units never
+        wait on each other in a cycle, then the outbox rows under the outbox lock."""
+        for (tenant, name), by in sorted(self._counters.items()):
+            super().bump_counter(tenant, name, by=by)
+        self._counters.clear()
+        if not self._outbox:
+            return
+        self._lock("outbox")
+        with self.conn.raw.cursor() as cursor:
+            cursor.executemany(
+                "INSERT INTO outbox (tenant, memory_id, subject, family, revision, generation,"
+                " op, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                self._outbox,
+            )
+        self._outbox.clear()
+
+    def outbox_size(self, tenant: str) -> int:
+        return super().outbox_size(tenant) + sum(1 for row in self._outbox if row[0] == tenant)
+
+    # -- jobs: SKIP LOCKED, fair across tenants ----------------------------------------
+
+    def claim_jobs(
+        self, *, tenant: str | None, now: datetime, lease_until: datetime, owner: str, limit: int
+    ) -> Sequence[Job]:
+        stamp = format_time(now)
+        only = "" if tenant is None else " AND tenant = ?"
+        if self._failpoint is not None:
+            self._failpoint("claim_jobs")
+        rows = self.conn.execute(
+            f"WITH tenants AS (SELECT DISTINCT tenant FROM jobs WHERE status = 'queued'{only}),"
+            " candidates AS ("
+            "  SELECT c.tenant, c.job_id, c.created_at, row_number() OVER"
+            "   (PARTITION BY c.tenant ORDER BY c.created_at, c.job_id) AS turn"
+            "  FROM tenants CROSS JOIN LATERAL ("
+            "   SELECT tenant, job_id, created_at FROM jobs"
+            "   WHERE tenant = tenants.tenant AND status = 'queued'"
+            "    AND (next_attempt_at IS NULL OR next_attempt_at <= ?)"
+            "    AND (lease_until IS NULL OR lease_until <= ?)"
+            "   ORDER BY created_at, job_id LIMIT ?) AS c),"
+            " picked AS ("
+            "  SELECT j.tenant, j.job_id FROM jobs AS j"
+            "  JOIN candidates AS c ON c.tenant = j.tenant AND c.job_id = j.job_id"
+            "  ORDER BY c.turn, c.created_at, c.job_id LIMIT ?"
+            "  FOR UPDATE OF j SKIP LOCKED)"
+            " UPDATE jobs SET lease_until = ?, lease_owner = ?, attempts = jobs.attempts + 1"
+            " FROM picked WHERE jobs.tenant = picked.tenant AND jobs.job_id = picked.job_id"
+            "  AND jobs.status = 'queued'"
+            f" RETURNING {', '.join(f'jobs.{c.strip()}' for c in self._JOB_COLUMNS.split(','))}",
+            (
+                *(() if tenant is None else (tenant,)),
+                stamp,
+                stamp,
+                2 * limit + 8,  # room for rows another worker holds
+                limit,
+                format_time(lease_until),
+                owner,
+            ),
+        ).fetchall()
+        return sorted((self._job(row) for row in rows), key=lambda j: (j.created_at, j.job_id))
+
+
+class PostgresStore:
+    """A canonical store in one PostgreSQL database. Safe to share between threads (a
+    pool of connections, one per unit of work); a forked process opens its own pool."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        failpoint: Failpoint | None = None,
+        create: bool = True,
+        pool_size: int = POOL_SIZE,
+    ) -> None:
+        self._dsn = url
+        self.url = redact_url(url)
+        self._failpoint = failpoint
+        self._pool_size = pool_size
+        self._guard = threading.Lock()
+        self._pool: psycopg_pool.ConnectionPool[Any] | None = None
+        self._pid: int | None = None
+        self._closed = False
+        with self._translated("open"):
+            self._open(create=create)
+
+    # -- connections ----------------------------------------------------------------
+
+    def _open(self, *, create: bool) -> None:
+        try:
+            conn = psycopg.connect(self._dsn, autocommit=True, connect_timeout=10)
+        except psycopg.OperationalError as exc:
+            if "does not exist" in str(exc):
+                raise StoreNotFoundError(f"no PostgreSQL database at {self.url!r}: {exc}") from exc
+            raise
+        with conn:
+            if not create and not _has_schema(conn):
+                raise StoreNotFoundError(f"no memledger store in {self.url!r}")
+            conn.execute("BEGIN")
+            try:
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+                migrations.apply(_Connection(conn).execute, load_migrations(), where=repr(self.url))
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+
+    def _connections(self) -> psycopg_pool.ConnectionPool[Any]:
+        if self._closed:
+            raise StoreError(f"store {self.url!r} is closed")
+        with self._guard:
+            if self._pool is None or self._pid != os.getpid():
+                # a forked child must not use its parent's sockets: it opens its own
+                self._pool = psycopg_pool.ConnectionPool(
+                    self._dsn,
+                    min_size=1,
+                    max_size=self._pool_size,
+                    kwargs={
+                        "autocommit": True,
+                        "options": f"-c lock_timeout={LOCK_TIMEOUT_MS}",
+                    },
+                    timeout=POOL_TIMEOUT_S,
+                    open=True,
+                    name="memledger",
+                )
+                self._pid = os.getpid()
+            return self._pool
+
+    def close(self) -> None:
+        with self._guard:
+            if self._pool is not None and self._pid == os.getpid():
+                self._pool.close()
+            self._pool = None
+            self._closed = True
+
+    def schema_version(self) -> int:
+        with self.read() as unit:
+            row = unit.conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
+        return int(row[0] or 0)
+
+    # -- transactions ---------------------------------------------------------------
+
+    @contextmanager
+    def write(self) -> Iterator[PostgresUnit]:
+        with self._translated("write"), self._connections().connection() as conn:
+            conn.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
+            unit = PostgresUnit(_Connection(conn), self._failpoint, writing=True)
+            try:
+                yield unit
+                unit.flush()
+            except BaseException:
+                _rollback(conn)
+                raise
+            conn.execute("COMMIT")
+
+    @contextmanager
+    def read(self) -> Iterator[PostgresUnit]:
+        with self._translated("read"), self._connections().connection() as conn:
+            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            try:
+                yield PostgresUnit(_Connection(conn), None, writing=False)
+            finally:
+                _rollback(conn)
+
+    @contextmanager
+    def _translated(self, what: str) -> Iterator[None]:
+        try:
+            yield
+        except _LOCKED as exc:
+            raise StoreLockedError(f"PostgreSQL {what} gave up on a lock: {exc}") from exc
+        except psycopg_pool.PoolTimeout as exc:
+            raise StoreLockedError(
+                f"PostgreSQL {what}: no free connection within {POOL_TIMEOUT_S:g} s"
+            ) from exc
+        except psycopg.Error as exc:
+            raise StoreError(f"PostgreSQL {what} failed on {self.url!r}: {exc}") from exc
+
+
+def _rollback(conn: psycopg.Connection[Any]) -> None:
+    """Roll back what the connection has open; a broken connection has nothing to roll
+    back (the server already did) and the pool replaces it."""
+    if conn.closed or conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+        return
+    try:
+        conn.execute("ROLLBACK")
+    except psycopg.Error:
+        conn.close()
+
+
+def _has_schema(conn: psycopg.Connection[Any]) -> bool:
+    row = conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()
+    return bool(row and row[0])

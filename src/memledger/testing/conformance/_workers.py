@@ -1,0 +1,84 @@
+"""The extraction queue shared by worker processes: no job done twice, none lost.
+
+Several processes drain one store's queue at once, each with its own
+connection, over several tenants. Every job is leased by one worker only
+(SQLite serialises the lease; PostgreSQL skips rows another worker has
+locked), committed once, and none is left behind.
+"""
+
+from __future__ import annotations
+
+import multiprocessing.queues
+from collections import Counter
+from datetime import timedelta
+
+from memledger.domain.records import Claim, SourceEvent
+from memledger.memory import Memory
+from memledger.store import open_store
+from memledger.testing import FrozenClock, FunctionExtractor
+from memledger.testing.conformance._base import SPAWN, UrlFactory
+from memledger.testing.scenarios import FAMILY, SUBJECT, day, event, pref
+from memledger.write.worker import WorkerSettings
+
+WORKERS = 4
+TENANTS = ("acme", "globex")
+TURNS = 30
+"""Turns per tenant, one extraction job each."""
+
+
+def _fridays(source: SourceEvent) -> list[Claim]:
+    return [pref("friday", grounding="Fridays")] if "Fridays" in source.text else []
+
+
+def _drain(url: str, results: multiprocessing.queues.Queue[dict[str, int]]) -> None:
+    """Drain the queue of every tenant; report what this process did (a child process)."""
+    memory = Memory(open_store(url), clock=FrozenClock(day(10, 3)))
+    try:
+        report = memory.process(
+            extractor=FunctionExtractor(_fridays), settings=WorkerSettings(batch=3)
+        )
+        results.put(dict(report.outcomes))
+    finally:
+        memory.close()
+
+
+class WorkerChecks:
+    def test_worker_processes_share_one_queue_without_double_work(
+        self, fresh_url: UrlFactory
+    ) -> None:
+        url = fresh_url()
+        memory = Memory(open_store(url), clock=FrozenClock(day(10, 2)))
+        for tenant in TENANTS:
+            for n in range(1, TURNS + 1):
+                turn = event(
+                    f"turn-{n}",
+                    f"Turn {n}: Fridays suit me.",
+                    occurred_at=day(10, 2) + timedelta(minutes=n),
+                    sequence=n,
+                    tenant=tenant,
+                )
+                memory.ingest(turn)  # queued: no claims given
+        results: multiprocessing.queues.Queue[dict[str, int]] = SPAWN.Queue()
+        procs = [SPAWN.Process(target=_drain, args=(url, results)) for _ in range(WORKERS)]
+        for proc in procs:
+            proc.start()
+        done: Counter[str] = Counter()
+        for _ in procs:
+            done.update(results.get(timeout=180))
+        for proc in procs:
+            proc.join(60)
+        assert [proc.exitcode for proc in procs] == [0] * WORKERS
+        # every job committed by exactly one worker: none twice, none lost
+        assert done == {"committed": TURNS * len(TENANTS)}
+        for tenant in TENANTS:
+            assert memory.jobs(tenant=tenant) == ()
+            jobs = memory.jobs(tenant=tenant, open_only=False)
+            assert len(jobs) == TURNS
+            assert {job.attempts for job in jobs} == {1}  # leased once each
+            assert len(memory.timeline(SUBJECT, "conversation", tenant=tenant)) == TURNS
+            (current,) = memory.timeline(SUBJECT, FAMILY, tenant=tenant)
+            historical = [
+                r for r in memory.history(SUBJECT, FAMILY, tenant=tenant) if r.status != "active"
+            ]
+            assert current.mentions + len(historical) == TURNS
+        memory.close()

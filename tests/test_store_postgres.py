@@ -1,0 +1,304 @@
+"""The PostgreSQL store's own behaviour, on a real server (the conformance suite runs
+the shared invariants on it: ``test_conformance_postgres``): SQL translation, URLs,
+migrations, the locks the write path relies on, the outbox in commit order and the
+job queue under ``SKIP LOCKED``."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from memledger import Actor, Memory, SourceEvent
+from memledger.domain.records import Job
+from memledger.errors import MigrationError, StoreLockedError, StoreNotFoundError
+from memledger.index.derived import default_index_path
+from memledger.store import open_store
+from memledger.store import postgres as pg
+from memledger.testing import FrozenClock
+from memledger.testing.postgres import PostgresServer
+from memledger.testing.scenarios import FAMILY, SUBJECT, TENANT, day, event, pref
+
+
+@pytest.fixture
+def url(postgres: PostgresServer) -> str:
+    return postgres.create_database()
+
+
+@pytest.fixture
+def store(url: str) -> Iterator[pg.PostgresStore]:
+    store = open_store(url)
+    assert isinstance(store, pg.PostgresStore)
+    yield store
+    store.close()
+
+
+def test_sqlite_dialect_is_translated() -> None:
+    translate = pg._translated_sql
+    assert translate("SELECT a FROM t WHERE b = ? AND c LIKE 'x%'", parameters=True) == (
+        "SELECT a FROM t WHERE b = %s AND c LIKE 'x%%'"
+    )
+    assert translate("INSERT OR IGNORE INTO t VALUES (?, ?)", parameters=True) == (
+        "INSERT INTO t VALUES (%s, %s) ON CONFLICT DO NOTHING"
+    )
+    assert translate(
+        "SELECT 1 FROM records INDEXED BY records_source WHERE x", parameters=False
+    ) == ("SELECT 1 FROM records WHERE x")
+    assert translate("SELECT '50%'", parameters=False) == "SELECT '50%'"
+
+
+def test_url_hides_the_password_and_a_missing_store_is_not_created(
+    postgres: PostgresServer, url: str
+) -> None:
+    with_password = url.replace("postgres@", "postgres:s3cret@")
+    with pytest.raises(StoreNotFoundError, match="no memledger store"):
+        open_store(with_password, create=False)
+    store = open_store(with_password)
+    assert "s3cret" not in store.url and "***@" in store.url
+    store.close()
+    again = open_store(url, create=False)
+    assert isinstance(again, pg.PostgresStore)
+    assert again.schema_version() == len(pg.load_migrations())
+    again.close()
+    missing = postgres.url("no_such_database")
+    with pytest.raises(StoreNotFoundError, match="no PostgreSQL database"):
+        open_store(missing)
+
+
+def test_open_refuses_a_newer_or_changed_schema(url: str) -> None:
+    open_store(url).close()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("UPDATE schema_migrations SET checksum = 'x' WHERE version = 1")
+    with pytest.raises(MigrationError, match="differs from the packaged one"):
+        open_store(url)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("DELETE FROM schema_migrations")
+        conn.execute("INSERT INTO schema_migrations VALUES (99, 'future', 'x', 'now')")
+    with pytest.raises(MigrationError, match="schema version 99"):
+        open_store(url)
+
+
+def test_processes_opening_one_database_at_once_migrate_it_once(url: str) -> None:
+    errors: list[BaseException] = []
+
+    def open_it() -> None:
+        try:
+            open_store(url).close()
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_it) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    with psycopg.connect(url) as conn:
+        rows = conn.execute("SELECT version FROM schema_migrations").fetchall()
+    assert rows == [(1,)]
+
+
+def _in_thread(target: object) -> tuple[threading.Thread, list[object]]:
+    out: list[object] = []
+    thread = threading.Thread(target=lambda: out.append(target()))  # type: ignore[operator]
+    thread.start()
+    return thread, out
+
+
+def test_a_family_slot_is_locked_until_commit_even_before_it_exists(
+    store: pg.PostgresStore,
+) -> None:
+    def second_writer() -> int:
+        with store.write() as unit:
+            return unit.lock_family(TENANT, SUBJECT, FAMILY).revision
+
+    with store.write() as unit:
+        slot = unit.lock_family(TENANT, SUBJECT, FAMILY)  # no row yet
+        thread, out = _in_thread(second_writer)
+        time.sleep(0.5)
+        assert out == []  # still waiting
+        unit.put_family(type(slot)(tenant=TENANT, subject=SUBJECT, family=FAMILY, revision=1))
+    thread.join(10)
+    assert out == [1]  # it read the committed revision, not the one before
+
+
+def test_an_event_is_decided_under_its_own_lock(store: pg.PostgresStore) -> None:
+    def other() -> str | None:
+        with store.write() as unit:
+            return unit.event_hash(TENANT, "evt-1")
+
+    first = event("evt-1", "Fridays", occurred_at=day(10, 2))
+    with store.write() as unit:
+        assert unit.event_hash(TENANT, "evt-1") is None
+        thread, out = _in_thread(other)
+        time.sleep(0.5)
+        assert out == []
+        unit.append_event(first, content_hash="h1", at=day(10, 2))
+    thread.join(10)
+    assert out == ["h1"]
+
+
+def test_outbox_sequence_is_commit_order(store: pg.PostgresStore) -> None:
+    memory = Memory(store, clock=FrozenClock(day(10, 2)))
+    early = threading.Event()
+    release = threading.Event()
+
+    def slow_writer() -> None:  # starts first, commits last
+        with store.write() as unit:
+            record = memory.timeline(SUBJECT, FAMILY, tenant=TENANT)[0]
+            unit.add_outbox(record, op="upsert", at=day(10, 2))
+            early.set()
+            release.wait(10)
+
+    memory.ingest(event("evt-1", "Fridays", occurred_at=day(10, 2)), [pref("friday")])
+    with store.read() as unit:
+        head = unit.outbox_head()
+    thread = threading.Thread(target=slow_writer)
+    thread.start()
+    early.wait(10)
+    memory.ingest(event("evt-2", "Mondays", occurred_at=day(10, 3), sequence=2), [pref("monday")])
+    with store.read() as unit:  # a reader tailing the outbox now
+        seen = [e.seq for e in unit.outbox_after(head, limit=100)]
+    release.set()
+    thread.join(10)
+    with store.read() as unit:
+        later = [e for e in unit.outbox_after(max(seen), limit=100)]
+    assert seen and len(later) == 1  # the late commit comes after what was read: not skipped
+    memory.close()
+
+
+def _job(tenant: str, n: int) -> Job:
+    return Job(
+        tenant=tenant,
+        job_id=f"job-{n:03d}",
+        event_id=f"evt-{n}",
+        generations={},
+        status="queued",
+        attempts=0,
+        created_at=day(10, 1) + timedelta(minutes=n),
+    )
+
+
+def test_claims_take_turns_across_tenants_and_skip_locked_jobs(store: pg.PostgresStore) -> None:
+    with store.write() as unit:
+        for n in range(10):
+            unit.add_job(_job("big", n))  # the older backlog
+        for n in range(10, 12):
+            unit.add_job(_job("small", n))
+    now = day(10, 2)
+    until = now + timedelta(minutes=5)
+    with store.write() as first:
+        mine = first.claim_jobs(tenant=None, now=now, lease_until=until, owner="a", limit=4)
+        # one of each tenant, then a second of each: the small tenant is not starved
+        assert sorted((j.tenant, j.job_id) for j in mine) == [
+            ("big", "job-000"),
+            ("big", "job-001"),
+            ("small", "job-010"),
+            ("small", "job-011"),
+        ]
+        with store.write() as second:  # another worker while the first has not committed
+            theirs = second.claim_jobs(tenant=None, now=now, lease_until=until, owner="b", limit=4)
+    assert [j.job_id for j in theirs] == ["job-002", "job-003", "job-004", "job-005"]
+    assert {j.attempts for j in [*mine, *theirs]} == {1}
+
+
+def test_a_deadlock_is_a_store_locked_error_and_nothing_is_written(
+    store: pg.PostgresStore,
+) -> None:
+    ready = threading.Barrier(2)
+    errors: list[BaseException] = []
+
+    def writer(first: str, second: str) -> None:
+        try:
+            with store.write() as unit:
+                unit.lock_family(TENANT, SUBJECT, first)
+                ready.wait(10)
+                unit.lock_family(TENANT, SUBJECT, second)
+                unit.bump_counter(TENANT, f"wrote-{first}")
+        except StoreLockedError as exc:
+            errors.append(exc)
+
+    threads = [
+        threading.Thread(target=writer, args=("a", "b")),
+        threading.Thread(target=writer, args=("b", "a")),
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert len(errors) == 1 and "deadlock" in str(errors[0])
+    with store.read() as unit:
+        assert len(unit.counters(TENANT)) == 1  # the loser wrote nothing
+
+
+def test_revocations_of_one_tenant_are_numbered_one_at_a_time(store: pg.PostgresStore) -> None:
+    def second() -> int:
+        with store.write() as unit:
+            return unit.add_revocation(TENANT, "user-7", FAMILY, generation=1, at=day(10, 2))
+
+    with store.write() as unit:
+        assert unit.add_revocation(TENANT, SUBJECT, FAMILY, generation=1, at=day(10, 2)) == 1
+        thread, out = _in_thread(second)
+        time.sleep(0.5)
+        assert out == []
+    thread.join(10)
+    assert out == [2]
+
+
+def test_counters_are_written_at_commit_and_read_back_before_it(store: pg.PostgresStore) -> None:
+    with store.write() as unit:
+        unit.bump_counter(TENANT, "b")
+        unit.bump_counter(TENANT, "a", by=2)
+        unit.bump_counter("other", "a")
+        assert unit.counters(TENANT) == {"a": 2, "b": 1}
+    with store.write() as unit:
+        unit.bump_counter(TENANT, "a")
+        assert unit.counters(TENANT) == {"a": 3, "b": 1}
+    with store.read() as unit:
+        assert unit.counters(TENANT) == {"a": 3, "b": 1}
+        assert unit.counters("other") == {"a": 1}
+
+
+def test_memory_on_postgresql_end_to_end(
+    url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ingest, the worker, recall through the default index (a file of this machine's),
+    a correction and a revocation: the same story as on SQLite."""
+    monkeypatch.setenv("MEMLEDGER_INDEX_DIR", str(tmp_path))
+    start = datetime(2023, 5, 8, 13, 0, tzinfo=UTC)
+    turns = [
+        ("caroline", "I went to an LGBTQ support group yesterday and it was so powerful."),
+        ("melanie", "That's amazing! What did you take away from it?"),
+        ("caroline", "That I want to work in counseling and help people like me."),
+    ]
+    with Memory.open(url, clock=FrozenClock(start + timedelta(days=1))) as memory:
+        for n, (speaker, text) in enumerate(turns):
+            memory.ingest(
+                SourceEvent(
+                    tenant="acme",
+                    event_id=f"s1-{n}",
+                    subject="chat",
+                    actor=Actor(id=speaker, authenticated=True),
+                    channel="chat",
+                    occurred_at=start + timedelta(minutes=n),
+                    text=text,
+                    metadata={"session": "s1"},
+                )
+            )
+        assert memory.process().outcomes == {"committed": 3}
+        result = memory.recall(
+            "What did Caroline take away from the support group?", tenant="acme", k=3
+        )
+        assert [i.record.source_event_id for i in result.items][:1] == ["s1-0"]
+        assert list(tmp_path.glob("*.index")) == [default_index_path(memory.store)]
+        memory.ingest(event("p-1", "Fridays", occurred_at=day(10, 2), sequence=1), [pref("friday")])
+        memory.ingest(event("p-2", "Mondays", occurred_at=day(10, 3), sequence=2), [pref("monday")])
+        (now,) = memory.current(SUBJECT, FAMILY, tenant=TENANT, valid_at=day(10, 4))
+        assert now.value == "monday"
+        memory.revoke(now.memory_id, tenant=TENANT, reason="wrong")
+        assert memory.current(SUBJECT, FAMILY, tenant=TENANT, valid_at=day(10, 4)) == ()
