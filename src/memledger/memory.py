@@ -12,7 +12,7 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from memledger import _keys
 from memledger._schemas import TenantSchemas
@@ -75,8 +75,8 @@ from memledger.read.hot import HotTier, Tier
 from memledger.read.procedures import DependencyChecker
 from memledger.read.recall import RecallResult, RecallSettings, check_query, recall
 from memledger.read.trace import Replay, replay
-from memledger.read.views import check_floor, select
-from memledger.store import open_store
+from memledger.read.views import check_floor, check_min_revision, select
+from memledger.store import floors, open_store
 from memledger.write.commit import Batch, append_to_ledger, commit_event, job_id_for
 from memledger.write.rederive import Rederivation, rederive
 from memledger.write.review import resolve_review
@@ -132,17 +132,27 @@ class Memory:
         index: DerivedIndex | None = None,
         limits: Limits | None = None,
         hot: HotTier | None = None,
+        replicas: Sequence[str] = (),
+        replica_wait: float = 1.0,
+        stale: Literal["primary", "fail"] = "primary",
     ) -> Memory:
-        """Open a store by URL: ``None`` is ``./memledger.db``; ``"sqlite:///path.db"``.
+        """Open a store by URL: ``None`` is ``./memledger.db``; ``"sqlite:///path.db"``;
+        ``"postgresql://user@host/db"`` (the ``postgres`` extra).
 
         A missing store is created unless ``create=False``, which raises
         :class:`StoreNotFoundError` instead (for read-only tools). ``limits``
-        (default :class:`Limits()`) bounds what one event may carry.
+        (default :class:`Limits()`) bounds what one event may carry. ``replicas``:
+        streaming replicas of a PostgreSQL store that serve reads once they hold
+        this process's own commits and the revision floors a read asks for, waiting
+        up to ``replica_wait`` seconds, then reading the primary (``stale="primary"``)
+        or failing with :class:`RevisionNotMetError` (``stale="fail"``).
         """
         if limits is not None and not isinstance(limits, Limits):
             raise InvalidInputError(f"limits must be a Limits, got {type(limits).__name__}")
         return cls(
-            open_store(url, create=create),
+            open_store(
+                url, create=create, replicas=replicas, replica_wait=replica_wait, stale=stale
+            ),
             clock=clock,
             schema=schema,
             policy=policy,
@@ -580,7 +590,9 @@ class Memory:
         _slot(tenant, subject, family)
         self.schema_for(tenant, [family]).family(family)
         record_time = _moment(as_of, "as_of")
-        with self.store.read() as unit:
+        floor = check_min_revision(min_revision)
+        wanted = {} if floor is None else {(tenant, subject, family): floor}
+        with floors.at_least(wanted), self.store.read() as unit:
             check_floor(unit.get_family(tenant, subject, family), min_revision, source=self.url)
             records = unit.family_records(tenant, subject, family, open_only=record_time is None)
             revoked = unit.revoked_sources(tenant, subject, family)

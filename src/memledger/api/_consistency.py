@@ -23,6 +23,7 @@ from fastapi import Header, Response
 from memledger.domain.records import FamilyRevision
 from memledger.errors import RevisionNotMetError
 from memledger.memory import Memory
+from memledger.store import floors
 from memledger.wire_models import CONSISTENCY_HEADER, ConsistencyToken
 
 __all__ = [
@@ -92,9 +93,12 @@ def check_floors(
     for (s, f), revision in token.floors.items():
         if (subject is None or s == subject) and (family is None or f == family):
             wanted.setdefault(s, {})[f] = revision
-    for s, floors in sorted(wanted.items()):
+    # every later read of this request is served only by a store copy holding these
+    # (a read replica behind them is passed over: memledger.store.floors)
+    floors.require({(tenant, s, f): r for s, held in wanted.items() for f, r in held.items()})
+    for s, subject_floors in sorted(wanted.items()):
         held = {slot.family: slot.revision for slot in memory.families(s, tenant=tenant)}
-        for f, revision in sorted(floors.items()):
+        for f, revision in sorted(subject_floors.items()):
             if held.get(f, 0) < revision:
                 raise RevisionNotMetError(
                     f"holds revision {held.get(f, 0)} of {s!r}/{f!r}, below the token's {revision}"

@@ -74,7 +74,16 @@ class Shelf:
         self._corpus = corpus
         self._given = corpus is not None
         self._lock = threading.Lock()
-        self.path = corpus.path if corpus is not None else _default_path(memory)
+        self._path = corpus.path if corpus is not None else None
+
+    @property
+    def path(self) -> Path:
+        """Where the corpus is; worked out on first use, so that a store with no default
+        corpus path (PostgreSQL) serves everything but the corpus routes, and those
+        answer that a corpus path is needed."""
+        if self._path is None:
+            self._path = _default_path(self._memory)
+        return self._path
 
     @property
     def folder(self) -> Path:

@@ -72,6 +72,7 @@ from memledger.read.outdated import replaced
 from memledger.read.understand import Understood, families_named, name_words, understand
 from memledger.read.views import check_floor, check_min_revision
 from memledger.read.when import time_boost
+from memledger.store import floors
 
 if TYPE_CHECKING:
     from memledger.memory import Memory
@@ -708,7 +709,13 @@ def recall(
     excluded: list[Excluded] = []
     kept: dict[str, MemoryRecord] = {}
     fused = dict(base)
-    with memory.store.read() as unit:
+    floor = check_min_revision(min_revision)
+    wanted = (
+        {}
+        if floor is None or subject is None
+        else {(tenant, subject, f): floor for f in families_named(query)}
+    )
+    with floors.at_least(wanted), memory.store.read() as unit:
         # 4. canonical recheck: only what passes it can lend its score to a neighbour
         checker = _Checker(
             unit, tenant=tenant, subject=subject, at=at, indexed=indexed, visible=visible

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Literal
 from urllib.parse import urlsplit
 
 from memledger.errors import InvalidInputError
@@ -16,14 +17,25 @@ Failpoint = Callable[[str], None]
 
 
 def open_store(
-    url: str | Path | None = None, *, failpoint: Failpoint | None = None, create: bool = True
+    url: str | Path | None = None,
+    *,
+    failpoint: Failpoint | None = None,
+    create: bool = True,
+    replicas: Sequence[str] = (),
+    replica_wait: float = 1.0,
+    stale: Literal["primary", "fail"] = "primary",
 ) -> Store:
     """Open the store a URL names: ``sqlite:///relative.db``, ``sqlite:////abs/path.db``,
     a plain file path, or ``None`` for ``./memledger.db``; ``postgresql://...`` (or
     ``postgres://``) for a PostgreSQL database (the ``postgres`` extra). With
     ``create=False`` a missing store raises :class:`StoreNotFoundError` instead of
-    being created."""
+    being created. ``replicas``, ``replica_wait`` and ``stale``: read replicas of a
+    PostgreSQL store (:class:`~memledger.store.postgres.PostgresStore`)."""
     from memledger.store.sqlite import SQLiteStore
+
+    parts = urlsplit(str(url)) if url is not None else None
+    if replicas and (parts is None or parts.scheme not in ("postgresql", "postgres")):
+        raise InvalidInputError("read replicas need a PostgreSQL store (postgresql://...)")
 
     if url is None:
         url = DEFAULT_URL
@@ -44,7 +56,14 @@ def open_store(
             from memledger.store.postgres import PostgresStore
         except ImportError as exc:
             raise InvalidInputError(str(exc)) from exc
-        return PostgresStore(url, failpoint=failpoint, create=create)
+        return PostgresStore(
+            url,
+            failpoint=failpoint,
+            create=create,
+            replicas=replicas,
+            replica_wait=replica_wait,
+            stale=stale,
+        )
     if parts.scheme in ("", "file") and "://" not in url:
         return SQLiteStore(Path(url), failpoint=failpoint, create=create)
     raise InvalidInputError(

@@ -41,12 +41,13 @@ from __future__ import annotations
 import os
 import re
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from functools import lru_cache
-from typing import Any
+from typing import Any, Literal
 
 try:
     import psycopg
@@ -59,9 +60,15 @@ except ImportError as exc:  # pragma: no cover - the extra is installed in the t
 
 from memledger._openai_http import redact_url
 from memledger.domain.records import Job, MemoryRecord, format_time
-from memledger.errors import StoreError, StoreLockedError, StoreNotFoundError
+from memledger.errors import (
+    InvalidInputError,
+    RevisionNotMetError,
+    StoreError,
+    StoreLockedError,
+    StoreNotFoundError,
+)
 from memledger.ports import FamilySlot, OutboxOp
-from memledger.store import Failpoint
+from memledger.store import Failpoint, floors
 from memledger.store import _migrations as migrations
 from memledger.store._migrations import Migration
 from memledger.store._sql_unit import SqlUnit
@@ -126,6 +133,20 @@ class PostgresUnit(SqlUnit):
         self._writing = writing
         self._outbox: list[tuple[Any, ...]] = []
         self._counters: Counter[tuple[str, str]] = Counter()
+        self.wrote: set[str] = set()
+        """The write steps this unit ran."""
+
+    _BOOKKEEPING = frozenset({"touch_key"})
+    """Writes no read needs to see: they do not make this process wait for replicas."""
+
+    def _write(self, step: str, sql: str, params: Sequence[Any]) -> None:
+        self.wrote.add(step)
+        super()._write(step, sql, params)
+
+    @property
+    def changed(self) -> bool:
+        """Whether the unit wrote anything a later read must see."""
+        return bool(self.wrote - self._BOOKKEEPING) or bool(self._outbox or self._counters)
 
     def _lock(self, *key: str) -> None:
         """A transaction advisory lock on ``key`` (a hash of it: two keys that collide
@@ -227,6 +248,7 @@ class PostgresUnit(SqlUnit):
         only = "" if tenant is None else " AND tenant = ?"
         if self._failpoint is not None:
             self._failpoint("claim_jobs")
+        self.wrote.add("claim_jobs")
         rows = self.conn.execute(
             f"WITH tenants AS (SELECT DISTINCT tenant FROM jobs WHERE status = 'queued'{only}),"
             " candidates AS ("
@@ -260,9 +282,55 @@ class PostgresUnit(SqlUnit):
         return sorted((self._job(row) for row in rows), key=lambda j: (j.created_at, j.job_id))
 
 
+class _Pool:
+    """Connections to one server, opened on first use and again in a forked child (which
+    must not use its parent's sockets)."""
+
+    def __init__(self, dsn: str, *, size: int, name: str) -> None:
+        self.dsn, self.url, self._size, self._name = dsn, redact_url(dsn), size, name
+        self._guard = threading.Lock()
+        self._pool: psycopg_pool.ConnectionPool[Any] | None = None
+        self._pid: int | None = None
+
+    def get(self) -> psycopg_pool.ConnectionPool[Any]:
+        with self._guard:
+            if self._pool is None or self._pid != os.getpid():
+                self._pool = psycopg_pool.ConnectionPool(
+                    self.dsn,
+                    min_size=1,
+                    max_size=self._size,
+                    kwargs={"autocommit": True, "options": f"-c lock_timeout={LOCK_TIMEOUT_MS}"},
+                    timeout=POOL_TIMEOUT_S,
+                    open=True,
+                    name=self._name,
+                )
+                self._pid = os.getpid()
+            return self._pool
+
+    def close(self) -> None:
+        with self._guard:
+            if self._pool is not None and self._pid == os.getpid():
+                self._pool.close()
+            self._pool = None
+
+
+StaleReplica = Literal["primary", "fail"]
+"""What a read does when no replica is fresh enough within ``replica_wait``: read the
+primary, or fail with :class:`~memledger.errors.RevisionNotMetError`."""
+
+
 class PostgresStore:
     """A canonical store in one PostgreSQL database. Safe to share between threads (a
-    pool of connections, one per unit of work); a forked process opens its own pool."""
+    pool of connections, one per unit of work); a forked process opens its own pool.
+
+    ``replicas``: URLs of streaming replicas of that database. A read goes to a
+    replica only if the replica has replayed this store's own last commit (a process
+    reads its own writes) and holds every revision floor in force
+    (:mod:`memledger.store.floors`); it waits up to ``replica_wait`` seconds for one
+    to catch up, then reads the primary (``stale="primary"``) or fails
+    (``stale="fail"``). Never a silent stale read. A replica that does not answer is
+    skipped. Writes always go to the primary. :attr:`reads` counts where reads went.
+    """
 
     def __init__(
         self,
@@ -271,14 +339,30 @@ class PostgresStore:
         failpoint: Failpoint | None = None,
         create: bool = True,
         pool_size: int = POOL_SIZE,
+        replicas: Sequence[str] = (),
+        replica_wait: float = 1.0,
+        stale: StaleReplica = "primary",
     ) -> None:
-        self._dsn = url
-        self.url = redact_url(url)
+        if isinstance(replicas, str):
+            raise InvalidInputError("replicas must be a list of URLs, not one string")
+        if stale not in ("primary", "fail"):
+            raise InvalidInputError(f"stale must be 'primary' or 'fail', got {stale!r}")
+        if not isinstance(replica_wait, int | float) or replica_wait < 0:
+            raise InvalidInputError(f"replica_wait must be seconds >= 0, got {replica_wait!r}")
+        self._primary = _Pool(url, size=pool_size, name="memledger")
+        self.url = self._primary.url
+        self._replicas = [
+            _Pool(r, size=pool_size, name=f"memledger-replica-{n}") for n, r in enumerate(replicas)
+        ]
+        self.replica_wait = float(replica_wait)
+        self.stale = stale
+        self.reads: Counter[str] = Counter()
+        """Reads served by ``primary``, by ``replica``; ``replica_behind``: reads that found
+        no fresh replica in time; ``replica_down``: replicas that did not answer."""
         self._failpoint = failpoint
-        self._pool_size = pool_size
         self._guard = threading.Lock()
-        self._pool: psycopg_pool.ConnectionPool[Any] | None = None
-        self._pid: int | None = None
+        self._committed_lsn: str | None = None
+        self._turn = 0
         self._closed = False
         with self._translated("open"):
             self._open(create=create)
@@ -287,7 +371,7 @@ class PostgresStore:
 
     def _open(self, *, create: bool) -> None:
         try:
-            conn = psycopg.connect(self._dsn, autocommit=True, connect_timeout=10)
+            conn = psycopg.connect(self._primary.dsn, autocommit=True, connect_timeout=10)
         except psycopg.OperationalError as exc:
             if "does not exist" in str(exc):
                 raise StoreNotFoundError(f"no PostgreSQL database at {self.url!r}: {exc}") from exc
@@ -307,30 +391,12 @@ class PostgresStore:
     def _connections(self) -> psycopg_pool.ConnectionPool[Any]:
         if self._closed:
             raise StoreError(f"store {self.url!r} is closed")
-        with self._guard:
-            if self._pool is None or self._pid != os.getpid():
-                # a forked child must not use its parent's sockets: it opens its own
-                self._pool = psycopg_pool.ConnectionPool(
-                    self._dsn,
-                    min_size=1,
-                    max_size=self._pool_size,
-                    kwargs={
-                        "autocommit": True,
-                        "options": f"-c lock_timeout={LOCK_TIMEOUT_MS}",
-                    },
-                    timeout=POOL_TIMEOUT_S,
-                    open=True,
-                    name="memledger",
-                )
-                self._pid = os.getpid()
-            return self._pool
+        return self._primary.get()
 
     def close(self) -> None:
-        with self._guard:
-            if self._pool is not None and self._pid == os.getpid():
-                self._pool.close()
-            self._pool = None
-            self._closed = True
+        for pool in [self._primary, *self._replicas]:
+            pool.close()
+        self._closed = True
 
     def schema_version(self) -> int:
         with self.read() as unit:
@@ -351,15 +417,100 @@ class PostgresStore:
                 _rollback(conn)
                 raise
             conn.execute("COMMIT")
+            if self._replicas and unit.changed:  # where replicas must be for our own reads
+                row = conn.execute("SELECT pg_current_wal_insert_lsn()::text").fetchone()
+                with self._guard:
+                    self._committed_lsn = _later_lsn(self._committed_lsn, row[0])
 
     @contextmanager
     def read(self) -> Iterator[PostgresUnit]:
-        with self._translated("read"), self._connections().connection() as conn:
+        with self._translated("read"):
+            replica = self._fresh_replica(floors.in_force()) if self._replicas else None
+            if replica is not None:
+                pool, conn = replica
+                try:
+                    yield PostgresUnit(_Connection(conn), None, writing=False)
+                finally:
+                    _rollback(conn)
+                    pool.putconn(conn)
+                return
+            with self._connections().connection() as conn:
+                conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                self.reads["primary"] += 1
+                try:
+                    yield PostgresUnit(_Connection(conn), None, writing=False)
+                finally:
+                    _rollback(conn)
+
+    # -- replicas -------------------------------------------------------------------
+
+    def _fresh_replica(
+        self, wanted: Mapping[floors.FamilyKey, int]
+    ) -> tuple[psycopg_pool.ConnectionPool[Any], psycopg.Connection[Any]] | None:
+        """A replica connection in an open read transaction that sees this store's own
+        commits and every floor of ``wanted``; ``None``: read the primary."""
+        with self._guard:
+            lsn = self._committed_lsn
+            self._turn += 1
+            start = self._turn
+        deadline = time.monotonic() + self.replica_wait
+        delay = 0.005
+        while True:
+            for n in range(len(self._replicas)):
+                found = self._try_replica(
+                    self._replicas[(start + n) % len(self._replicas)], lsn, wanted
+                )
+                if found is not None:
+                    self.reads["replica"] += 1
+                    return found
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(delay)
+            delay = min(delay * 2, 0.1)
+        self.reads["replica_behind"] += 1
+        if self.stale == "fail":
+            raise RevisionNotMetError(
+                f"no replica of {self.url!r} caught up within {self.replica_wait:g} s"
+                f" (own commits to {lsn}, floors {_shown(wanted)}); retry later or read"
+                " the primary"
+            )
+        return None
+
+    def _try_replica(
+        self, pool: _Pool, lsn: str | None, wanted: Mapping[floors.FamilyKey, int]
+    ) -> tuple[psycopg_pool.ConnectionPool[Any], psycopg.Connection[Any]] | None:
+        try:
+            connections = pool.get()
+            conn = connections.getconn(timeout=max(self.replica_wait, 0.1))
+        except (psycopg.Error, psycopg_pool.PoolTimeout):
+            self.reads["replica_down"] += 1
+            return None
+        try:
+            if lsn is not None:
+                # checked before the snapshot is taken: the snapshot then holds it all
+                row = conn.execute(
+                    "SELECT coalesce(pg_last_wal_replay_lsn() >= %s::pg_lsn, false)", (lsn,)
+                ).fetchone()
+                if not (row and row[0]):
+                    connections.putconn(conn)
+                    return None
             conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            try:
-                yield PostgresUnit(_Connection(conn), None, writing=False)
-            finally:
-                _rollback(conn)
+            for (tenant, subject, family), revision in sorted(wanted.items()):
+                row = conn.execute(
+                    "SELECT revision FROM families WHERE tenant = %s AND subject = %s"
+                    " AND family = %s",
+                    (tenant, subject, family),
+                ).fetchone()
+                if (0 if row is None else row[0]) < revision:
+                    _rollback(conn)
+                    connections.putconn(conn)
+                    return None
+        except psycopg.Error:
+            self.reads["replica_down"] += 1
+            _rollback(conn)
+            connections.putconn(conn)
+            return None
+        return connections, conn
 
     @contextmanager
     def _translated(self, what: str) -> Iterator[None]:
@@ -373,6 +524,22 @@ class PostgresStore:
             ) from exc
         except psycopg.Error as exc:
             raise StoreError(f"PostgreSQL {what} failed on {self.url!r}: {exc}") from exc
+
+
+def _later_lsn(current: str | None, new: str) -> str:
+    """The later of two WAL positions (``X/Y`` text)."""
+    if current is None:
+        return new
+
+    def value(lsn: str) -> int:
+        high, _, low = lsn.partition("/")
+        return (int(high, 16) << 32) | int(low, 16)
+
+    return new if value(new) > value(current) else current
+
+
+def _shown(wanted: Mapping[floors.FamilyKey, int]) -> str:
+    return ", ".join(f"{s}/{f}@{r}" for (_, s, f), r in sorted(wanted.items())) or "none"
 
 
 def _rollback(conn: psycopg.Connection[Any]) -> None:

@@ -30,14 +30,17 @@ def _fridays(source: SourceEvent) -> list[Claim]:
     return [pref("friday", grounding="Fridays")] if "Fridays" in source.text else []
 
 
-def _drain(url: str, results: multiprocessing.queues.Queue[dict[str, int]]) -> None:
+Report = tuple[dict[str, int], list[str]]
+
+
+def _drain(url: str, results: multiprocessing.queues.Queue[Report]) -> None:
     """Drain the queue of every tenant; report what this process did (a child process)."""
     memory = Memory(open_store(url), clock=FrozenClock(day(10, 3)))
     try:
         report = memory.process(
             extractor=FunctionExtractor(_fridays), settings=WorkerSettings(batch=3)
         )
-        results.put(dict(report.outcomes))
+        results.put((dict(report.outcomes), report.errors))
     finally:
         memory.close()
 
@@ -58,18 +61,21 @@ class WorkerChecks:
                     tenant=tenant,
                 )
                 memory.ingest(turn)  # queued: no claims given
-        results: multiprocessing.queues.Queue[dict[str, int]] = SPAWN.Queue()
+        results: multiprocessing.queues.Queue[Report] = SPAWN.Queue()
         procs = [SPAWN.Process(target=_drain, args=(url, results)) for _ in range(WORKERS)]
         for proc in procs:
             proc.start()
         done: Counter[str] = Counter()
+        errors: list[str] = []
         for _ in procs:
-            done.update(results.get(timeout=180))
+            outcomes, failed = results.get(timeout=180)
+            done.update(outcomes)
+            errors.extend(failed)
         for proc in procs:
             proc.join(60)
         assert [proc.exitcode for proc in procs] == [0] * WORKERS
         # every job committed by exactly one worker: none twice, none lost
-        assert done == {"committed": TURNS * len(TENANTS)}
+        assert done == {"committed": TURNS * len(TENANTS)}, errors
         for tenant in TENANTS:
             assert memory.jobs(tenant=tenant) == ()
             jobs = memory.jobs(tenant=tenant, open_only=False)
