@@ -6,6 +6,8 @@ Timings are measured, never asserted: only their order (p50 <= p95 <= p99).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -13,8 +15,9 @@ from typer.testing import CliRunner
 
 from memledger.cli import app
 from memledger.errors import InvalidInputError
-from memledger.eval import bench_recall
+from memledger.eval import _scratch, bench_recall
 from memledger.eval.bench_recall import Report, percentiles, population, run
+from memledger.testing.postgres import PostgresServer
 
 
 @pytest.fixture(scope="module")
@@ -144,9 +147,40 @@ def test_cli_prints_a_table_and_writes_json(tmp_path: Path) -> None:
     assert body["results"][0]["queries"] == 5
 
 
+def test_cli_on_postgresql_reads_the_same_answers_as_on_sqlite(
+    tmp_path: Path, postgres: PostgresServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made: list[str] = []
+    real = _scratch.scratch_database
+
+    @contextmanager
+    def noted(server: str) -> Iterator[str]:
+        with real(server) as url:
+            made.append(url)
+            yield url
+
+    monkeypatch.setattr(_scratch, "scratch_database", noted)
+    bodies = {}
+    for name, extra in (("sqlite", []), ("postgresql", ["--store", postgres.url()])):
+        out = tmp_path / f"{name}.json"
+        args = ["--records", "150", "--queries", "8", "--embedder", "none", "--json", str(out)]
+        result = CliRunner().invoke(app, ["bench", "recall", *args, *extra])
+        assert result.exit_code == 0, result.output
+        bodies[name] = json.loads(out.read_text())
+    assert "PostgreSQL canonical store" not in bodies["sqlite"]["fed_in"][0]
+    assert bodies["postgresql"]["fed_in"][0].startswith("postgresql://")
+    assert len(made) == 1  # the PostgreSQL run's store was a scratch database
+    sqlite, pg = bodies["sqlite"]["results"][0], bodies["postgresql"]["results"][0]
+    same = ("records", "other_records", "subjects", "hit_rate", "abstain_rate", "queries")
+    assert {k: pg[k] for k in same} == {k: sqlite[k] for k in same}
+    left = postgres.execute("SELECT datname FROM pg_database WHERE datname LIKE 'memledger_bench%'")
+    assert left == []
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
+        (["--store", "sqlite:///x.db"], "--store takes a postgresql:// URL"),
         (["--records", "0"], "--records"),
         (["--records=-5"], "--records"),
         (["--records", "ten"], "--records"),

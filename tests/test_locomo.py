@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -32,6 +34,7 @@ from memledger.eval.locomo import (
     register_retriever,
     run,
 )
+from memledger.testing.postgres import PostgresServer
 
 SENTINELS = ("OBSERVATION-SENTINEL", "SESSION-SUMMARY-SENTINEL", "EVENT-SUMMARY-SENTINEL")
 
@@ -419,6 +422,42 @@ def test_the_memledger_retriever_runs_through_the_write_and_read_paths(
     # and at 5 it finds more of them than plain BM25 (which misses the paraphrases)
     assert memledger["recall"]["overall"]["20"] == 1.0
     assert memledger["recall"]["overall"]["5"] > bm25["recall"]["overall"]["5"]
+
+
+def test_the_memledger_retriever_on_postgresql_matches_sqlite(
+    locomo_file: Path, tmp_path: Path, postgres: PostgresServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memledger.eval import _scratch
+
+    made: list[str] = []
+    real = _scratch.scratch_database
+
+    @contextmanager
+    def noted(server: str) -> Iterator[str]:
+        with real(server) as url:
+            made.append(url)
+            yield url
+
+    monkeypatch.setattr(_scratch, "scratch_database", noted)
+    runs = {}
+    for name, extra in (("sqlite", []), ("postgresql", ["--store", postgres.url()])):
+        out = tmp_path / f"{name}.json"
+        result = CliRunner().invoke(
+            app,
+            ["bench", "locomo", str(locomo_file), "--retriever", "memledger-hashing",
+             "--json", str(out), *extra],
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        runs[name] = json.loads(out.read_text())["recall"]
+    assert len(made) == 1 and made[0].startswith("postgresql://")  # the store was there
+    assert runs["postgresql"] == runs["sqlite"]
+    # the scratch database was dropped after the run
+    left = postgres.execute("SELECT datname FROM pg_database WHERE datname LIKE 'memledger_bench%'")
+    assert left == []
+    result = CliRunner().invoke(
+        app, ["bench", "locomo", str(locomo_file), "--store", "sqlite:///x.db"]
+    )
+    assert result.exit_code == 2 and "--store takes a postgresql:// URL" in result.output
 
 
 def test_cli_missing_file_fails_clearly(tmp_path: Path) -> None:

@@ -202,3 +202,57 @@ def test_the_api_token_routes_every_read_of_its_request(
     assert "friday" not in [i["record"]["value"] for i in recalled.json()["items"]]
     writer.close()
     reader.close()
+
+
+def test_serve_reads_from_replicas_it_is_given(
+    database: tuple[str, str], replica: Replica, tmp_path: Path
+) -> None:
+    from test_serve import _start, _stop
+
+    url, on_replica = database
+    key_file = tmp_path / "admin-key"
+    child, base, lines = _start(
+        tmp_path,
+        *("--db", url, "--replica", on_replica, "--key-file", str(key_file)),
+        *("--tenant", TENANT, "--no-worker"),
+    )
+    try:
+        assert "(reads also from 1 replica(s))" in "".join(lines)
+        auth = {"Authorization": f"Bearer {key_file.read_text().strip()}"}
+        with httpx.Client(base_url=base, timeout=30, headers=auth) as admin:
+            made = admin.post("/v1/keys", json={"actor": SUBJECT, "grants": [FAMILY]})
+            assert made.status_code == 201, made.text
+        auth = {"Authorization": f"Bearer {made.json()['token']}"}
+        with httpx.Client(base_url=base, timeout=30, headers=auth) as api:
+            assert api.get("/v1/me").json()["tenant"] == TENANT
+            sent = api.post(
+                "/v1/events",
+                json={
+                    "event_id": "e-1",
+                    "subject": SUBJECT,
+                    "actor": {"id": SUBJECT},
+                    "channel": "chat",
+                    "occurred_at": day(10, 2).isoformat(),
+                    "text": "Fridays suit me.",
+                    "claims": [
+                        {
+                            "family": FAMILY,
+                            "kind": "preference",
+                            "statement": "Fridays",
+                            "value": "friday",
+                            "grounding": "Fridays",
+                        }
+                    ],
+                },
+            )
+            assert sent.status_code in (200, 201), sent.text
+            token = sent.headers[CONSISTENCY_HEADER]
+            current = api.get(
+                f"/v1/subjects/{SUBJECT}/families/{FAMILY}/current",
+                params={"valid_at": NOW.isoformat()},
+                headers={CONSISTENCY_HEADER: token},
+            )
+            assert [r["value"] for r in current.json()] == ["friday"], current.text
+    finally:
+        out = _stop(child)
+    assert child.returncode == 0, out

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated
@@ -12,9 +13,11 @@ import typer
 from rich.console import Console
 from rich.progress import Progress, TaskID
 
+from memledger._openai_http import redact_url
 from memledger.cli import render
 from memledger.cli._run import CliError
 from memledger.eval import bench_recall, bench_write
+from memledger.eval._scratch import is_postgres
 from memledger.eval.machine import describe
 
 bench = typer.Typer(help="Benchmarks (figures for the README; not tests).", no_args_is_help=True)
@@ -55,14 +58,25 @@ def write(
     json_out: Annotated[
         Path | None, typer.Option("--json", metavar="OUT", help="Write results as JSON to OUT.")
     ] = None,
+    store: Annotated[
+        str | None,
+        typer.Option(
+            metavar="URL",
+            help="A PostgreSQL server (postgresql://..., allowed to create databases): each "
+            "run in a scratch database there, dropped after it. Default: SQLite files.",
+        ),
+    ] = None,
 ) -> None:
-    """Write-path throughput (ingest, extraction, end to end) and extraction lag on SQLite."""
+    """Write-path throughput (ingest, extraction, end to end) and extraction lag, on
+    SQLite or (--store) on PostgreSQL."""
     sizes = _sizes(events, "--events")
     pools = _sizes(workers, "--workers")
     if rate <= 0 or seconds <= 0:
         raise CliError("--rate and --seconds must be positive")
     if extractor != "rules":
         raise CliError(f"bench write runs the offline extractor only ('rules'), got {extractor!r}")
+    if store is not None and not is_postgres(store):
+        raise CliError(f"--store takes a postgresql:// URL, got {store!r}")
     from memledger.write.extract.rules import RuleExtractor
 
     rules = RuleExtractor()
@@ -76,15 +90,19 @@ def write(
             progress.update(tasks[key], completed=done)
 
         results, lag = bench_write.run(
-            sizes, rules, rate=rate, seconds=seconds, workers=pools, progress=report
+            sizes, rules, rate=rate, seconds=seconds, workers=pools, progress=report, server=store
         )
     machine = describe()
     info = rules.info
+    backend = (
+        f"SQLite {machine['sqlite']} (WAL, synchronous=FULL)"
+        if store is None
+        else f"PostgreSQL at {redact_url(store)}"
+    )
     out = Console(soft_wrap=True)
     out.print(
-        f"memledger bench write, extractor {info.name}@{info.version}, SQLite "
-        f"{machine['sqlite']} (WAL, synchronous=FULL), {machine['cores']} cores, "
-        f"{machine['cpu']}\n",
+        f"memledger bench write, extractor {info.name}@{info.version}, {backend}, "
+        f"{machine['cores']} cores, {machine['cpu']}\n",
         markup=False,
         highlight=False,
     )
@@ -108,6 +126,7 @@ def write(
     if json_out is not None:
         body = {
             "benchmark": "write",
+            "store": "sqlite" if store is None else "postgresql",
             "extractor": f"{info.name}@{info.version}",
             "machine": machine,
             "throughput": [asdict(r) for r in results],
@@ -131,6 +150,14 @@ def recall(
     json_out: Annotated[
         Path | None, typer.Option("--json", metavar="OUT", help="Write results as JSON to OUT.")
     ] = None,
+    store: Annotated[
+        str | None,
+        typer.Option(
+            metavar="URL",
+            help="A PostgreSQL server (postgresql://..., allowed to create databases): each "
+            "size's canonical store in a scratch database there. Default: SQLite files.",
+        ),
+    ] = None,
 ) -> None:
     """Read-path latency: recall and exact slot reads on synthetic memories of many subjects.
 
@@ -150,17 +177,20 @@ def recall(
             f"--embedder takes distinct comma-separated modes of {', '.join(modes)}, "
             f"got {embedder!r}"
         )
+    if store is not None and not is_postgres(store):
+        raise CliError(f"--store takes a postgresql:// URL, got {store!r}")
     with render.progress_bar() as progress:
         report = _reporter(progress)
 
         result = bench_recall.run(
-            sizes, [modes[n] for n in names], queries=queries, progress=report
+            sizes, [modes[n] for n in names], queries=queries, progress=report, server=store
         )
     machine = result.machine
+    backend = f"SQLite {machine['sqlite']}" if store is None else "PostgreSQL canonical store"
     out = Console(soft_wrap=True)
     out.print(
         f"memledger bench recall, {queries} questions per row (k={bench_recall.K}), "
-        f"3 other tenants of a tenth each, SQLite {machine['sqlite']}, "
+        f"3 other tenants of a tenth each, {backend}, "
         f"{machine['cores']} cores, {machine['cpu']}; stores fed in "
         f"{', '.join(dict.fromkeys(result.fed_in))}, indexed and read in {result.read_in}\n",
         markup=False,
@@ -206,6 +236,15 @@ def locomo(
     limit_conversations: Annotated[
         int | None, typer.Option(min=1, help="Only the first N conversations.")
     ] = None,
+    store: Annotated[
+        str | None,
+        typer.Option(
+            metavar="URL",
+            help="A PostgreSQL server (postgresql://user@host/db, allowed to create "
+            "databases): each memledger retriever keeps its store in a scratch database "
+            "there, dropped after the run. Default: a SQLite file in a temporary folder.",
+        ),
+    ] = None,
 ) -> None:
     """LoCoMo turn-level evidence recall@k over raw turns, one row per retriever x category.
 
@@ -226,7 +265,10 @@ def locomo(
     dataset = harness.load(path)
     if limit_conversations is not None:
         dataset = dataset.limit(limit_conversations)
-    retrievers = [(name, harness.create_retriever(name)) for name in names]
+    if store is not None and not is_postgres(store):
+        raise CliError(f"--store takes a postgresql:// URL, got {store!r}")
+    with _store_server(store):
+        retrievers = [(name, harness.create_retriever(name)) for name in names]
     reports: list[harness.Report] = []
     with render.progress_bar() as progress:
         for name, instance in retrievers:
@@ -339,3 +381,14 @@ def serve(
     Console(soft_wrap=True).print(bench_serve.markdown(report), markup=False, highlight=False)
     if json_out is not None:
         json_out.write_text(json.dumps(report, indent=2) + "\n")
+
+
+@contextmanager
+def _store_server(url: str | None) -> Iterator[None]:
+    from memledger.eval.locomo._memledger import STORE_SERVER
+
+    token = STORE_SERVER.set(url)
+    try:
+        yield
+    finally:
+        STORE_SERVER.reset(token)

@@ -62,6 +62,25 @@ def serve_command(
             help="Connections and requests at once; past it, 503 at once (load shed).",
         ),
     ] = 64,
+    replica: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--replica",
+            metavar="URL",
+            help="A streaming replica of a PostgreSQL store to read from (repeat for more): "
+            "used only when it holds this process's writes and the request's revision token.",
+            show_default=False,
+        ),
+    ] = None,
+    replica_wait: Annotated[
+        float,
+        typer.Option(
+            "--replica-wait",
+            metavar="SECONDS",
+            min=0,
+            help="How long a read waits for a replica to catch up before reading the primary.",
+        ),
+    ] = 1.0,
 ) -> None:
     """Run the HTTP API, the web page, the MCP endpoint and a background worker.
 
@@ -89,7 +108,11 @@ def serve_command(
         )
     except InvalidInputError as exc:
         raise CliError(str(exc)) from exc
-    with Memory.open(url) as memory:
+    try:
+        opened = Memory.open(url, replicas=replica or (), replica_wait=replica_wait)
+    except InvalidInputError as exc:
+        raise CliError(str(exc)) from exc
+    with opened as memory:
         admin = ensure_admin_key(memory, config)
         with open_extractor(extractor, settings, schema=memory.schema) as chosen:
             worker_line = (
@@ -97,8 +120,9 @@ def serve_command(
             )
 
             def announce(base: str) -> None:
+                replicas = f" (reads also from {len(replica)} replica(s))" if replica else ""
                 lines = [
-                    f"memledger serve: {memory.url}",
+                    f"memledger serve: {memory.url}{replicas}",
                     f"  API       {base}/v1   (OpenAPI {base}/openapi.json, docs {base}/docs)",
                     f"  web page  {base}/ui/",
                     f"  MCP       {base}/mcp   (streamable HTTP)",

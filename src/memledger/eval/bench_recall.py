@@ -42,13 +42,16 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Literal, assert_never
 
+from memledger._openai_http import redact_url
 from memledger.domain.records import Actor, Grant, SourceEvent
 from memledger.errors import InvalidInputError
+from memledger.eval import _scratch
 from memledger.eval.machine import describe
 from memledger.eval.synthetic import FAMILIES
 from memledger.index import _ann
@@ -56,6 +59,8 @@ from memledger.index.derived import DerivedIndex
 from memledger.index.embedders import HashingEmbedder
 from memledger.index.lexical import entry_text
 from memledger.memory import Memory
+from memledger.ports import Store
+from memledger.store import open_store
 from memledger.store.sqlite import SQLiteStore
 from memledger.write.extract.rules import RuleExtractor
 
@@ -486,7 +491,7 @@ def _mean(values: Sequence[float]) -> float:
 
 
 def _measure_ann(
-    store: SQLiteStore,
+    store: Store,
     path: Path,
     *,
     questions: Sequence[Question],
@@ -523,7 +528,7 @@ def _measure_ann(
 
 
 def _measure(
-    store: SQLiteStore,
+    store: Store,
     folder: Path,
     *,
     mode: EmbedderMode,
@@ -624,12 +629,7 @@ def _build(
         path = target if feed_in is None else Path(feeding) / "store.db"
         memory = Memory(SQLiteStore(path))
         try:
-            started = time.perf_counter()
-            _feed(memory, people, progress)
-            fed = time.perf_counter() - started
-            left = sum(len(memory.jobs(tenant=tenant)) for tenant in people)
-            if left:
-                raise RuntimeError(f"{left} extraction jobs were left undone")
+            fed = _feed_timed(memory, people, progress)
         finally:
             memory.close()
         if path != target:
@@ -648,55 +648,90 @@ def run_size(
     feed_in: Path | None = None,
     seed: int = 7,
     progress: Progress | None = None,
+    server: str | None = None,
 ) -> list[Result]:
-    """One store of about ``records`` records for the measured tenant, every mode over it."""
+    """One store of about ``records`` records for the measured tenant, every mode over it:
+    a SQLite file, or a scratch database on the PostgreSQL ``server``."""
     people = {MEASURED: population(MEASURED, records, seed=seed)}
     for tenant in OTHERS:
         people[tenant] = population(tenant, max(1, records // 10), seed=seed)
-    path, fed = _build(people, folder, feed_in=feed_in, progress=progress)
-    store = SQLiteStore(path)
-    try:
-        counts = open_records(Memory(store))
-        questions = _questions(people[MEASURED], queries, seed)
-        asked = questions[WARMUP:]
-        results = []
-        for mode in embedders:
-            label = f"{mode:7} {records:,}"
-            run = _measure(
-                store, folder, mode=mode, questions=questions, label=label, progress=progress
+    with ExitStack() as scratch:
+        if server is None:
+            path, fed = _build(people, folder, feed_in=feed_in, progress=progress)
+            store: Store = SQLiteStore(path)
+        else:
+            store = open_store(scratch.enter_context(_scratch.scratch_database(server)))
+            fed = _feed_timed(Memory(store), people, progress)
+        scratch.callback(store.close)
+        return _measure_all(
+            store, people, records, embedders, queries=queries, folder=folder, seed=seed,
+            fed=fed, progress=progress,
+        )  # fmt: skip
+
+
+def _feed_timed(
+    memory: Memory, people: dict[str, list[_Subject]], progress: Progress | None
+) -> float:
+    started = time.perf_counter()
+    _feed(memory, people, progress)
+    fed = time.perf_counter() - started
+    left = sum(len(memory.jobs(tenant=tenant)) for tenant in people)
+    if left:
+        raise RuntimeError(f"{left} extraction jobs were left undone")
+    return fed
+
+
+def _measure_all(
+    store: Store,
+    people: dict[str, list[_Subject]],
+    records: int,
+    embedders: Sequence[EmbedderMode],
+    *,
+    queries: int,
+    folder: Path,
+    seed: int,
+    fed: float,
+    progress: Progress | None,
+) -> list[Result]:
+    counts = open_records(Memory(store))
+    questions = _questions(people[MEASURED], queries, seed)
+    asked = questions[WARMUP:]
+    results = []
+    for mode in embedders:
+        label = f"{mode:7} {records:,}"
+        run = _measure(
+            store, folder, mode=mode, questions=questions, label=label, progress=progress
+        )
+        results.append(
+            Result(
+                records=counts.get(MEASURED, 0),
+                requested=records,
+                embedder=mode,
+                recall_ms=percentiles([t / 1e6 for t in run.recall_ns]),
+                slot_ms=percentiles([t / 1e6 for t in run.slot_ns]),
+                index_seconds=run.index_seconds,
+                feed_seconds=fed,
+                queries=len(run.recall_ns),
+                subjects=len(people[MEASURED]),
+                other_records=sum(n for t, n in counts.items() if t != MEASURED),
+                hit_rate=_rate([ok for ok, q in zip(run.ok, asked, strict=True) if q.family]),
+                abstain_rate=_rate(
+                    [ok for ok, q in zip(run.ok, asked, strict=True) if q.family is None]
+                ),
+                mode=run.mode,
+                tenant_recall_ms=_ms(run.tenant_ns),
+                tenant_vector_ms=_ms(run.vector_ns),
+                ann_build_seconds=None if run.ann is None else run.ann.build_seconds,
+                ann_vectors=None if run.ann is None else run.ann.vectors,
+                tenant_recall_ann_ms=None if run.ann is None else _ms(run.ann.recall_ns),
+                tenant_vector_ann_ms=None if run.ann is None else _ms(run.ann.vector_ns),
+                ann_overlap=None if run.ann is None else run.ann.overlap,
+                ann_overlap_ids=None if run.ann is None else run.ann.overlap_ids,
+                ann_overlap_stated=None if run.ann is None else run.ann.overlap_stated,
+                ann_cosine_ratio=None if run.ann is None else run.ann.cosine_ratio,
             )
-            results.append(
-                Result(
-                    records=counts.get(MEASURED, 0),
-                    requested=records,
-                    embedder=mode,
-                    recall_ms=percentiles([t / 1e6 for t in run.recall_ns]),
-                    slot_ms=percentiles([t / 1e6 for t in run.slot_ns]),
-                    index_seconds=run.index_seconds,
-                    feed_seconds=fed,
-                    queries=len(run.recall_ns),
-                    subjects=len(people[MEASURED]),
-                    other_records=sum(n for t, n in counts.items() if t != MEASURED),
-                    hit_rate=_rate([ok for ok, q in zip(run.ok, asked, strict=True) if q.family]),
-                    abstain_rate=_rate(
-                        [ok for ok, q in zip(run.ok, asked, strict=True) if q.family is None]
-                    ),
-                    mode=run.mode,
-                    tenant_recall_ms=_ms(run.tenant_ns),
-                    tenant_vector_ms=_ms(run.vector_ns),
-                    ann_build_seconds=None if run.ann is None else run.ann.build_seconds,
-                    ann_vectors=None if run.ann is None else run.ann.vectors,
-                    tenant_recall_ann_ms=None if run.ann is None else _ms(run.ann.recall_ns),
-                    tenant_vector_ann_ms=None if run.ann is None else _ms(run.ann.vector_ns),
-                    ann_overlap=None if run.ann is None else run.ann.overlap,
-                    ann_overlap_ids=None if run.ann is None else run.ann.overlap_ids,
-                    ann_overlap_stated=None if run.ann is None else run.ann.overlap_stated,
-                    ann_cosine_ratio=None if run.ann is None else run.ann.cosine_ratio,
-                )
-            )
-        return results
-    finally:
-        store.close()
+        )
+    return results
 
 
 def growth(results: Sequence[Result]) -> tuple[Growth, ...]:
@@ -730,11 +765,14 @@ def run(
     folder: Path | None = None,
     fast_feed: bool = True,
     seed: int = 7,
+    server: str | None = None,
 ) -> Report:
     """Every size with every embedder mode, each size in a fresh scratch folder under
     ``folder`` (default: the system's temporary folder), where stores are indexed
     and read. With ``fast_feed`` a store is fed on tmpfs (:func:`tmpfs`) and copied
-    there: the write path's per-event fsync would otherwise dominate the run."""
+    there: the write path's per-event fsync would otherwise dominate the run. With
+    ``server`` (a PostgreSQL server URL) each store is a scratch database there
+    instead, fed in place; the derived index stays a file in the scratch folder."""
     if not sizes or min(sizes) < 1:
         raise InvalidInputError(f"sizes must be positive whole numbers, got {list(sizes)!r}")
     if queries < 1:
@@ -744,8 +782,12 @@ def run(
     results: list[Result] = []
     fed_in: list[str] = []
     for size in sizes:
-        feed_in = tmpfs(size) if fast_feed else None
-        fed_in.append(str(feed_in or folder or tempfile.gettempdir()))
+        feed_in = tmpfs(size) if fast_feed and server is None else None
+        fed_in.append(
+            redact_url(server)
+            if server is not None
+            else str(feed_in or folder or tempfile.gettempdir())
+        )
         with tempfile.TemporaryDirectory(prefix="memledger-recall-", dir=folder) as scratch:
             results.extend(
                 run_size(
@@ -756,6 +798,7 @@ def run(
                     feed_in=feed_in,
                     seed=seed,
                     progress=progress,
+                    server=server,
                 )
             )
     return Report(

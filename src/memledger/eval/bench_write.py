@@ -1,10 +1,11 @@
-"""``memledger bench write``: write-path throughput and extraction lag on SQLite.
+"""``memledger bench write``: write-path throughput and extraction lag, on SQLite or
+on a PostgreSQL server (``server``: each run in a scratch database of its own).
 
 Throughput: ingest N synthetic turns (one transaction each, as an API would),
 then drain the extraction queue with the worker; events/s for each phase and
 end to end. Baseline in the same run: the same N turns as plain one-row
-INSERTs into a bare SQLite table, one transaction each, with the same
-durability settings (the floor any store pays).
+INSERTs into a bare table of the same backend, one transaction each, with the
+same durability settings (the floor any store pays).
 
 Lag: a producer ingests at a fixed rate while a worker thread drains; the lag
 of an event is the time from its ``ingest`` returning to its commit by the
@@ -18,15 +19,17 @@ import sqlite3
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from memledger.eval import _scratch
 from memledger.eval.synthetic import TENANTS
 from memledger.eval.synthetic import events as synthetic_events
 from memledger.memory import Memory
 from memledger.ports import Extractor
-from memledger.store.sqlite import SQLiteStore
+from memledger.store import open_store
 from memledger.write.worker import Worker, WorkerSettings
 
 Progress = Callable[[str, int, int], None]
@@ -60,8 +63,11 @@ def _quantile(values: Sequence[float], q: float) -> float:
     return ordered[index]
 
 
-def baseline_inserts(count: int, folder: Path) -> float:
-    """Plain one-row INSERTs, one transaction each, WAL + synchronous=FULL."""
+def baseline_inserts(count: int, folder: Path, *, server: str | None = None) -> float:
+    """Plain one-row INSERTs, one transaction each: SQLite in WAL with synchronous=FULL,
+    or PostgreSQL with the server's own settings."""
+    if server is not None:
+        return _baseline_postgres(count, server)
     path = folder / f"baseline-{count}.db"
     path.unlink(missing_ok=True)
     conn = sqlite3.connect(path, isolation_level=None)
@@ -79,11 +85,37 @@ def baseline_inserts(count: int, folder: Path) -> float:
     return count / elapsed
 
 
-def _drain(path: str) -> None:
+def _baseline_postgres(count: int, server: str) -> float:
+    import psycopg
+
+    turns = [(e.event_id, e.text) for e in synthetic_events(count)]
+    with _scratch.scratch_database(server) as url, psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE events (id TEXT PRIMARY KEY, body TEXT NOT NULL)")
+        started = time.perf_counter()
+        for row in turns:
+            with conn.transaction():
+                conn.execute("INSERT INTO events VALUES (%s, %s)", row)
+        return count / (time.perf_counter() - started)
+
+
+@contextmanager
+def _store(folder: Path, name: str, server: str | None) -> Iterator[str]:
+    """The URL of a new store: a SQLite file in ``folder``, or a scratch database."""
+    if server is None:
+        path = folder / f"{name}.db"
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        yield f"sqlite:///{path}"
+        return
+    with _scratch.scratch_database(server) as url:
+        yield url
+
+
+def _drain(url: str) -> None:
     """A worker process: drain the queue with the rule extractor (``spawn``-safe)."""
     from memledger.write.extract.rules import RuleExtractor
 
-    memory = Memory(SQLiteStore(Path(path)))
+    memory = Memory(open_store(url))
     memory.process(extractor=RuleExtractor())
     memory.close()
 
@@ -95,11 +127,27 @@ def throughput(
     folder: Path,
     workers: int = 1,
     progress: Progress | None = None,
+    server: str | None = None,
 ) -> Throughput:
     """Ingest ``count`` turns, then drain them with ``workers`` worker processes
     (``workers=1``: this thread, with progress)."""
-    path = folder / f"write-{count}-{workers}.db"
-    memory = Memory(SQLiteStore(path))
+    with _store(folder, f"write-{count}-{workers}", server) as url:
+        return _throughput(
+            url, count, extractor, folder=folder, workers=workers, progress=progress, server=server
+        )
+
+
+def _throughput(
+    url: str,
+    count: int,
+    extractor: Extractor,
+    *,
+    folder: Path,
+    workers: int,
+    progress: Progress | None,
+    server: str | None,
+) -> Throughput:
+    memory = Memory(open_store(url))
     turns = list(synthetic_events(count))
     started = time.perf_counter()
     for n, turn in enumerate(turns, start=1):
@@ -119,7 +167,7 @@ def throughput(
                 progress("extract", done, count)
     else:
         context = multiprocessing.get_context("spawn")
-        procs = [context.Process(target=_drain, args=(str(path),)) for _ in range(workers)]
+        procs = [context.Process(target=_drain, args=(url,)) for _ in range(workers)]
         for proc in procs:
             proc.start()
         for proc in procs:
@@ -145,7 +193,7 @@ def throughput(
         ingest_per_s=count / (ingested - started),
         process_per_s=count / (finished - ingested),
         end_to_end_per_s=count / (finished - started),
-        baseline_insert_per_s=baseline_inserts(count, folder),
+        baseline_insert_per_s=baseline_inserts(count, folder, server=server),
         outcomes=dict(sorted(outcomes.items())),
     )
 
@@ -157,9 +205,17 @@ def lag(
     seconds: float,
     folder: Path,
     progress: Progress | None = None,
+    server: str | None = None,
 ) -> Lag:
     """Ingest at ``rate`` events/s for ``seconds`` while a worker thread drains."""
-    memory = Memory(SQLiteStore(folder / "lag.db"))
+    with _store(folder, "lag", server) as url:
+        return _lag(url, extractor, rate=rate, seconds=seconds, progress=progress)
+
+
+def _lag(
+    url: str, extractor: Extractor, *, rate: float, seconds: float, progress: Progress | None
+) -> Lag:
+    memory = Memory(open_store(url))
     count = int(rate * seconds)
     turns = list(synthetic_events(count, seed=11))
     ingested_at: dict[str, float] = {}
@@ -212,14 +268,18 @@ def run(
     workers: Sequence[int] = (1, 2),
     folder: Path | None = None,
     progress: Progress | None = None,
+    server: str | None = None,
 ) -> tuple[list[Throughput], Lag]:
-    """Every size with every worker count, then the lag run, in a scratch folder."""
+    """Every size with every worker count, then the lag run, in a scratch folder (or in
+    scratch databases on the PostgreSQL ``server``)."""
     with tempfile.TemporaryDirectory(prefix="memledger-bench-") as scratch:
         where = folder or Path(scratch)
         results = [
-            throughput(n, extractor, folder=where, workers=w, progress=progress)
+            throughput(n, extractor, folder=where, workers=w, progress=progress, server=server)
             for n in sizes
             for w in workers
         ]
-        latency = lag(extractor, rate=rate, seconds=seconds, folder=where, progress=progress)
+        latency = lag(
+            extractor, rate=rate, seconds=seconds, folder=where, progress=progress, server=server
+        )
     return results, latency

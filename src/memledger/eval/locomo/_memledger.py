@@ -18,16 +18,19 @@ from __future__ import annotations
 
 import re
 import tempfile
+from contextlib import ExitStack
+from contextvars import ContextVar
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from memledger.domain.records import Actor, Role, SourceEvent
+from memledger.eval import _scratch
 from memledger.eval.locomo._data import Conversation
 from memledger.index.derived import DerivedIndex
 from memledger.index.embedders import Embedder
 from memledger.memory import Memory
 from memledger.read.recall import RecallSettings, recall
-from memledger.store.sqlite import SQLiteStore
+from memledger.store import open_store
 from memledger.testing import FrozenClock
 from memledger.write.extract.rules import RuleExtractor
 
@@ -42,6 +45,11 @@ def _id(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._:@/+\-]", "-", text).strip("-") or "x"
 
 
+STORE_SERVER: ContextVar[str | None] = ContextVar("memledger_bench_store_server", default=None)
+"""A PostgreSQL server URL: retrievers created while it is set keep their canonical store
+in a scratch database there (``bench locomo --store``); unset, a SQLite file."""
+
+
 class MemledgerRetriever:
     """recall over a scratch store fed through the normal write path."""
 
@@ -52,7 +60,13 @@ class MemledgerRetriever:
         root = Path(self._folder.name)
         self._clock = FrozenClock(datetime(2000, 1, 1, tzinfo=UTC))
         self._index = DerivedIndex(root / "locomo.index", embedder=embedder)
-        self._memory = Memory(SQLiteStore(root / "locomo.db"), clock=self._clock, index=self._index)
+        self._scratch = ExitStack()
+        server = STORE_SERVER.get()
+        if server is None:
+            store = open_store(root / "locomo.db")
+        else:  # a database of its own on that PostgreSQL server, dropped on close
+            store = open_store(self._scratch.enter_context(_scratch.scratch_database(server)))
+        self._memory = Memory(store, clock=self._clock, index=self._index)
         self._tenant = ""
         self._settings = settings or RecallSettings(floor=0.0)
         self._passages: dict[str, str] = {}
@@ -127,4 +141,5 @@ class MemledgerRetriever:
     def close(self) -> None:
         self._index.close()
         self._memory.close()
+        self._scratch.close()
         self._folder.cleanup()

@@ -1,0 +1,67 @@
+"""``memledger bench write`` on SQLite and on a PostgreSQL server: small runs that check
+the shape of what it reports, not its speed (timings are never asserted)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from memledger.cli import app
+from memledger.eval import _scratch
+from memledger.testing.postgres import PostgresServer
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_bench_write_reports_throughput_and_lag(
+    backend: str,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    extra: list[str] = []
+    made: list[str] = []
+    if backend == "postgresql":
+        postgres: PostgresServer = request.getfixturevalue("postgres")
+        extra = ["--store", postgres.url()]
+        real = _scratch.scratch_database
+
+        @contextmanager
+        def noted(server: str) -> Iterator[str]:
+            with real(server) as url:
+                made.append(url)
+                yield url
+
+        monkeypatch.setattr(_scratch, "scratch_database", noted)
+    out = tmp_path / "write.json"
+    result = CliRunner().invoke(
+        app,
+        ["bench", "write", "--events", "30", "--workers", "1,2", "--rate", "40",
+         "--seconds", "0.5", "--json", str(out), *extra],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    body = json.loads(out.read_text())
+    assert body["store"] == backend
+    assert [(r["events"], r["workers"]) for r in body["throughput"]] == [(30, 1), (30, 2)]
+    for row in body["throughput"]:
+        assert sum(row["outcomes"].values()) == 30  # every job ran, none twice
+        assert min(row["ingest_per_s"], row["process_per_s"], row["baseline_insert_per_s"]) > 0
+    assert body["lag"]["events"] == 20 and body["lag"]["p50_ms"] <= body["lag"]["max_ms"]
+    shown = "PostgreSQL at postgresql://" if backend == "postgresql" else "SQLite"
+    assert shown in result.stdout
+    # on PostgreSQL: a database per run, per baseline and for the lag run
+    assert len(made) == (5 if backend == "postgresql" else 0)
+    if backend == "postgresql":  # every scratch database was dropped
+        left = request.getfixturevalue("postgres").execute(
+            "SELECT datname FROM pg_database WHERE datname LIKE 'memledger_bench%'"
+        )
+        assert left == []
+
+
+def test_bench_write_store_must_be_postgresql() -> None:
+    result = CliRunner().invoke(app, ["bench", "write", "--store", "sqlite:///x.db"])
+    assert result.exit_code == 2 and "--store takes a postgresql:// URL" in result.output
