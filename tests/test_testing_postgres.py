@@ -248,3 +248,14 @@ def test_binaries_the_server_user_cannot_reach_are_run_from_a_copy(
     finally:
         shutil.rmtree(hidden, ignore_errors=True)
         shutil.rmtree(copies, ignore_errors=True)
+
+
+def test_a_durable_server_keeps_postgresql_durability_on() -> None:
+    with postgres_server(durable=True) as server:
+        settings = dict(
+            server.execute(
+                "SELECT name, setting FROM pg_settings"
+                " WHERE name IN ('fsync', 'synchronous_commit', 'full_page_writes')"
+            )
+        )
+    assert settings == {"fsync": "on", "synchronous_commit": "on", "full_page_writes": "on"}

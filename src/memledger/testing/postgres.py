@@ -78,6 +78,9 @@ _SETTINGS = {
 }
 """Server settings, passed on the command line (so a replica's copied files keep none)."""
 
+_DURABLE = {"fsync": "on", "synchronous_commit": "on", "full_page_writes": "on"}
+"""PostgreSQL's defaults, for a server that measures what a real one costs."""
+
 _COPIES = Path("/tmp")
 """Where copies of the binaries go when the server's user cannot reach the originals."""
 
@@ -309,10 +312,14 @@ def _stop(runner: _Runner, data: Path) -> None:
         time.sleep(0.02)
 
 
-def _start(runner: _Runner, top: Path, port: int, deadline: float, *, standby: bool) -> None:
+def _start(
+    runner: _Runner, top: Path, port: int, deadline: float, *, standby: bool, durable: bool
+) -> None:
     """``pg_ctl start`` the server in ``top/data`` on ``port``; on failure, nothing runs."""
     data, log = top / "data", top / "server.log"
     settings = {**_SETTINGS, "port": str(port), "unix_socket_directories": str(top / "run")}
+    if durable:
+        settings.update(_DURABLE)
     options = " ".join(f"-c {name}={shlex.quote(value)}" for name, value in settings.items())
     seconds = max(1, round(deadline - time.monotonic()))
     try:
@@ -334,12 +341,20 @@ def _start(runner: _Runner, top: Path, port: int, deadline: float, *, standby: b
     )
 
 
-def _launch(runner: _Runner, top: Path, port: int | None, deadline: float, *, standby: bool) -> int:
+def _launch(
+    runner: _Runner,
+    top: Path,
+    port: int | None,
+    deadline: float,
+    *,
+    standby: bool,
+    durable: bool = False,
+) -> int:
     """Start the server in ``top/data`` on ``port`` or a free one; returns the port."""
     for attempt in range(1 if port is not None else _ATTEMPTS):
         chosen = port if port is not None else free_port()
         try:
-            _start(runner, top, chosen, deadline, standby=standby)
+            _start(runner, top, chosen, deadline, standby=standby, durable=durable)
             break
         except PostgresServerError:
             if port is not None or attempt == _ATTEMPTS - 1 or time.monotonic() >= deadline:
@@ -421,8 +436,12 @@ class Replica(_Instance):
 
 
 @contextmanager
-def postgres_server(*, port: int | None = None, timeout: float = 30.0) -> Iterator[PostgresServer]:
-    """Run a private PostgreSQL server for the duration of the block."""
+def postgres_server(
+    *, port: int | None = None, timeout: float = 30.0, durable: bool = False
+) -> Iterator[PostgresServer]:
+    """Run a private PostgreSQL server for the duration of the block. ``durable=True``
+    keeps PostgreSQL's own durability (fsync, synchronous commit, full page writes) on,
+    for benchmarks; tests run without it."""
     runner = _runner()
     deadline = time.monotonic() + timeout
     with _scratch(runner, "memledger-pg-") as top:
@@ -430,7 +449,7 @@ def postgres_server(*, port: int | None = None, timeout: float = 30.0) -> Iterat
             "initdb", "-D", str(top / "data"), "--auth=trust", "--encoding=UTF8",
             "--locale=C", "-U", "postgres", "--no-sync", timeout=deadline - time.monotonic(),
         )  # fmt: skip
-        chosen = _launch(runner, top, port, deadline, standby=False)
+        chosen = _launch(runner, top, port, deadline, standby=False, durable=durable)
         try:
             yield PostgresServer(port=chosen, folder=top, _runner=runner)
         finally:
