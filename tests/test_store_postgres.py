@@ -16,7 +16,7 @@ import pytest
 
 from memledger import Actor, Memory, SourceEvent
 from memledger.domain.records import Job
-from memledger.errors import MigrationError, StoreLockedError, StoreNotFoundError
+from memledger.errors import MigrationError, StoreError, StoreLockedError, StoreNotFoundError
 from memledger.index.derived import default_index_path
 from memledger.store import open_store
 from memledger.store import postgres as pg
@@ -302,3 +302,38 @@ def test_memory_on_postgresql_end_to_end(
         assert now.value == "monday"
         memory.revoke(now.memory_id, tenant=TENANT, reason="wrong")
         assert memory.current(SUBJECT, FAMILY, tenant=TENANT, valid_at=day(10, 4)) == ()
+
+
+def test_an_error_inside_a_savepoint_surfaces_there_and_rolls_back_alone(
+    store: pg.PostgresStore,
+) -> None:
+    with store.write() as unit:
+        unit.bump_counter(TENANT, "kept")
+        with pytest.raises(psycopg.errors.NotNullViolation), unit.savepoint():
+            unit.conn.execute("INSERT INTO counters VALUES (?, ?, ?)", (TENANT, "x", None))
+            unit.conn.execute("INSERT INTO counters VALUES (?, ?, ?)", (TENANT, "y", 1))
+        unit.conn.execute("INSERT INTO counters VALUES (?, ?, ?)", (TENANT, "after", 1))
+    with store.read() as unit:
+        assert unit.counters(TENANT) == {"after": 1, "kept": 1}
+
+
+def test_a_failed_statement_rolls_the_whole_unit_back(store: pg.PostgresStore) -> None:
+    with pytest.raises(StoreError, match="null value"), store.write() as unit:
+        unit.bump_counter(TENANT, "lost")
+        unit.conn.execute("INSERT INTO counters VALUES (?, ?, ?)", (TENANT, "x", None))
+    with store.read() as unit:
+        assert unit.counters(TENANT) == {}
+    with store.write() as unit:  # the connection is fine afterwards
+        unit.bump_counter(TENANT, "next")
+    with store.read() as unit:
+        assert unit.counters(TENANT) == {"next": 1}
+
+
+def test_a_unit_that_raises_keeps_its_own_error_and_writes_nothing(
+    store: pg.PostgresStore,
+) -> None:
+    with pytest.raises(ValueError, match="caller's"), store.write() as unit:
+        unit.conn.execute("INSERT INTO counters VALUES (?, ?, ?)", (TENANT, "lost", 1))
+        raise ValueError("the caller's own error")
+    with store.read() as unit:
+        assert unit.counters(TENANT) == {}
