@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -48,3 +49,22 @@ def postgres() -> Iterator[PostgresServer]:
     """A private PostgreSQL 16 with pgvector for this test session (started on first use)."""
     with postgres_server() as running:
         yield running
+
+
+@pytest.fixture
+def scratch_databases(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The URL of every scratch database a benchmark makes during the test (so a test
+    can tell a run really kept its store on PostgreSQL)."""
+    from memledger.eval import _scratch
+
+    made: list[str] = []
+    real = _scratch.scratch_database
+
+    @contextmanager
+    def noted(server: str) -> Iterator[str]:
+        with real(server) as url:
+            made.append(url)
+            yield url
+
+    monkeypatch.setattr(_scratch, "scratch_database", noted)
+    return made

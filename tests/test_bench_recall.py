@@ -6,8 +6,6 @@ Timings are measured, never asserted: only their order (p50 <= p95 <= p99).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -15,7 +13,7 @@ from typer.testing import CliRunner
 
 from memledger.cli import app
 from memledger.errors import InvalidInputError
-from memledger.eval import _scratch, bench_recall
+from memledger.eval import bench_recall
 from memledger.eval.bench_recall import Report, percentiles, population, run
 from memledger.testing.postgres import PostgresServer
 
@@ -148,18 +146,8 @@ def test_cli_prints_a_table_and_writes_json(tmp_path: Path) -> None:
 
 
 def test_cli_on_postgresql_reads_the_same_answers_as_on_sqlite(
-    tmp_path: Path, postgres: PostgresServer, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, postgres: PostgresServer, scratch_databases: list[str]
 ) -> None:
-    made: list[str] = []
-    real = _scratch.scratch_database
-
-    @contextmanager
-    def noted(server: str) -> Iterator[str]:
-        with real(server) as url:
-            made.append(url)
-            yield url
-
-    monkeypatch.setattr(_scratch, "scratch_database", noted)
     bodies = {}
     for name, extra in (("sqlite", []), ("postgresql", ["--store", postgres.url()])):
         out = tmp_path / f"{name}.json"
@@ -169,7 +157,7 @@ def test_cli_on_postgresql_reads_the_same_answers_as_on_sqlite(
         bodies[name] = json.loads(out.read_text())
     assert "PostgreSQL canonical store" not in bodies["sqlite"]["fed_in"][0]
     assert bodies["postgresql"]["fed_in"][0].startswith("postgresql://")
-    assert len(made) == 1  # the PostgreSQL run's store was a scratch database
+    assert len(scratch_databases) == 1  # the PostgreSQL run's store was a scratch database
     sqlite, pg = bodies["sqlite"]["results"][0], bodies["postgresql"]["results"][0]
     same = ("records", "other_records", "subjects", "hit_rate", "abstain_rate", "queries")
     assert {k: pg[k] for k in same} == {k: sqlite[k] for k in same}

@@ -4,15 +4,12 @@ the shape of what it reports, not its speed (timings are never asserted)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from memledger.cli import app
-from memledger.eval import _scratch
 from memledger.testing.postgres import PostgresServer
 
 
@@ -21,22 +18,12 @@ def test_bench_write_reports_throughput_and_lag(
     backend: str,
     tmp_path: Path,
     request: pytest.FixtureRequest,
-    monkeypatch: pytest.MonkeyPatch,
+    scratch_databases: list[str],
 ) -> None:
     extra: list[str] = []
-    made: list[str] = []
     if backend == "postgresql":
         postgres: PostgresServer = request.getfixturevalue("postgres")
         extra = ["--store", postgres.url()]
-        real = _scratch.scratch_database
-
-        @contextmanager
-        def noted(server: str) -> Iterator[str]:
-            with real(server) as url:
-                made.append(url)
-                yield url
-
-        monkeypatch.setattr(_scratch, "scratch_database", noted)
     out = tmp_path / "write.json"
     result = CliRunner().invoke(
         app,
@@ -54,7 +41,7 @@ def test_bench_write_reports_throughput_and_lag(
     shown = "PostgreSQL at postgresql://" if backend == "postgresql" else "SQLite"
     assert shown in result.stdout
     # on PostgreSQL: a database per run, per baseline and for the lag run
-    assert len(made) == (5 if backend == "postgresql" else 0)
+    assert len(scratch_databases) == (5 if backend == "postgresql" else 0)
     if backend == "postgresql":  # every scratch database was dropped
         left = request.getfixturevalue("postgres").execute(
             "SELECT datname FROM pg_database WHERE datname LIKE 'memledger_bench%'"

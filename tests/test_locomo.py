@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -425,20 +423,8 @@ def test_the_memledger_retriever_runs_through_the_write_and_read_paths(
 
 
 def test_the_memledger_retriever_on_postgresql_matches_sqlite(
-    locomo_file: Path, tmp_path: Path, postgres: PostgresServer, monkeypatch: pytest.MonkeyPatch
+    locomo_file: Path, tmp_path: Path, postgres: PostgresServer, scratch_databases: list[str]
 ) -> None:
-    from memledger.eval import _scratch
-
-    made: list[str] = []
-    real = _scratch.scratch_database
-
-    @contextmanager
-    def noted(server: str) -> Iterator[str]:
-        with real(server) as url:
-            made.append(url)
-            yield url
-
-    monkeypatch.setattr(_scratch, "scratch_database", noted)
     runs = {}
     for name, extra in (("sqlite", []), ("postgresql", ["--store", postgres.url()])):
         out = tmp_path / f"{name}.json"
@@ -449,7 +435,8 @@ def test_the_memledger_retriever_on_postgresql_matches_sqlite(
         )  # fmt: skip
         assert result.exit_code == 0, result.output
         runs[name] = json.loads(out.read_text())["recall"]
-    assert len(made) == 1 and made[0].startswith("postgresql://")  # the store was there
+    (made,) = scratch_databases
+    assert made.startswith("postgresql://")  # the store was there
     assert runs["postgresql"] == runs["sqlite"]
     # the scratch database was dropped after the run
     left = postgres.execute("SELECT datname FROM pg_database WHERE datname LIKE 'memledger_bench%'")

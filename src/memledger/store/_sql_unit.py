@@ -378,22 +378,13 @@ class SqlUnit(ServiceRows):
             for seq, revision, generation, action, memory_id, status, at, cause, note in rows
         ]
 
+    _OUTBOX_INSERT = (
+        "INSERT INTO outbox (tenant, memory_id, subject, family, revision, generation, op,"
+        " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+    )
+
     def add_outbox(self, record: MemoryRecord, *, op: OutboxOp, at: datetime) -> None:
-        self._write(
-            "add_outbox",
-            "INSERT INTO outbox (tenant, memory_id, subject, family, revision, generation, op,"
-            " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                record.tenant,
-                record.memory_id,
-                record.subject,
-                record.family,
-                record.revision,
-                record.generation,
-                op,
-                format_time(at),
-            ),
-        )
+        self._write("add_outbox", self._OUTBOX_INSERT, outbox_row(record, op=op, at=at))
 
     def outbox_size(self, tenant: str) -> int:
         row = self._one(
@@ -800,4 +791,18 @@ def _trace(tenant: str, trace_id: str, row: Sequence[Any]) -> StoredTrace:
         created_at=parse_time(created_at),
         rendered_sha256=rendered_sha256,
         body=body,
+    )
+
+
+def outbox_row(record: MemoryRecord, *, op: OutboxOp, at: datetime) -> tuple[Any, ...]:
+    """The values of :attr:`SqlUnit._OUTBOX_INSERT` for a record appearing or leaving."""
+    return (
+        record.tenant,
+        record.memory_id,
+        record.subject,
+        record.family,
+        record.revision,
+        record.generation,
+        op,
+        format_time(at),
     )

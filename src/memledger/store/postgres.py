@@ -71,7 +71,7 @@ from memledger.ports import FamilySlot, OutboxOp
 from memledger.store import Failpoint, floors
 from memledger.store import _migrations as migrations
 from memledger.store._migrations import Migration
-from memledger.store._sql_unit import SqlUnit
+from memledger.store._sql_unit import SqlUnit, outbox_row
 
 POOL_SIZE = 10
 """Connections a store keeps open at most (per process)."""
@@ -191,18 +191,7 @@ class PostgresUnit(SqlUnit):
     def add_outbox(self, record: MemoryRecord, *, op: OutboxOp, at: datetime) -> None:
         if self._failpoint is not None:
             self._failpoint("add_outbox")
-        self._outbox.append(
-            (
-                record.tenant,
-                record.memory_id,
-                record.subject,
-                record.family,
-                record.revision,
-                record.generation,
-                op,
-                format_time(at),
-            )
-        )
+        self._outbox.append(outbox_row(record, op=op, at=at))
 
     # -- counters: added at commit, in key order ---------------------------------------
 
@@ -229,11 +218,7 @@ class PostgresUnit(SqlUnit):
             return
         self._lock("outbox")
         with self.conn.raw.cursor() as cursor:
-            cursor.executemany(
-                "INSERT INTO outbox (tenant, memory_id, subject, family, revision, generation,"
-                " op, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-                self._outbox,
-            )
+            cursor.executemany(_translated_sql(self._OUTBOX_INSERT, parameters=True), self._outbox)
         self._outbox.clear()
 
     def outbox_size(self, tenant: str) -> int:

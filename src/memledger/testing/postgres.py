@@ -201,21 +201,6 @@ def _reachable_copy(install: Path) -> Path:
     finally:
         shutil.rmtree(partial, ignore_errors=True)
     return binaries
-    partial = Path(tempfile.mkdtemp(prefix="memledger-pginstall-", dir=_COPIES))
-    try:
-        shutil.copytree(install, partial / "pginstall", symlinks=True)
-        for root, folders, _ in os.walk(partial):
-            for name in [".", *folders]:
-                os.chmod(Path(root) / name, 0o755)
-        os.chmod(partial, 0o755)
-        try:
-            (partial / "pginstall").rename(target)
-        except OSError:  # another process moved its copy in first
-            if not (target / "bin" / "postgres").is_file():
-                raise
-    finally:
-        shutil.rmtree(partial, ignore_errors=True)
-    return target
 
 
 @contextmanager
