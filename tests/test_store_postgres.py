@@ -16,7 +16,13 @@ import pytest
 
 from memledger import Actor, Memory, SourceEvent
 from memledger.domain.records import Job
-from memledger.errors import MigrationError, StoreError, StoreLockedError, StoreNotFoundError
+from memledger.errors import (
+    InvalidInputError,
+    MigrationError,
+    StoreError,
+    StoreLockedError,
+    StoreNotFoundError,
+)
 from memledger.index.derived import default_index_path
 from memledger.store import open_store
 from memledger.store import postgres as pg
@@ -337,3 +343,12 @@ def test_a_unit_that_raises_keeps_its_own_error_and_writes_nothing(
         raise ValueError("the caller's own error")
     with store.read() as unit:
         assert unit.counters(TENANT) == {}
+
+
+def test_without_the_postgres_extra_the_error_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.delitem(sys.modules, "memledger.store.postgres")
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # import psycopg now fails
+    with pytest.raises(InvalidInputError, match=r"pip install 'memledger\[postgres\]'"):
+        open_store("postgresql://nobody@127.0.0.1:1/db")
