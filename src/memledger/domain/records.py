@@ -5,7 +5,7 @@ datetime is a caller mistake, never guessed at.
 
 Construction also enforces the hard structural limits, so nothing unsafe ever
 reaches ``json`` or a store driver: every string is encodable as UTF-8 (no lone
-surrogates), JSON values (metadata, a claim's value) nest at most
+surrogates) and holds no NUL character, JSON values (metadata, a claim's value) nest at most
 :data:`MAX_DEPTH` levels and are checked without recursion, a ``sequence`` fits
 a signed 64-bit integer, and a datetime must be representable in UTC. The
 configurable size limits (text, metadata and value size, claims per event) are
@@ -119,7 +119,9 @@ def require_text(value: object, what: str, error: type[Exception]) -> str:
     """Return ``value`` if it is a string UTF-8 can encode, else raise ``error``.
 
     A lone surrogate (half of a UTF-16 pair, as a JSON ``"\\ud800"`` escape
-    decodes to) is not text: no store can keep it.
+    decodes to) is not text: no store can keep it. Nor is NUL (U+0000), which
+    PostgreSQL's text cannot hold; SQLite could, but a store's answer must not
+    depend on the backend.
     """
     if not isinstance(value, str):
         raise error(f"{what} must be a string, got {type(value).__name__}")
@@ -128,6 +130,12 @@ def require_text(value: object, what: str, error: type[Exception]) -> str:
         raise error(
             f"{what} holds a lone surrogate {bad.group()!r} at index {bad.start()}, "
             "which is not text (not encodable as UTF-8)"
+        )
+    nul = value.find("\x00")
+    if nul >= 0:
+        raise error(
+            f"{what} holds a NUL character (U+0000) at index {nul}, which is not text "
+            "(PostgreSQL cannot keep it; every store refuses it alike)"
         )
     return value
 

@@ -59,7 +59,7 @@ except ImportError as exc:  # pragma: no cover - the extra is installed in the t
     ) from exc
 
 from memledger._openai_http import redact_url
-from memledger.domain.records import Job, MemoryRecord, format_time
+from memledger.domain.records import Job, MemoryRecord, Receipt, format_time
 from memledger.errors import (
     InvalidInputError,
     RevisionNotMetError,
@@ -162,7 +162,7 @@ class PostgresUnit(SqlUnit):
             self._lock("event", tenant, event_id)
         return super().event_hash(tenant, event_id)
 
-    def get_outcome(self, tenant: str, event_id: str) -> Any:
+    def get_outcome(self, tenant: str, event_id: str) -> Receipt | None:
         if self._writing:
             self._lock("event", tenant, event_id)
         return super().get_outcome(tenant, event_id)

@@ -56,6 +56,7 @@ BAD_CLAIMS = {
     "empty statement": (_claim(statement="  "), InvalidClaimError, "statement"),
     "ungrounded quote": (_claim(grounding="on Mondays"), InvalidClaimError, "not in the text"),
     "value not JSON": (_claim(value={1, 2}), InvalidClaimError, "JSON"),
+    "NUL in the statement": (_claim(statement="Fri\x00days"), InvalidClaimError, "NUL"),
 }
 
 
@@ -85,6 +86,8 @@ BAD_EVENTS = {
     "bad event id": (_event(event_id="evt 1\n"), "event_id"),
     "metadata not JSON": (_event(metadata={"x": object()}), "metadata"),
     "actor without id": (_event(actor=None), "actor"),
+    "NUL in the text": (_event(text="Fri\x00days"), "NUL"),
+    "NUL in metadata": (_event(metadata={"note": "a\x00b"}), "NUL"),
 }
 
 
