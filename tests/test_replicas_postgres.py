@@ -6,6 +6,7 @@ token routes the same way."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -195,11 +196,15 @@ def test_the_api_token_routes_every_read_of_its_request(
             json={"query": "delivery preference", "valid_at": NOW.isoformat()},
             headers={CONSISTENCY_HEADER: header},
         )
+        metrics = api.get("/metrics").text
     assert [r["value"] for r in stale.json()] == ["friday"]  # no token: the replica's view
     assert [r["value"] for r in fresh.json()] == ["monday"]
     # recall across the tenant: the token's floor holds for the whole request
     assert recalled.status_code == 200, recalled.text
     assert "friday" not in [i["record"]["value"] for i in recalled.json()["items"]]
+    # where reads went, for the operator: the token's reads missed the lagging replica
+    routes = dict(re.findall(r'memledger_store_reads_total\{route="(\w+)"\} (\d+)', metrics))
+    assert int(routes["replica_behind"]) >= 2 and int(routes["replica"]) >= 1, metrics
     writer.close()
     reader.close()
 

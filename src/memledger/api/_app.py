@@ -157,7 +157,7 @@ def create_app(
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
     app.add_middleware(Shed, max_in_flight=max_in_flight)
     if metrics:
-        _serve_metrics(app)
+        _serve_metrics(app, memory)
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
@@ -168,8 +168,9 @@ def create_app(
     return app
 
 
-def _serve_metrics(app: FastAPI) -> None:
-    found = Metrics()
+def _serve_metrics(app: FastAPI, memory: Memory) -> None:
+    reads = getattr(memory.store, "reads", None)  # a store with read replicas counts them
+    found = Metrics(store_reads=None if reads is None else lambda: dict(reads))
     app.state.memledger_metrics = found
     app.add_middleware(MetricsMiddleware, metrics=found)
 

@@ -7,10 +7,13 @@ Labels are the method, the route *template* (``/v1/memories/{memory_id}``, or
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram
 from prometheus_client import generate_latest as _generate_latest
+from prometheus_client.core import CounterMetricFamily
+from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 __all__ = ["CONTENT_TYPE", "Metrics", "MetricsMiddleware"]
@@ -19,11 +22,32 @@ CONTENT_TYPE = CONTENT_TYPE_LATEST
 _BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
 
-class Metrics:
-    """Request counts, latencies and problems by code."""
+class _StoreReads(Collector):
+    """Where the store's reads went (a store with read replicas counts them: ``primary``,
+    ``replica``, ``replica_behind``, ``replica_down``), read at each scrape."""
 
-    def __init__(self) -> None:
+    def __init__(self, reads: Callable[[], Mapping[str, int]]) -> None:
+        self._reads = reads
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        family = CounterMetricFamily(
+            "memledger_store_reads",
+            "Store reads by where they went (primary, replica) and replica misses.",
+            labels=("route",),
+        )
+        for route, count in sorted(self._reads().items()):
+            family.add_metric((route,), count)
+        yield family
+
+
+class Metrics:
+    """Request counts, latencies and problems by code; with ``store_reads``, the store's
+    reads by where they went."""
+
+    def __init__(self, *, store_reads: Callable[[], Mapping[str, int]] | None = None) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
+        if store_reads is not None:
+            self.registry.register(_StoreReads(store_reads))
         self.requests = Counter(
             "memledger_http_requests",
             "HTTP requests answered, by method, route template and status.",
