@@ -54,9 +54,18 @@ def digest(value: str) -> list[Claim]:
     ]
 
 
-@pytest.fixture
-def memory(tmp_path: Path) -> Iterator[Memory]:
-    memory = Memory(open_store(tmp_path / "m.db"), clock=FrozenClock(NOW))
+@pytest.fixture(params=["sqlite", "postgresql"])
+def memory(
+    tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Memory]:
+    """On both stores: the hot tiers stamp what they hold with the canonical store's
+    revisions, whichever store that is."""
+    if request.param == "postgresql":
+        monkeypatch.setenv("MEMLEDGER_INDEX_DIR", str(tmp_path))  # the full tier's index
+        url = request.getfixturevalue("postgres").create_database()
+    else:
+        url = f"sqlite:///{tmp_path / 'm.db'}"
+    memory = Memory(open_store(url), clock=FrozenClock(NOW))
     memory.ingest(event(1, "Send me the digest fridays please."), digest("fridays"))
     yield memory
     memory.close()
