@@ -352,3 +352,33 @@ def test_without_the_postgres_extra_the_error_names_it(monkeypatch: pytest.Monke
     monkeypatch.setitem(sys.modules, "psycopg", None)  # import psycopg now fails
     with pytest.raises(InvalidInputError, match=r"pip install 'memledger\[postgres\]'"):
         open_store("postgresql://nobody@127.0.0.1:1/db")
+
+
+def test_a_rolled_back_savepoint_takes_back_what_it_held_for_the_commit(
+    store: pg.PostgresStore, url: str
+) -> None:
+    """Outbox rows and counters wait for the commit: a savepoint rolled back (a worker's
+    poisoned job) must not leave its rows or counts to be written then."""
+    memory = Memory(store, clock=FrozenClock(day(10, 2)))
+    memory.ingest(event("evt-1", "Fridays", occurred_at=day(10, 2)), [pref("friday")])
+    (record,) = memory.timeline(SUBJECT, FAMILY, tenant=TENANT)
+    with store.read() as unit:
+        head, before = unit.outbox_head(), dict(unit.counters(TENANT))
+    with store.write() as unit:
+        unit.bump_counter(TENANT, "kept")
+        with pytest.raises(ValueError, match="poisoned"), unit.savepoint():
+            unit.add_outbox(record, op="upsert", at=day(10, 2))
+            unit.bump_counter(TENANT, "lost")
+            unit.lock_family(TENANT, SUBJECT, "other")
+            raise ValueError("poisoned")
+        unit.lock_family(TENANT, SUBJECT, "other")  # taken again: the savepoint let it go
+        key = "\x1f".join(("family", TENANT, SUBJECT, "other"))
+        with psycopg.connect(url, autocommit=True) as other:
+            (taken,) = other.execute(
+                "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (key,)
+            ).fetchone()
+        assert taken is False  # this unit holds it again
+        unit.add_outbox(record, op="delete", at=day(10, 2))
+    with store.read() as unit:
+        assert [e.op for e in unit.outbox_after(head, limit=10)] == ["delete"]
+        assert dict(unit.counters(TENANT)) == {**before, "kept": 1}

@@ -188,9 +188,13 @@ class SqlUnit(ServiceRows):
     # -- family slots ---------------------------------------------------------------
 
     def get_family(self, tenant: str, subject: str, family: str) -> FamilySlot | None:
+        return self._family(tenant, subject, family, lock=False)
+
+    def _family(self, tenant: str, subject: str, family: str, *, lock: bool) -> FamilySlot | None:
+        """A family slot's row; ``lock=True`` (a server store) also locks it."""
         row = self._one(
             "SELECT revision, generation, position, updated_at FROM families"
-            " WHERE tenant = ? AND subject = ? AND family = ?",
+            " WHERE tenant = ? AND subject = ? AND family = ?" + (" FOR UPDATE" if lock else ""),
             (tenant, subject, family),
         )
         if row is None:

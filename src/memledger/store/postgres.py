@@ -135,6 +135,21 @@ class PostgresUnit(SqlUnit):
         self._counters: Counter[tuple[str, str]] = Counter()
         self.wrote: set[str] = set()
         """The write steps this unit ran."""
+        self._held: set[str] = set()
+
+    @contextmanager
+    def savepoint(self) -> Iterator[None]:
+        """A nested transaction, rolled back alone if its block raises: with it, what the
+        block held back for the commit (outbox rows, counters) and the advisory locks it
+        took (PostgreSQL releases them with the savepoint)."""
+        outbox, counters, held = len(self._outbox), Counter(self._counters), set(self._held)
+        try:
+            with super().savepoint():
+                yield
+        except BaseException:
+            del self._outbox[outbox:]
+            self._counters, self._held = counters, held
+            raise
 
     _BOOKKEEPING = frozenset({"touch_key"})
     """Writes no read needs to see: they do not make this process wait for replicas."""
@@ -150,10 +165,13 @@ class PostgresUnit(SqlUnit):
 
     def _lock(self, *key: str) -> None:
         """A transaction advisory lock on ``key`` (a hash of it: two keys that collide
-        only wait on each other, never share a decision)."""
-        self.conn.execute(
-            "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", ("\x1f".join(key),)
-        )
+        only wait on each other, never share a decision). Held until the transaction
+        ends, so a second ask in the same unit costs no round trip."""
+        name = "\x1f".join(key)
+        if name in self._held:
+            return
+        self.conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", (name,))
+        self._held.add(name)
 
     # -- events: decided once -------------------------------------------------------
 
@@ -170,12 +188,10 @@ class PostgresUnit(SqlUnit):
     # -- family slots ---------------------------------------------------------------
 
     def lock_family(self, tenant: str, subject: str, family: str) -> FamilySlot:
+        # the advisory lock first, in a statement of its own: the row read after it
+        # is read in a snapshot taken once the previous holder committed
         self._lock("family", tenant, subject, family)
-        self.conn.execute(
-            "SELECT 1 FROM families WHERE tenant = ? AND subject = ? AND family = ? FOR UPDATE",
-            (tenant, subject, family),
-        )
-        slot = self.get_family(tenant, subject, family)
+        slot = self._family(tenant, subject, family, lock=True)
         return slot or FamilySlot(tenant=tenant, subject=subject, family=family)
 
     # -- revocation log ---------------------------------------------------------------
