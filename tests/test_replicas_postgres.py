@@ -79,7 +79,7 @@ def _value(memory: Memory, **options: object) -> str:
 
 
 def test_a_read_with_a_fresh_token_never_gets_the_superseded_claim(
-    database: tuple[str, str], replica: Replica, tmp_path: Path
+    database: tuple[str, str], replica: Replica, tmp_path: Path, postgres: PostgresServer
 ) -> None:
     url, on_replica = database
     writer = _open(url, tmp_path)
@@ -113,6 +113,7 @@ def test_a_read_with_a_fresh_token_never_gets_the_superseded_claim(
         _value(strict, min_revision=token.revision)
 
     replica.resume_replay()
+    _caught_up(postgres, replica)  # however loaded the machine: then it must serve
     before = _reads(reader)["replica"]
     _until(lambda: _value(reader, min_revision=token.revision) == "monday")
     assert _reads(reader)["replica"] > before  # the replica serves it again
