@@ -364,6 +364,7 @@ def test_a_rolled_back_savepoint_takes_back_what_it_held_for_the_commit(
     (record,) = memory.timeline(SUBJECT, FAMILY, tenant=TENANT)
     with store.read() as unit:
         head, before = unit.outbox_head(), dict(unit.counters(TENANT))
+        pending = unit.outbox_size(TENANT)
     with store.write() as unit:
         unit.bump_counter(TENANT, "kept")
         with pytest.raises(ValueError, match="poisoned"), unit.savepoint():
@@ -379,6 +380,7 @@ def test_a_rolled_back_savepoint_takes_back_what_it_held_for_the_commit(
             ).fetchone()
         assert taken is False  # this unit holds it again
         unit.add_outbox(record, op="delete", at=day(10, 2))
+        assert unit.outbox_size(TENANT) == pending + 1  # its own row, not yet written
     with store.read() as unit:
         assert [e.op for e in unit.outbox_after(head, limit=10)] == ["delete"]
         assert dict(unit.counters(TENANT)) == {**before, "kept": 1}

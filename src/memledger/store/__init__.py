@@ -33,14 +33,15 @@ def open_store(
     PostgreSQL store (:class:`~memledger.store.postgres.PostgresStore`)."""
     from memledger.store.sqlite import SQLiteStore
 
-    parts = urlsplit(str(url)) if url is not None else None
-    if replicas and (parts is None or parts.scheme not in ("postgresql", "postgres")):
-        raise InvalidInputError("read replicas need a PostgreSQL store (postgresql://...)")
+    def sqlite(path: Path) -> Store:
+        if replicas:
+            raise InvalidInputError("read replicas need a PostgreSQL store (postgresql://...)")
+        return SQLiteStore(path, failpoint=failpoint, create=create)
 
     if url is None:
         url = DEFAULT_URL
     if isinstance(url, Path):
-        return SQLiteStore(url, failpoint=failpoint, create=create)
+        return sqlite(url)
     parts = urlsplit(url)
     if parts.scheme == "sqlite":
         if parts.netloc:
@@ -50,7 +51,7 @@ def open_store(
         path = parts.path[1:] if parts.path.startswith("/") else parts.path
         if not path:
             raise InvalidInputError(f"store URL {url!r} names no file")
-        return SQLiteStore(Path(path), failpoint=failpoint, create=create)
+        return sqlite(Path(path))
     if parts.scheme in ("postgresql", "postgres"):
         try:
             from memledger.store.postgres import PostgresStore
@@ -65,7 +66,7 @@ def open_store(
             stale=stale,
         )
     if parts.scheme in ("", "file") and "://" not in url:
-        return SQLiteStore(Path(url), failpoint=failpoint, create=create)
+        return sqlite(Path(url))
     raise InvalidInputError(
         f"unsupported store URL {url!r}; expected sqlite:///path.db or postgresql://..."
     )

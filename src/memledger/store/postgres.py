@@ -160,8 +160,9 @@ class PostgresUnit(SqlUnit):
 
     @property
     def changed(self) -> bool:
-        """Whether the unit wrote anything a later read must see."""
-        return bool(self.wrote - self._BOOKKEEPING) or bool(self._outbox or self._counters)
+        """Whether the unit wrote anything a later read must see (asked after
+        :meth:`flush`, which notes the outbox rows and counters it writes)."""
+        return bool(self.wrote - self._BOOKKEEPING)
 
     def _lock(self, *key: str) -> None:
         """A transaction advisory lock on ``key`` (a hash of it: two keys that collide
@@ -233,6 +234,7 @@ class PostgresUnit(SqlUnit):
         if not self._outbox:
             return
         self._lock("outbox")
+        self.wrote.add("add_outbox")
         with self.conn.raw.cursor() as cursor:
             cursor.executemany(_translated_sql(self._OUTBOX_INSERT, parameters=True), self._outbox)
         self._outbox.clear()
