@@ -3,11 +3,13 @@ and vector search per tenant, degradation when the embedder fails, threads of tu
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
+from typing import Any, TypeAlias
 
 import numpy as np
 import pytest
@@ -19,27 +21,62 @@ from memledger.errors import EmbedderError, InvalidInputError
 from memledger.index.derived import DerivedIndex, IndexStatus, default_index_path
 from memledger.index.embedders import CachedEmbedder, HashingEmbedder, Vectors
 from memledger.index.lexical import entry_text, query_terms
+from memledger.index.postgres import PostgresIndex
 from memledger.store import open_store
 from memledger.testing import FrozenClock
 from memledger.testing.scenarios import FAMILY, SUBJECT, TENANT, actor, day, event, pref
 from memledger.write.worker import episode_of
 
+AnyIndex: TypeAlias = DerivedIndex | PostgresIndex
 
-@pytest.fixture
-def memory(tmp_path: Path) -> Iterator[Memory]:
-    memory = Memory(open_store(tmp_path / "m.db"), clock=FrozenClock(day(10, 2)))
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def memory(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Memory]:
+    """A store of each backend; its index (:func:`index_at`) is of the same backend."""
+    if request.param == "postgresql":
+        store = open_store(request.getfixturevalue("postgres").create_database())
+    else:
+        store = open_store(tmp_path / "m.db")
+    memory = Memory(store, clock=FrozenClock(day(10, 2)))
     yield memory
     memory.close()
 
 
+sqlite_only = pytest.mark.parametrize("memory", ["sqlite"], indirect=True)
+"""For what only the SQLite index file has (its file, vectors held in memory, pruning)."""
+
+
+def index_at(memory: Memory, folder: Path, name: str, **options: Any) -> AnyIndex:
+    """The index ``name`` over ``memory``'s store: a file in ``folder`` beside a SQLite
+    store, a schema of its database for PostgreSQL (the same name: the same index)."""
+    if memory.store.url.startswith("postgresql://"):
+        namespace = "ix_" + re.sub(r"\W", "_", name)
+        return PostgresIndex(memory.store, namespace=namespace, **options)
+    return DerivedIndex(folder / name, **options)
+
+
+def entry_rows(index: AnyIndex, tenant: str) -> list[tuple[object, ...]]:
+    """``(id, memory_id, changed)`` of each of ``tenant``'s entries, by id."""
+    if isinstance(index, PostgresIndex):
+        with index._connection() as conn:
+            return conn.execute(
+                f"SELECT id, memory_id, changed FROM {index.ns}.entries WHERE tenant = %s"
+                " ORDER BY id",
+                (tenant,),
+            ).fetchall()
+    return index._conn.execute(
+        "SELECT id, memory_id, changed FROM entries WHERE tenant = ? ORDER BY id", (tenant,)
+    ).fetchall()
+
+
 @pytest.fixture
-def index(tmp_path: Path) -> Iterator[DerivedIndex]:
-    index = DerivedIndex(tmp_path / "m.index")
+def index(memory: Memory, tmp_path: Path) -> Iterator[AnyIndex]:
+    index = index_at(memory, tmp_path, "m.index")
     yield index
     index.close()
 
 
-def test_sync_follows_the_outbox_and_carries_revisions(memory: Memory, index: DerivedIndex) -> None:
+def test_sync_follows_the_outbox_and_carries_revisions(memory: Memory, index: AnyIndex) -> None:
     memory.ingest(
         event("e1", "Digest on Fridays", occurred_at=day(10, 2), sequence=1),
         [pref("friday", grounding="on Fridays")],
@@ -63,7 +100,7 @@ def test_sync_follows_the_outbox_and_carries_revisions(memory: Memory, index: De
     assert index.search("friday daily", tenant=TENANT, k=10) == []
 
 
-def test_a_lagging_index_still_serves_what_it_has(memory: Memory, index: DerivedIndex) -> None:
+def test_a_lagging_index_still_serves_what_it_has(memory: Memory, index: AnyIndex) -> None:
     memory.ingest(
         event("e1", "Digest on Fridays", occurred_at=day(10, 2), sequence=1), [pref("friday")]
     )
@@ -74,7 +111,7 @@ def test_a_lagging_index_still_serves_what_it_has(memory: Memory, index: Derived
     assert memory.get(stale.memory_id, tenant=TENANT).status == "superseded"
 
 
-def test_rebuild_gives_the_same_answers(memory: Memory, index: DerivedIndex) -> None:
+def test_rebuild_gives_the_same_answers(memory: Memory, index: AnyIndex) -> None:
     for n, value in enumerate(["friday", "daily", "monday"], start=1):
         memory.ingest(
             event(f"e{n}", f"Send it {value}", occurred_at=day(10, n), sequence=n), [pref(value)]
@@ -91,7 +128,7 @@ def test_bad_queries() -> None:
     assert query_terms("Where does Anna live, Anna?") == ["anna", "live"]
 
 
-def test_bad_k(index: DerivedIndex) -> None:
+def test_bad_k(index: AnyIndex) -> None:
     with pytest.raises(InvalidQueryError):
         index.search("friday", tenant=TENANT, k=0)
 
@@ -221,8 +258,8 @@ def turns(memory: Memory, *, tenant: str = TENANT, subject: str = SUBJECT) -> li
 
 
 @pytest.fixture
-def hashed(tmp_path: Path) -> Iterator[DerivedIndex]:
-    index = DerivedIndex(tmp_path / "v.index", embedder=HashingEmbedder())
+def hashed(memory: Memory, tmp_path: Path) -> Iterator[AnyIndex]:
+    index = index_at(memory, tmp_path, "v.index", embedder=HashingEmbedder())
     yield index
     index.close()
 
@@ -232,7 +269,7 @@ def entry_of(memory: Memory, memory_id: str, *, tenant: str = TENANT) -> str:
 
 
 def test_every_entry_gets_a_vector_and_the_nearest_is_the_same_text(
-    memory: Memory, hashed: DerivedIndex
+    memory: Memory, hashed: AnyIndex
 ) -> None:
     ids = turns(memory)
     hashed.sync(memory.store)
@@ -252,9 +289,7 @@ def test_every_entry_gets_a_vector_and_the_nearest_is_the_same_text(
     assert [h.score for h in hits] == pytest.approx([c - median for c in cosines])
 
 
-def test_vector_search_reads_only_the_tenants_own_rows(
-    memory: Memory, hashed: DerivedIndex
-) -> None:
+def test_vector_search_reads_only_the_tenants_own_rows(memory: Memory, hashed: AnyIndex) -> None:
     acme = set(turns(memory, tenant="acme"))
     globex = set(turns(memory, tenant="globex"))
     hashed.sync(memory.store)
@@ -280,7 +315,7 @@ def test_vector_search_reads_only_the_tenants_own_rows(
     assert hashed.search_vectors(query, tenant="initech", k=10) == []
 
 
-def test_vector_search_filters_subjects_and_checks_k(memory: Memory, hashed: DerivedIndex) -> None:
+def test_vector_search_filters_subjects_and_checks_k(memory: Memory, hashed: AnyIndex) -> None:
     mine = set(turns(memory, subject="user-42"))
     theirs = set(turns(memory, subject="user-7"))
     hashed.sync(memory.store)
@@ -298,7 +333,26 @@ def test_vector_search_filters_subjects_and_checks_k(memory: Memory, hashed: Der
             hashed.search(query, tenant=TENANT, k=k)  # type: ignore[arg-type]
 
 
-def test_a_lexical_index_has_no_vectors_to_search(memory: Memory, index: DerivedIndex) -> None:
+def test_subjects_that_hold_every_row_score_each_row_by_its_own_vector(
+    memory: Memory, hashed: AnyIndex
+) -> None:
+    """Subjects whose rows interleave, asked for in any order, covering every row: each
+    hit keeps its own cosine, as in a tenant-wide search."""
+    for n, text in enumerate(TEXTS):
+        subject = "user-7" if n % 2 else "user-42"
+        turn(memory, f"x{n}", text, at=day(10, 1, 9 + n), subject=subject, speaker=subject)
+    hashed.sync(memory.store)
+    query = TEXTS[2]
+    everyone = hashed.search_vectors(query, tenant=TENANT, k=10)
+    for subjects in (["user-7", "user-42"], ["user-42", "user-7"]):
+        hits = hashed.search_vectors(query, tenant=TENANT, k=10, subjects=subjects)
+        assert hits == everyone
+        for hit in hits:
+            q, own = HashingEmbedder().embed([query, entry_of(memory, hit.memory_id)])
+            assert hit.cosine == pytest.approx(float(q @ own), abs=1e-5)
+
+
+def test_a_lexical_index_has_no_vectors_to_search(memory: Memory, index: AnyIndex) -> None:
     turns(memory)
     index.sync(memory.store)
     status = index.status()
@@ -314,7 +368,7 @@ def test_a_failing_embedder_degrades_to_lexical_and_a_later_sync_backfills(
 ) -> None:
     flaky = FlakyEmbedder()
     ids = turns(memory)
-    with DerivedIndex(tmp_path / "f.index", embedder=flaky) as index:
+    with index_at(memory, tmp_path, "f.index", embedder=flaky) as index:
         assert index.sync(memory.store) == len(TEXTS)
         status = index.status()
         assert (status.entries, status.vectors) == (len(TEXTS), 0)
@@ -342,12 +396,12 @@ def test_a_failing_embedder_degrades_to_lexical_and_a_later_sync_backfills(
 
 def test_reopening_with_another_embedder_resets_and_refills(memory: Memory, tmp_path: Path) -> None:
     turns(memory)
-    path = tmp_path / "r.index"
-    with DerivedIndex(path, embedder=HashingEmbedder()) as first:
+    path = "r.index"
+    with index_at(memory, tmp_path, path, embedder=HashingEmbedder()) as first:
         first.sync(memory.store)
         cursor = first.cursor
         assert cursor > 0
-    with DerivedIndex(path, embedder=HashingEmbedder()) as same:
+    with index_at(memory, tmp_path, path, embedder=HashingEmbedder()) as same:
         assert same.status() == IndexStatus(
             cursor=cursor,
             entries=len(TEXTS),
@@ -357,7 +411,7 @@ def test_reopening_with_another_embedder_resets_and_refills(memory: Memory, tmp_
         )
         assert same.sync(memory.store) == 0
     for embedder in (HashingEmbedder(dimensions=64), None, HashingEmbedder()):
-        with DerivedIndex(path, embedder=embedder) as reopened:
+        with index_at(memory, tmp_path, path, embedder=embedder) as reopened:
             status = reopened.status()
             assert (status.cursor, status.entries, status.vectors) == (0, 0, 0), embedder
             assert reopened.lag(memory.store) == cursor
@@ -376,22 +430,25 @@ def test_a_cached_embedder_counts_as_an_embedder_even_while_its_cache_is_empty(
     """``CachedEmbedder`` has ``__len__`` (0 when empty): the index must not take it for
     ``None``. The CLI and ``Memory.index`` always wrap their embedder in one."""
     turns(memory)
-    path = tmp_path / "c.index"
+    path = "c.index"
     wide = CachedEmbedder(HashingEmbedder())
-    with DerivedIndex(path, embedder=wide) as index:
+    with index_at(memory, tmp_path, path, embedder=wide) as index:
         assert index.status().embedder == wide.name
         index.sync(memory.store)
         cursor = index.cursor
-    with DerivedIndex(path, embedder=HashingEmbedder()) as same:  # same vector space: kept
+    with index_at(memory, tmp_path, path, embedder=HashingEmbedder()) as same:  # same space
         assert (same.cursor, same.status().embedder) == (cursor, wide.name)
     narrow = CachedEmbedder(HashingEmbedder(dimensions=64))
-    with DerivedIndex(path, embedder=narrow) as switched:  # another space: reset and refilled
+    with index_at(
+        memory, tmp_path, path, embedder=narrow
+    ) as switched:  # another space: reset and refilled
         assert (switched.cursor, switched.status().entries) == (0, 0)
         switched.sync(memory.store)
         (best, *_) = switched.search_vectors(TEXTS[1], tenant=TENANT, k=3)
         assert "budget" in entry_of(memory, best.memory_id)
 
 
+@sqlite_only
 def test_a_file_of_another_schema_is_reset_on_open(memory: Memory, tmp_path: Path) -> None:
     turns(memory)
     path = tmp_path / "s.index"
@@ -407,7 +464,7 @@ def test_a_file_of_another_schema_is_reset_on_open(memory: Memory, tmp_path: Pat
         assert index.status().entries == len(TEXTS)
 
 
-def test_progress_counts_up_to_the_total(memory: Memory, hashed: DerivedIndex) -> None:
+def test_progress_counts_up_to_the_total(memory: Memory, hashed: AnyIndex) -> None:
     turns(memory)
     turns(memory, subject="user-7")
     with memory.store.read() as unit:
@@ -429,8 +486,8 @@ def test_progress_counts_up_to_the_total(memory: Memory, hashed: DerivedIndex) -
 def test_rebuild_answers_like_incremental_sync_vectors_included(
     memory: Memory, tmp_path: Path
 ) -> None:
-    incremental = DerivedIndex(tmp_path / "inc.index", embedder=HashingEmbedder())
-    rebuilt = DerivedIndex(tmp_path / "reb.index", embedder=HashingEmbedder())
+    incremental = index_at(memory, tmp_path, "inc.index", embedder=HashingEmbedder())
+    rebuilt = index_at(memory, tmp_path, "reb.index", embedder=HashingEmbedder())
     try:
         for n, value in enumerate(["friday", "daily", "monday"], start=1):
             memory.ingest(
@@ -456,14 +513,14 @@ def test_rebuild_answers_like_incremental_sync_vectors_included(
 def test_another_handle_sees_a_rebuild_made_elsewhere(memory: Memory, tmp_path: Path) -> None:
     """A server's open index must not keep serving vectors or names cached before a
     ``memledger reindex`` run by another process rebuilt the same file."""
-    path = tmp_path / "shared.index"
+    path = "shared.index"
     first = turn(memory, "e1", "We adopted a grey cat called Pepper", at=day(10, 1))
-    with DerivedIndex(path, embedder=HashingEmbedder()) as serving:
+    with index_at(memory, tmp_path, path, embedder=HashingEmbedder()) as serving:
         serving.sync(memory.store)
         assert [h.memory_id for h in serving.search_vectors("cat", tenant=TENANT, k=5)] == [first]
         assert serving.names(TENANT) == {SUBJECT}
         second = turn(memory, "e2", "Melanie has a cat too", at=day(10, 2), speaker="melanie")
-        with DerivedIndex(path, embedder=HashingEmbedder()) as reindex:
+        with index_at(memory, tmp_path, path, embedder=HashingEmbedder()) as reindex:
             reindex.rebuild(memory.store)
         lexical = {h.memory_id for h in serving.search("cat", tenant=TENANT, k=5)}
         vectors = {h.memory_id for h in serving.search_vectors("cat", tenant=TENANT, k=5)}
@@ -473,7 +530,7 @@ def test_another_handle_sees_a_rebuild_made_elsewhere(memory: Memory, tmp_path: 
 
 
 def test_neighbours_are_the_turns_of_the_same_thread_in_time_order(
-    memory: Memory, index: DerivedIndex
+    memory: Memory, index: AnyIndex
 ) -> None:
     # s1 turns are ingested out of time order; s2 and another tenant interleave in time
     s1 = {
@@ -516,7 +573,7 @@ def test_neighbours_are_the_turns_of_the_same_thread_in_time_order(
     assert index.neighbours(TENANT, [], window=2) == {}
 
 
-def test_names_are_the_tenants_speakers_and_subjects(memory: Memory, index: DerivedIndex) -> None:
+def test_names_are_the_tenants_speakers_and_subjects(memory: Memory, index: AnyIndex) -> None:
     turn(memory, "e1", "hello", at=day(10, 1), speaker="melanie", subject="caroline")
     turn(memory, "e2", "hi there", at=day(10, 1, 13), speaker="caroline", subject="caroline")
     turn(memory, "e3", "secret", at=day(10, 1), speaker="mallory", subject="eve", tenant="globex")
@@ -570,6 +627,7 @@ def test_default_index_path_of_a_relative_url_and_other_stores(
         default_index_path(UrlOnly("postgresql://host/db"))  # type: ignore[arg-type]
 
 
+@sqlite_only
 def test_vectors_held_in_memory_follow_every_change_like_a_fresh_load(
     memory: Memory, tmp_path: Path
 ) -> None:
@@ -621,6 +679,7 @@ def removals(path: Path) -> int:
     return int(count)
 
 
+@sqlite_only
 def test_recorded_removals_are_pruned_and_a_reader_from_before_reads_again(
     memory: Memory, tmp_path: Path
 ) -> None:
@@ -667,7 +726,7 @@ def test_prune_after_must_be_a_positive_integer(tmp_path: Path, bad: object) -> 
 
 
 def test_a_turn_is_also_found_by_the_words_around_it_until_they_are_revoked(
-    memory: Memory, index: DerivedIndex
+    memory: Memory, index: AnyIndex
 ) -> None:
     ids = [
         turn(memory, f"w{n}", text, at=day(10, 2, 9, n))
@@ -699,7 +758,7 @@ def test_a_turn_is_also_found_by_the_words_around_it_until_they_are_revoked(
 def test_rebuilding_one_tenant_leaves_the_others_and_answers_the_same(
     memory: Memory, tmp_path: Path
 ) -> None:
-    index = DerivedIndex(tmp_path / "one.index", embedder=HashingEmbedder())
+    index = index_at(memory, tmp_path, "one.index", embedder=HashingEmbedder())
     try:
         for tenant in (TENANT, "globex"):
             for n, value in enumerate(["friday", "daily", "monday"], start=1):
@@ -731,13 +790,11 @@ def test_rebuilding_one_tenant_leaves_the_others_and_answers_the_same(
             ]
 
         def rows(tenant: str) -> list[tuple[object, ...]]:
-            return index._conn.execute(
-                "SELECT id, memory_id, changed FROM entries WHERE tenant = ? ORDER BY id", (tenant,)
-            ).fetchall()
+            return entry_rows(index, tenant)
 
         before, others = answers(TENANT), rows("globex")
         status = index.status()
-        elsewhere = DerivedIndex(tmp_path / "one.index", embedder=HashingEmbedder())
+        elsewhere = index_at(memory, tmp_path, "one.index", embedder=HashingEmbedder())
         seen = elsewhere.search_vectors(queries[1], tenant=TENANT, k=10)  # holds its vectors
         assert index.rebuild_tenant(memory.store, TENANT) > 0
         assert answers(TENANT) == before

@@ -23,7 +23,7 @@ from memledger.errors import (
     StoreLockedError,
     StoreNotFoundError,
 )
-from memledger.index.derived import default_index_path
+from memledger.index.postgres import PostgresIndex
 from memledger.store import open_store
 from memledger.store import postgres as pg
 from memledger.testing import FrozenClock
@@ -273,8 +273,8 @@ def test_counters_are_written_at_commit_and_read_back_before_it(store: pg.Postgr
 def test_memory_on_postgresql_end_to_end(
     url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Ingest, the worker, recall through the default index (a file of this machine's),
-    a correction and a revocation: the same story as on SQLite."""
+    """Ingest, the worker, recall through the default index (in the database itself, no
+    file of this machine's), a correction and a revocation: the same story as on SQLite."""
     monkeypatch.setenv("MEMLEDGER_INDEX_DIR", str(tmp_path))
     start = datetime(2023, 5, 8, 13, 0, tzinfo=UTC)
     turns = [
@@ -301,7 +301,8 @@ def test_memory_on_postgresql_end_to_end(
             "What did Caroline take away from the support group?", tenant="acme", k=3
         )
         assert [i.record.source_event_id for i in result.items][:1] == ["s1-0"]
-        assert list(tmp_path.glob("*.index")) == [default_index_path(memory.store)]
+        assert isinstance(memory.index, PostgresIndex) and memory.index.status().entries == 3
+        assert list(tmp_path.glob("*.index")) == []
         memory.ingest(event("p-1", "Fridays", occurred_at=day(10, 2), sequence=1), [pref("friday")])
         memory.ingest(event("p-2", "Mondays", occurred_at=day(10, 3), sequence=2), [pref("monday")])
         (now,) = memory.current(SUBJECT, FAMILY, tenant=TENANT, valid_at=day(10, 4))

@@ -50,7 +50,7 @@ from memledger.errors import (
     PermissionDeniedError,
 )
 from memledger.gate import Check, GateDecision, decide
-from memledger.index.derived import DerivedIndex, Progress, default_index_path
+from memledger.index.derived import Index, Progress, open_index
 from memledger.index.embedders import default_embedder
 from memledger.ports import (
     Clock,
@@ -99,7 +99,7 @@ class Memory:
         clock: Clock | None = None,
         schema: Schema | None = None,
         policy: WritePolicy | None = None,
-        index: DerivedIndex | None = None,
+        index: Index | None = None,
         limits: Limits | None = None,
         hot: HotTier | None = None,
     ) -> None:
@@ -129,7 +129,7 @@ class Memory:
         schema: Schema | None = None,
         policy: WritePolicy | None = None,
         create: bool = True,
-        index: DerivedIndex | None = None,
+        index: Index | None = None,
         limits: Limits | None = None,
         hot: HotTier | None = None,
         replicas: Sequence[str] = (),
@@ -166,15 +166,15 @@ class Memory:
         return self.store.url
 
     @property
-    def index(self) -> DerivedIndex:
-        """The derived index recall reads: the one given, else ``<store file>.index``
-        with :func:`~memledger.index.embedders.default_embedder`, opened on first use."""
+    def index(self) -> Index:
+        """The derived index recall reads: the one given, else
+        :func:`~memledger.index.derived.open_index`'s (``<store file>.index`` beside a
+        SQLite store, the store's own database for PostgreSQL) with
+        :func:`~memledger.index.embedders.default_embedder`, opened on first use."""
         if self._index is None:
             with self._index_lock:  # two first readers on two threads open one index
                 if self._index is None:
-                    self._index = DerivedIndex(
-                        default_index_path(self.store), embedder=default_embedder()
-                    )
+                    self._index = open_index(self.store, embedder=default_embedder())
         return self._index
 
     def close(self) -> None:

@@ -51,10 +51,10 @@ from memledger.cli.serve import serve_command
 from memledger.corpus import Corpus, default_corpus_path
 from memledger.domain.budget import Budget
 from memledger.domain.limits import check_claims, check_event
-from memledger.domain.records import Receipt, parse_time, require_id
+from memledger.domain.records import JsonValue, Receipt, parse_time, require_id
 from memledger.errors import InvalidInputError, InvalidQueryError, MemledgerError
 from memledger.gate import decisions as gate_decisions
-from memledger.index.derived import DerivedIndex, default_index_path
+from memledger.index.derived import Index, open_index
 from memledger.index.embedders import (
     CachedEmbedder,
     Embedder,
@@ -337,7 +337,7 @@ def _index_for(memory: Memory, embedder: str) -> DerivedIndex:
             vectors = CachedEmbedder(embedder_from_name(embedder))
         except ImportError as exc:  # an optional extra is missing; its message names it
             raise CliError(f"--embedder {embedder}: {exc}") from None
-    return DerivedIndex(default_index_path(memory.store), embedder=vectors)
+    return open_index(memory.store, embedder=vectors)
 
 
 @app.command("recall")

@@ -16,7 +16,7 @@ import typer
 from memledger.cli._run import CliError
 from memledger.cli.extractors import ExtractorChoice, open_extractor
 from memledger.cli.options import check_store_path, settings_of, store_url
-from memledger.index.derived import DerivedIndex, default_index_path
+from memledger.index.derived import open_index
 from memledger.index.embedders import (
     CachedEmbedder,
     Embedder,
@@ -86,7 +86,7 @@ def mcp_command(
     memory = Memory.open(url, create=False)  # a mistyped path is an error, not a new store
     try:
         principal = memory.authenticate(key)  # before anything is served
-        index = DerivedIndex(default_index_path(memory.store), embedder=_embedder(embedder))
+        index = open_index(memory.store, embedder=_embedder(embedder))
         memory = Memory(memory.store, index=index)
         with open_extractor(
             extractor, settings_of(ctx), schema=memory.families_of(principal.tenant)

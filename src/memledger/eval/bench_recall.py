@@ -13,8 +13,10 @@ on tmpfs when there is room (a commit's fsync would otherwise dominate the
 run) and copied to the scratch folder, where it is indexed and read.
 
 Each embedder mode then gets its own derived index over the same store,
-built and timed with :meth:`DerivedIndex.sync`: ``none`` is lexical only
-(FTS5), ``hashing`` adds exact vector search with the plain
+built and timed with :meth:`DerivedIndex.sync` (on PostgreSQL, ``--store``, a
+:class:`~memledger.index.postgres.PostgresIndex` per mode, in the store's
+database): ``none`` is lexical only
+(BM25), ``hashing`` adds exact vector search with the plain
 :class:`HashingEmbedder` (no cache). Questions are drawn from the data, asked
 for one subject as an agent would (``recall(..., subject=, sync=False)``):
 four in five about a fact the subject stated (a hit when the fact is among
@@ -55,8 +57,8 @@ from memledger.eval import _scratch
 from memledger.eval.machine import describe
 from memledger.eval.synthetic import FAMILIES
 from memledger.index import _ann
-from memledger.index.derived import DerivedIndex
-from memledger.index.embedders import HashingEmbedder
+from memledger.index.derived import DerivedIndex, Index
+from memledger.index.embedders import Embedder, HashingEmbedder
 from memledger.index.lexical import entry_text
 from memledger.memory import Memory
 from memledger.ports import Store
@@ -451,7 +453,7 @@ _Top = tuple[list[str], list[float]]
 
 
 def _tenant_wide(
-    memory: Memory, index: DerivedIndex, questions: Sequence[Question]
+    memory: Memory, index: Index, questions: Sequence[Question]
 ) -> tuple[list[int], list[int], list[_Top]]:
     """Tenant-wide recalls, then vector searches alone: their nanoseconds, and each
     question's vector top ``K`` (nothing without an embedder)."""
@@ -490,6 +492,21 @@ def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
+def _index(
+    store: Store, path: Path, *, embedder: Embedder | None, ann_threshold: int | None
+) -> Index:
+    """A mode's own index over ``store``: the file ``path`` beside a SQLite store; in a
+    PostgreSQL store, its tables in a schema named after the file (one per mode)."""
+    if store.url.startswith("postgresql://"):
+        from memledger.index.postgres import PostgresIndex
+
+        namespace = "bench_" + path.name.replace("-", "_")
+        return PostgresIndex(
+            store, embedder=embedder, ann_threshold=ann_threshold, namespace=namespace
+        )
+    return DerivedIndex(path, embedder=embedder, ann_threshold=ann_threshold)
+
+
 def _measure_ann(
     store: Store,
     path: Path,
@@ -499,9 +516,9 @@ def _measure_ann(
 ) -> _AnnRun | None:
     """The approximate index over the ``hashing`` index at ``path``: its build, its
     tenant-wide recalls and vector searches, its top ``K`` against ``exact``."""
-    if not _ann.available():
+    if not store.url.startswith("postgresql://") and not _ann.available():
         return None
-    index = DerivedIndex(path, embedder=HashingEmbedder(), ann_threshold=1)
+    index = _index(store, path, embedder=HashingEmbedder(), ann_threshold=1)
     memory = Memory(store, index=index)
     try:
         status = index.warm(MEASURED)  # reads the vectors, builds the graph
@@ -540,7 +557,7 @@ def _measure(
     subject and tenant-wide (exact, then for ``hashing`` through the approximate
     index)."""
     path = folder / f"index-{mode}"
-    index = DerivedIndex(path, embedder=_embedder(mode), ann_threshold=None)
+    index = _index(store, path, embedder=_embedder(mode), ann_threshold=None)
     memory = Memory(store, index=index)
     closed = False
     try:
@@ -772,7 +789,7 @@ def run(
     and read. With ``fast_feed`` a store is fed on tmpfs (:func:`tmpfs`) and copied
     there: the write path's per-event fsync would otherwise dominate the run. With
     ``server`` (a PostgreSQL server URL) each store is a scratch database there
-    instead, fed in place; the derived index stays a file in the scratch folder."""
+    instead, fed in place, and each mode's index is a schema of that database."""
     if not sizes or min(sizes) < 1:
         raise InvalidInputError(f"sizes must be positive whole numbers, got {list(sizes)!r}")
     if queries < 1:

@@ -95,7 +95,9 @@ class Matrix:
             positions = np.flatnonzero(self.alive[: self.count])
         else:  # only the subjects' rows are read
             wanted = [p for s in dict.fromkeys(subjects) for p in self.by_subject.get(s, ())]
-            positions = np.array(wanted, dtype=np.intp)
+            # in row order: when the subjects hold every row, the scores below are those
+            # of rows 0, 1, 2 ... and must line up with the positions
+            positions = np.sort(np.array(wanted, dtype=np.intp))
             positions = positions[self.alive[positions]]
         if not len(positions):
             return []

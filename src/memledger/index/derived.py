@@ -67,7 +67,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from sys import intern
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 import numpy as np
 
@@ -82,6 +82,9 @@ from memledger.index._vectors import Matrix
 from memledger.index.lexical import entry_text, query_terms
 from memledger.ports import Store
 
+if TYPE_CHECKING:
+    from memledger.index.postgres import PostgresIndex
+
 __all__ = [
     "ANN_THRESHOLD",
     "WINDOW_AFTER",
@@ -93,6 +96,7 @@ __all__ = [
     "Progress",
     "VectorPath",
     "default_index_path",
+    "open_index",
 ]
 
 SCHEMA = "11"
@@ -162,6 +166,23 @@ def default_index_path(store: Store) -> Path:
         ) from exc
     digest = hashlib.sha256(store.url.encode()).hexdigest()[:16]
     return Path(folder) / f"{digest}.index"
+
+
+def open_index(
+    store: Store,
+    *,
+    embedder: Embedder | None = None,
+    ann_threshold: int | None = ANN_THRESHOLD,
+) -> Index:
+    """The derived index a store's reads use: for a SQLite store a
+    :class:`DerivedIndex` in ``<store file>.index``; for a PostgreSQL store a
+    :class:`~memledger.index.postgres.PostgresIndex` in the store's own database,
+    shared by every process that opens it."""
+    if store.url.startswith(("postgresql://", "postgres://")):
+        from memledger.index.postgres import PostgresIndex
+
+        return PostgresIndex(store, embedder=embedder, ann_threshold=ann_threshold)
+    return DerivedIndex(default_index_path(store), embedder=embedder, ann_threshold=ann_threshold)
 
 
 def _speaker(record: MemoryRecord) -> str | None:
@@ -953,6 +974,10 @@ class DerivedIndex:
                     (r[1], d) for d, r in enumerate(after, 1)
                 ]
         return found
+
+
+Index: TypeAlias = "DerivedIndex | PostgresIndex"
+"""What the read path searches: the SQLite index file or the PostgreSQL index."""
 
 
 def _check_k(k: object) -> None:

@@ -51,7 +51,7 @@ from memledger.index.lexical import entry_text
 from memledger.read.when import question_time
 
 if TYPE_CHECKING:
-    from memledger.index.derived import DerivedIndex
+    from memledger.index.derived import Index
     from memledger.memory import Memory
     from memledger.ports import Tokenizer
     from memledger.read.hot import HotTier, Tier
@@ -617,7 +617,7 @@ def assemble(
 
 def build(
     memory: Memory,
-    index: DerivedIndex | None,
+    index: Index | None,
     request: str,
     *,
     tenant: str,

@@ -66,7 +66,7 @@ from memledger.domain.passages import Passage, best_passage
 from memledger.domain.records import MemoryRecord, require_aware, require_id, require_text
 from memledger.domain.text import ends_asking
 from memledger.errors import EmbedderError, InvalidQueryError
-from memledger.index.derived import DerivedIndex, Hit
+from memledger.index.derived import Hit, Index
 from memledger.index.lexical import entry_text, query_terms
 from memledger.read.outdated import replaced
 from memledger.read.understand import Understood, families_named, name_words, understand
@@ -419,7 +419,7 @@ def _current_first(
 
 
 def _standing_in_scope(
-    index: DerivedIndex,
+    index: Index,
     query: str,
     *,
     tenant: str,
@@ -562,7 +562,7 @@ def _asks(record: MemoryRecord) -> bool:
     return isinstance(text, str) and ends_asking(text)
 
 
-def _semantic(index: DerivedIndex) -> bool:
+def _semantic(index: Index) -> bool:
     """Whether the index's cosines mean something (not the spelling-only hashing embedder)."""
     return index.embedder is not None and not index.embedder.name.startswith("hashing:")
 
@@ -621,7 +621,7 @@ def _relative(hits: Sequence[Hit]) -> dict[str, float]:
 
 def recall(
     memory: Memory,
-    index: DerivedIndex,
+    index: Index,
     query: str,
     *,
     tenant: str,

@@ -354,6 +354,9 @@ class PostgresStore:
             raise InvalidInputError(f"replica_wait must be seconds >= 0, got {replica_wait!r}")
         self._primary = _Pool(url, size=pool_size, name="memledger")
         self.url = self._primary.url
+        self.dsn = url
+        """The primary's connection string, password included (never shown: :attr:`url`
+        is the one to print). The PostgreSQL index connects with it."""
         self._replicas = [
             _Pool(r, size=pool_size, name=f"memledger-replica-{n}") for n, r in enumerate(replicas)
         ]

@@ -26,7 +26,7 @@ from pathlib import Path
 from memledger.domain.records import Actor, Role, SourceEvent
 from memledger.eval import _scratch
 from memledger.eval.locomo._data import Conversation
-from memledger.index.derived import DerivedIndex
+from memledger.index.derived import open_index
 from memledger.index.embedders import Embedder
 from memledger.memory import Memory
 from memledger.read.recall import RecallSettings, recall
@@ -59,13 +59,14 @@ class MemledgerRetriever:
         self._folder = tempfile.TemporaryDirectory(prefix="memledger-locomo-")
         root = Path(self._folder.name)
         self._clock = FrozenClock(datetime(2000, 1, 1, tzinfo=UTC))
-        self._index = DerivedIndex(root / "locomo.index", embedder=embedder)
         self._scratch = ExitStack()
         server = STORE_SERVER.get()
         if server is None:
             store = open_store(root / "locomo.db")
         else:  # a database of its own on that PostgreSQL server, dropped on close
             store = open_store(self._scratch.enter_context(_scratch.scratch_database(server)))
+        # the store's own index: a file beside SQLite, its tables in PostgreSQL
+        self._index = open_index(store, embedder=embedder)
         self._memory = Memory(store, clock=self._clock, index=self._index)
         self._tenant = ""
         self._settings = settings or RecallSettings(floor=0.0)
