@@ -323,7 +323,7 @@ EmbedderOption = Annotated[
 ]
 
 
-def _index_for(memory: Memory, embedder: str) -> DerivedIndex:
+def _index_for(memory: Memory, embedder: str) -> Index:
     choices = ("default", "hashing", "minilm", "minilm-onnx", "none")
     if embedder not in choices:
         raise CliError(f"--embedder must be one of {', '.join(choices)}, got {embedder!r}")
@@ -573,6 +573,54 @@ app.add_typer(corpus, name="corpus")
 app.add_typer(keys, name="keys")
 app.add_typer(schema, name="schema")
 app.add_typer(reviews, name="reviews")
+
+
+@app.command("copy-store")
+def copy_store_command(
+    ctx: typer.Context,
+    target: Annotated[
+        str,
+        typer.Argument(
+            metavar="POSTGRES_URL",
+            help="An empty PostgreSQL store to copy into (postgresql://user@host/db; it is"
+            " created if the database has no store yet).",
+            show_default=False,
+        ),
+    ],
+    *,
+    db: Db = None,
+    as_json: AsJson = False,
+) -> None:
+    """Copy this SQLite store (--db) into an empty PostgreSQL store, row for row in one
+    transaction: events, records, history, jobs, keys and traces, sequence numbers
+    included. The target's derived index is fed from the copied outbox on first use."""
+    from memledger.store import open_store
+    from memledger.store.copy import copy_store
+
+    if not target.startswith(("postgresql://", "postgres://")):
+        raise CliError(
+            f"copy-store copies into a PostgreSQL store (postgresql://...), got {target!r}"
+        )
+    with _memory(ctx, db) as source:
+        destination = open_store(target)
+        try:
+            with render.progress_bar("copy") as progress:
+                task = progress.add_task("copy", total=None)
+
+                def report(table: str, done: int) -> None:
+                    progress.update(task, completed=done, description=f"copy {table}")
+
+                copied = copy_store(source.store, destination, progress=report)
+        finally:
+            destination.close()
+    if as_json:
+        rows: dict[str, JsonValue] = {table: count for table, count in copied.items()}
+        render.print_json({"from": source.url, "to": destination.url, "rows": rows})
+        return
+    typer.echo(
+        f"copied {sum(copied.values())} rows of {len(copied)} tables from {source.url}"
+        f" to {destination.url}"
+    )
 
 
 @app.command()
