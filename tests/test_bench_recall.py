@@ -73,7 +73,7 @@ def test_json_body_and_markdown(report: Report) -> None:
     assert set(body["growth"]) == {"none", "hashing"}
     table = bench_recall.markdown(report)
     assert table.count("\n| ") == 1 + len(report.results)  # the rule line and the rows
-    assert "growth (hashing)" in table
+    assert "growth (sqlite, hashing)" in table
 
 
 def test_tenant_wide_rows_and_the_approximate_index(report: Report) -> None:
@@ -165,9 +165,38 @@ def test_cli_on_postgresql_reads_the_same_answers_as_on_sqlite(
     assert left == []
 
 
+def test_cli_feed_copy_measures_sqlite_then_its_copy_in_postgresql(
+    tmp_path: Path, postgres: PostgresServer, scratch_databases: list[str]
+) -> None:
+    out = tmp_path / "both.json"
+    args = ["--records", "120,240", "--queries", "8", "--embedder", "none,hashing"]
+    extra = ["--store", postgres.url(), "--feed", "copy", "--json", str(out)]
+    result = CliRunner().invoke(app, ["bench", "recall", *args, *extra])
+    assert result.exit_code == 0, result.output
+    assert "then its copy in PostgreSQL" in result.output
+    body = json.loads(out.read_text())
+    rows = {(r["store"], r["requested"], r["embedder"]): r for r in body["results"]}
+    assert len(rows) == 8 and len(scratch_databases) == 2  # one copy per size
+    same = ("records", "other_records", "subjects", "hit_rate", "abstain_rate", "feed_seconds")
+    for (store, size, mode), row in rows.items():
+        if store == "postgresql":
+            assert row["copy_seconds"] > 0
+            twin = rows[("sqlite", size, mode)]
+            assert twin["copy_seconds"] is None
+            assert {k: row[k] for k in same} == {k: twin[k] for k in same}  # the same rows
+    assert set(body["growth"]) == {
+        f"{store}:{mode}" for store in ("sqlite", "postgresql") for mode in ("none", "hashing")
+    }
+    assert not postgres.execute(
+        "SELECT datname FROM pg_database WHERE datname LIKE 'memledger_bench%'"
+    )
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
+        (["--feed", "copy"], "--feed copy copies into PostgreSQL"),
+        (["--feed", "bulk"], "--feed takes write or copy"),
         (["--store", "sqlite:///x.db"], "--store takes a postgresql:// URL"),
         (["--records", "0"], "--records"),
         (["--records=-5"], "--records"),

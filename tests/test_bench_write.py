@@ -52,3 +52,26 @@ def test_bench_write_reports_throughput_and_lag(
 def test_bench_write_store_must_be_postgresql() -> None:
     result = CliRunner().invoke(app, ["bench", "write", "--store", "sqlite:///x.db"])
     assert result.exit_code == 2 and "--store takes a postgresql:// URL" in result.output
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_prefill_starts_every_throughput_run_from_a_store_of_that_size(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    extra: list[str] = []
+    if backend == "postgresql":
+        extra = ["--store", request.getfixturevalue("postgres").url()]
+    out = tmp_path / "write.json"
+    result = CliRunner().invoke(
+        app,
+        ["bench", "write", "--events", "20", "--workers", "1,2", "--rate", "40",
+         "--seconds", "0.25", "--prefill", "100", "--json", str(out), *extra],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    rows = json.loads(out.read_text())["throughput"]
+    held = {row["prefill_records"] for row in rows}
+    assert len(held) == 1 and held.pop() >= 100  # the measured tenant's and three others'
+    for row in rows:  # each run's store held the prefill, then what the run added
+        assert row["records_after"] > row["prefill_records"]
+        assert sum(row["outcomes"].values()) == 20
+    assert "| records before |" in result.stdout

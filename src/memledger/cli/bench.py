@@ -66,6 +66,15 @@ def write(
             "run in a scratch database there, dropped after it. Default: SQLite files.",
         ),
     ] = None,
+    prefill: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            metavar="RECORDS",
+            help="Start each throughput run from a store already holding about this many"
+            " records (fed once through the write path as SQLite, copied for each run).",
+        ),
+    ] = 0,
 ) -> None:
     """Write-path throughput (ingest, extraction, end to end) and extraction lag, on
     SQLite or (--store) on PostgreSQL."""
@@ -90,7 +99,14 @@ def write(
             progress.update(tasks[key], completed=done)
 
         results, lag = bench_write.run(
-            sizes, rules, rate=rate, seconds=seconds, workers=pools, progress=report, server=store
+            sizes,
+            rules,
+            rate=rate,
+            seconds=seconds,
+            workers=pools,
+            progress=report,
+            server=store,
+            prefill=prefill,
         )
     machine = describe()
     info = rules.info
@@ -107,13 +123,15 @@ def write(
         highlight=False,
     )
     out.print(
-        "| events | workers | ingest/s | extract+commit/s | end to end/s | baseline INSERT/s |",
+        "| records before | events | workers | ingest/s | extract+commit/s | end to end/s "
+        "| baseline INSERT/s |",
         markup=False,
     )
-    out.print("| ---: | ---: | ---: | ---: | ---: | ---: |", markup=False)
+    out.print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |", markup=False)
     for r in results:
         out.print(
-            f"| {r.events:,} | {r.workers} | {r.ingest_per_s:,.0f} | {r.process_per_s:,.0f} | "
+            f"| {r.prefill_records:,} | {r.events:,} | {r.workers} | {r.ingest_per_s:,.0f} | "
+            f"{r.process_per_s:,.0f} | "
             f"{r.end_to_end_per_s:,.0f} | {r.baseline_insert_per_s:,.0f} |",
             markup=False,
         )
@@ -158,6 +176,15 @@ def recall(
             "size's canonical store in a scratch database there. Default: SQLite files.",
         ),
     ] = None,
+    feed: Annotated[
+        str,
+        typer.Option(
+            metavar="write|copy",
+            help="With --store: fill each PostgreSQL store through the write path (write),"
+            " or feed and measure a SQLite store, then copy it into PostgreSQL (copy-store)"
+            " and measure it there: both stores with the same rows, in one run (copy).",
+        ),
+    ] = "write",
 ) -> None:
     """Read-path latency: recall and exact slot reads on synthetic memories of many subjects.
 
@@ -179,14 +206,27 @@ def recall(
         )
     if store is not None and not is_postgres(store):
         raise CliError(f"--store takes a postgresql:// URL, got {store!r}")
+    if feed not in ("write", "copy"):
+        raise CliError(f"--feed takes write or copy, got {feed!r}")
+    if feed == "copy" and store is None:
+        raise CliError("--feed copy copies into PostgreSQL: give --store postgresql://...")
     with render.progress_bar() as progress:
         report = _reporter(progress)
 
         result = bench_recall.run(
-            sizes, [modes[n] for n in names], queries=queries, progress=report, server=store
+            sizes,
+            [modes[n] for n in names],
+            queries=queries,
+            progress=report,
+            server=store,
+            feed="copy" if feed == "copy" else "write",
         )
     machine = result.machine
-    backend = f"SQLite {machine['sqlite']}" if store is None else "PostgreSQL canonical store"
+    backend = {
+        None: f"SQLite {machine['sqlite']}",
+        "write": "PostgreSQL store and index",
+        "copy": f"SQLite {machine['sqlite']}, then its copy in PostgreSQL (store and index)",
+    }[None if store is None else feed]
     out = Console(soft_wrap=True)
     out.print(
         f"memledger bench recall, {queries} questions per row (k={bench_recall.K}), "

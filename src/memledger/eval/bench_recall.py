@@ -63,10 +63,17 @@ from memledger.index.lexical import entry_text
 from memledger.memory import Memory
 from memledger.ports import Store
 from memledger.store import open_store
+from memledger.store.copy import copy_store
 from memledger.store.sqlite import SQLiteStore
 from memledger.write.extract.rules import RuleExtractor
 
 EmbedderMode = Literal["none", "hashing"]
+StoreKind = Literal["sqlite", "postgresql"]
+FeedMode = Literal["write", "copy"]
+"""How a PostgreSQL store is filled: through the write path (``write``), or fed as a
+SQLite store that is measured, then copied into PostgreSQL and measured there
+(``copy``: both stores hold the same rows, in one run; a million records take hours
+through PostgreSQL's write path on a small machine)."""
 EMBEDDER_MODES: tuple[EmbedderMode, ...] = ("none", "hashing")
 
 Progress = Callable[[str, int, int], None]
@@ -282,6 +289,8 @@ class Percentiles:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Result:
+    store: StoreKind
+    """Where the canonical store (and the index) lived."""
     records: int
     """Open records of the measured tenant (what its index holds)."""
     requested: int
@@ -320,10 +329,13 @@ class Result:
     ann_overlap_stated: float | None = None
     """``ann_overlap`` over the questions about a stated fact only (the others ask
     about something never said: their exact top 10 is a flat field of near ties)."""
+    copy_seconds: float | None = None
+    """``feed="copy"``: copying the fed SQLite store into PostgreSQL (``copy-store``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Growth:
+    store: StoreKind
     embedder: EmbedderMode
     records_from: int
     records_to: int
@@ -656,6 +668,19 @@ def _build(
     return target, fed
 
 
+def build_store(
+    records: int, folder: Path, *, seed: int = 7, progress: Progress | None = None
+) -> tuple[Path, float]:
+    """A SQLite store in ``folder`` of about ``records`` records for the measured tenant
+    and a tenth each for three others, fed through the write path (on tmpfs when there
+    is room); its path and the feed's seconds."""
+    people = {MEASURED: population(MEASURED, records, seed=seed)}
+    for tenant in OTHERS:
+        people[tenant] = population(tenant, max(1, records // 10), seed=seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    return _build(people, folder, feed_in=tmpfs(records), progress=progress)
+
+
 def run_size(
     records: int,
     embedders: Sequence[EmbedderMode],
@@ -666,24 +691,41 @@ def run_size(
     seed: int = 7,
     progress: Progress | None = None,
     server: str | None = None,
+    feed: FeedMode = "write",
 ) -> list[Result]:
     """One store of about ``records`` records for the measured tenant, every mode over it:
-    a SQLite file, or a scratch database on the PostgreSQL ``server``."""
+    a SQLite file, or a scratch database on the PostgreSQL ``server`` (``feed="copy"``:
+    the SQLite file first, then its copy there)."""
     people = {MEASURED: population(MEASURED, records, seed=seed)}
     for tenant in OTHERS:
         people[tenant] = population(tenant, max(1, records // 10), seed=seed)
-    with ExitStack() as scratch:
-        if server is None:
-            path, fed = _build(people, folder, feed_in=feed_in, progress=progress)
-            store: Store = SQLiteStore(path)
-        else:
-            store = open_store(scratch.enter_context(_scratch.scratch_database(server)))
-            fed = _feed_timed(Memory(store), people, progress)
-        scratch.callback(store.close)
+
+    def measure(store: Store, fed: float, copied: float | None = None) -> list[Result]:
         return _measure_all(
             store, people, records, embedders, queries=queries, folder=folder, seed=seed,
-            fed=fed, progress=progress,
+            fed=fed, copied=copied, progress=progress,
         )  # fmt: skip
+
+    with ExitStack() as scratch:
+        if server is not None and feed == "write":
+            store: Store = open_store(scratch.enter_context(_scratch.scratch_database(server)))
+            scratch.callback(store.close)
+            fed = _feed_timed(Memory(store), people, progress)
+            return measure(store, fed)
+        path, fed = _build(people, folder, feed_in=feed_in, progress=progress)
+        store = SQLiteStore(path)
+        scratch.callback(store.close)
+        results = measure(store, fed)
+        if server is None:
+            return results
+        target = open_store(scratch.enter_context(_scratch.scratch_database(server)))
+        scratch.callback(target.close)
+        _say(progress, f"copy    {records:,}", 0, 1)
+        started = time.perf_counter()
+        copy_store(store, target)
+        copied = time.perf_counter() - started
+        _say(progress, f"copy    {records:,}", 1, 1)
+        return results + measure(target, fed, copied)
 
 
 def _feed_timed(
@@ -709,18 +751,21 @@ def _measure_all(
     seed: int,
     fed: float,
     progress: Progress | None,
+    copied: float | None = None,
 ) -> list[Result]:
     counts = open_records(Memory(store))
+    kind: StoreKind = "postgresql" if store.url.startswith("postgresql://") else "sqlite"
     questions = _questions(people[MEASURED], queries, seed)
     asked = questions[WARMUP:]
     results = []
     for mode in embedders:
-        label = f"{mode:7} {records:,}"
+        label = f"{mode:7} {records:,}" + (" pg" if kind == "postgresql" else "")
         run = _measure(
             store, folder, mode=mode, questions=questions, label=label, progress=progress
         )
         results.append(
             Result(
+                store=kind,
                 records=counts.get(MEASURED, 0),
                 requested=records,
                 embedder=mode,
@@ -746,6 +791,7 @@ def _measure_all(
                 ann_overlap_ids=None if run.ann is None else run.ann.overlap_ids,
                 ann_overlap_stated=None if run.ann is None else run.ann.overlap_stated,
                 ann_cosine_ratio=None if run.ann is None else run.ann.cosine_ratio,
+                copy_seconds=copied,
             )
         )
     return results
@@ -754,13 +800,16 @@ def _measure_all(
 def growth(results: Sequence[Result]) -> tuple[Growth, ...]:
     """Per mode: the largest size against the smallest (nothing with one size)."""
     out: list[Growth] = []
-    for mode in dict.fromkeys(r.embedder for r in results):
-        mine = sorted((r for r in results if r.embedder == mode), key=lambda r: r.records)
+    for store, mode in dict.fromkeys((r.store, r.embedder) for r in results):
+        mine = sorted(
+            (r for r in results if (r.store, r.embedder) == (store, mode)), key=lambda r: r.records
+        )
         small, large = mine[0], mine[-1]
         if len(mine) < 2 or small.records == 0:
             continue
         out.append(
             Growth(
+                store=store,
                 embedder=mode,
                 records_from=small.records,
                 records_to=large.records,
@@ -783,13 +832,20 @@ def run(
     fast_feed: bool = True,
     seed: int = 7,
     server: str | None = None,
+    feed: FeedMode = "write",
 ) -> Report:
     """Every size with every embedder mode, each size in a fresh scratch folder under
     ``folder`` (default: the system's temporary folder), where stores are indexed
     and read. With ``fast_feed`` a store is fed on tmpfs (:func:`tmpfs`) and copied
     there: the write path's per-event fsync would otherwise dominate the run. With
     ``server`` (a PostgreSQL server URL) each store is a scratch database there
-    instead, fed in place, and each mode's index is a schema of that database."""
+    instead, fed in place, and each mode's index is a schema of that database; with
+    ``feed="copy"`` each size is fed and measured as a SQLite store, then copied into
+    a scratch database there and measured again (:data:`FeedMode`)."""
+    if feed not in ("write", "copy"):
+        raise InvalidInputError(f"feed must be 'write' or 'copy', got {feed!r}")
+    if feed == "copy" and server is None:
+        raise InvalidInputError("feed='copy' copies into PostgreSQL: give a server")
     if not sizes or min(sizes) < 1:
         raise InvalidInputError(f"sizes must be positive whole numbers, got {list(sizes)!r}")
     if queries < 1:
@@ -799,11 +855,10 @@ def run(
     results: list[Result] = []
     fed_in: list[str] = []
     for size in sizes:
-        feed_in = tmpfs(size) if fast_feed and server is None else None
+        in_place = server is not None and feed == "write"
+        feed_in = tmpfs(size) if fast_feed and not in_place else None
         fed_in.append(
-            redact_url(server)
-            if server is not None
-            else str(feed_in or folder or tempfile.gettempdir())
+            redact_url(server) if in_place else str(feed_in or folder or tempfile.gettempdir())
         )
         with tempfile.TemporaryDirectory(prefix="memledger-recall-", dir=folder) as scratch:
             results.extend(
@@ -816,6 +871,7 @@ def run(
                     seed=seed,
                     progress=progress,
                     server=server,
+                    feed=feed,
                 )
             )
     return Report(
@@ -831,6 +887,9 @@ def run(
 
 
 def json_body(report: Report) -> dict[str, object]:
+    """The report as JSON; ``growth`` is keyed by embedder mode, or by ``store:mode``
+    when the report holds both stores (``feed="copy"``)."""
+    stores = {r.store for r in report.results}
     return {
         "benchmark": "recall",
         "machine": report.machine,
@@ -838,7 +897,9 @@ def json_body(report: Report) -> dict[str, object]:
         "fed_in": list(report.fed_in),
         "results": [asdict(r) for r in report.results],
         "growth": {
-            g.embedder: {k: v for k, v in asdict(g).items() if k != "embedder"}
+            (g.embedder if len(stores) == 1 else f"{g.store}:{g.embedder}"): {
+                k: v for k, v in asdict(g).items() if k not in ("embedder", "store")
+            }
             for g in report.growth
         },
     }
@@ -846,13 +907,14 @@ def json_body(report: Report) -> dict[str, object]:
 
 def markdown(report: Report) -> str:
     lines = [
-        "| records | embedder | index s | recall p50 ms | p95 | p99 | slot p50 ms | p95 "
+        "| store | records | embedder | index s | recall p50 ms | p95 | p99 | slot p50 ms | p95 "
         "| hit rate | abstain rate |",
-        "| ---: | :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| :--- | ---: | :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in report.results:
         lines.append(
-            f"| {r.records:,} | {r.embedder} | {r.index_seconds:.1f} | {r.recall_ms.p50:.2f} | "
+            f"| {r.store} | {r.records:,} | {r.embedder} | {r.index_seconds:.1f} | "
+            f"{r.recall_ms.p50:.2f} | "
             f"{r.recall_ms.p95:.2f} | {r.recall_ms.p99:.2f} | {r.slot_ms.p50:.3f} | "
             f"{r.slot_ms.p95:.3f} | {r.hit_rate:.0%} | {r.abstain_rate:.0%} |"
         )
@@ -860,7 +922,7 @@ def markdown(report: Report) -> str:
         lines.append("")
     for g in report.growth:
         lines.append(
-            f"growth ({g.embedder}): {g.records_from:,} to {g.records_to:,} records "
+            f"growth ({g.store}, {g.embedder}): {g.records_from:,} to {g.records_to:,} records "
             f"(x{g.records_ratio:.1f}): recall p50 "
             f"x{g.recall_p50_ratio:.2f}, p95 x{g.recall_p95_ratio:.2f}, "
             f"slot p50 x{g.slot_p50_ratio:.2f}"
@@ -875,11 +937,11 @@ def tenant_markdown(report: Report) -> str:
         return "- | -" if p is None else f"{p.p50:.2f} | {p.p95:.2f}"
 
     lines = [
-        "| records | embedder | recall p50 ms | p95 | vectors p50 ms | p95 | ANN build s "
+        "| store | records | embedder | recall p50 ms | p95 | vectors p50 ms | p95 | ANN build s "
         "| ANN recall p50 ms | p95 | ANN vectors p50 ms | p95 "
         "| top-10 overlap: near / ids / near, stated facts | cosine ratio |",
-        "| ---: | :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
-        "| ---: |",
+        "| :--- | ---: | :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+        "| ---: | ---: |",
     ]
     for r in report.results:
         build = "-" if r.ann_build_seconds is None else f"{r.ann_build_seconds:.1f}"
@@ -889,7 +951,7 @@ def tenant_markdown(report: Report) -> str:
             else f"{r.ann_overlap:.3f} / {r.ann_overlap_ids:.3f} / {r.ann_overlap_stated:.3f}"
         )
         lines.append(
-            f"| {r.records:,} | {r.embedder} | {pair(r.tenant_recall_ms)} | "
+            f"| {r.store} | {r.records:,} | {r.embedder} | {pair(r.tenant_recall_ms)} | "
             f"{pair(r.tenant_vector_ms)} | {build} | {pair(r.tenant_recall_ann_ms)} | "
             f"{pair(r.tenant_vector_ann_ms)} | {same} | "
             + ("-" if r.ann_cosine_ratio is None else f"{r.ann_cosine_ratio:.3f}")

@@ -10,26 +10,37 @@ same durability settings (the floor any store pays).
 Lag: a producer ingests at a fixed rate while a worker thread drains; the lag
 of an event is the time from its ``ingest`` returning to its commit by the
 worker.
+
+Prefill (``prefill=N``): each throughput run starts from a store that already
+holds about N open records (``bench recall``'s population, in four tenants of
+their own), so the rate is that of a store of that size. It is fed once through
+the write path as a SQLite file (on tmpfs when there is room), then copied for
+each run: the file, or into the scratch database (``copy-store``).
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import shutil
 import sqlite3
 import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from memledger.errors import InvalidInputError
 from memledger.eval import _scratch
+from memledger.eval.bench_recall import open_records
 from memledger.eval.synthetic import TENANTS
 from memledger.eval.synthetic import events as synthetic_events
 from memledger.memory import Memory
 from memledger.ports import Extractor
 from memledger.store import open_store
+from memledger.store.copy import copy_store
+from memledger.store.sqlite import SQLiteStore
 from memledger.write.worker import Worker, WorkerSettings
 
 Progress = Callable[[str, int, int], None]
@@ -39,6 +50,10 @@ Progress = Callable[[str, int, int], None]
 class Throughput:
     events: int
     workers: int
+    prefill_records: int
+    """Open records the store held before the run (0: an empty store)."""
+    records_after: int
+    """Open records it held after the run, every tenant's."""
     ingest_per_s: float
     process_per_s: float
     end_to_end_per_s: float
@@ -99,16 +114,38 @@ def _baseline_postgres(count: int, server: str) -> float:
 
 
 @contextmanager
-def _store(folder: Path, name: str, server: str | None) -> Iterator[str]:
-    """The URL of a new store: a SQLite file in ``folder``, or a scratch database."""
+def _store(
+    folder: Path, name: str, server: str | None, template: Path | None = None
+) -> Iterator[str]:
+    """The URL of a new store: a SQLite file in ``folder``, or a scratch database; a
+    copy of the SQLite store ``template`` when given."""
     if server is None:
         path = folder / f"{name}.db"
         for suffix in ("", "-wal", "-shm"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)
+            if template is not None and Path(f"{template}{suffix}").exists():
+                shutil.copyfile(f"{template}{suffix}", f"{path}{suffix}")
         yield f"sqlite:///{path}"
         return
     with _scratch.scratch_database(server) as url:
+        if template is not None:
+            source, target = SQLiteStore(template), open_store(url)
+            try:
+                copy_store(source, target)
+            finally:
+                source.close()
+                target.close()
         yield url
+
+
+def prefilled(records: int, folder: Path, *, progress: Progress | None = None) -> Path:
+    """A SQLite store in ``folder`` holding about ``records`` open records (``bench
+    recall``'s population: a tenant of that many, three of a tenth each), fed through
+    the write path."""
+    from memledger.eval import bench_recall
+
+    path, _ = bench_recall.build_store(records, folder, progress=progress)
+    return path
 
 
 def _drain(url: str) -> None:
@@ -128,13 +165,17 @@ def throughput(
     workers: int = 1,
     progress: Progress | None = None,
     server: str | None = None,
+    template: Path | None = None,
+    prefill_records: int = 0,
 ) -> Throughput:
     """Ingest ``count`` turns, then drain them with ``workers`` worker processes
-    (``workers=1``: this thread, with progress)."""
-    with _store(folder, f"write-{count}-{workers}", server) as url:
-        return _throughput(
+    (``workers=1``: this thread, with progress), into a new store or a copy of
+    ``template`` (which holds ``prefill_records``)."""
+    with _store(folder, f"write-{count}-{workers}", server, template) as url:
+        result = _throughput(
             url, count, extractor, folder=folder, workers=workers, progress=progress, server=server
         )
+    return replace(result, prefill_records=prefill_records)
 
 
 def _throughput(
@@ -184,12 +225,15 @@ def _throughput(
         }
     finished = time.perf_counter()
     pending = sum(len(memory.jobs(tenant=t)) for t in TENANTS)
+    after = sum(open_records(memory).values())
     memory.close()
     if pending:
         raise RuntimeError(f"{pending} jobs were left undone")
     return Throughput(
         events=count,
         workers=workers,
+        prefill_records=0,
+        records_after=after,
         ingest_per_s=count / (ingested - started),
         process_per_s=count / (finished - ingested),
         end_to_end_per_s=count / (finished - started),
@@ -269,13 +313,31 @@ def run(
     folder: Path | None = None,
     progress: Progress | None = None,
     server: str | None = None,
+    prefill: int = 0,
 ) -> tuple[list[Throughput], Lag]:
     """Every size with every worker count, then the lag run, in a scratch folder (or in
-    scratch databases on the PostgreSQL ``server``)."""
+    scratch databases on the PostgreSQL ``server``); with ``prefill`` each throughput run
+    starts from a store of about that many records (the lag run from an empty one)."""
+    if prefill < 0:
+        raise InvalidInputError(f"prefill must be >= 0, got {prefill!r}")
     with tempfile.TemporaryDirectory(prefix="memledger-bench-") as scratch:
         where = folder or Path(scratch)
+        template: Path | None = None
+        held = 0
+        if prefill:
+            template = prefilled(prefill, Path(scratch) / "prefill", progress=progress)
+            held = _open_records(template)
         results = [
-            throughput(n, extractor, folder=where, workers=w, progress=progress, server=server)
+            throughput(
+                n,
+                extractor,
+                folder=where,
+                workers=w,
+                progress=progress,
+                server=server,
+                template=template,
+                prefill_records=held,
+            )
             for n in sizes
             for w in workers
         ]
@@ -283,3 +345,12 @@ def run(
             extractor, rate=rate, seconds=seconds, folder=where, progress=progress, server=server
         )
     return results, latency
+
+
+def _open_records(path: Path) -> int:
+    """Open records in the SQLite store at ``path``, every tenant's."""
+    store = SQLiteStore(path)
+    try:
+        return sum(open_records(Memory(store)).values())
+    finally:
+        store.close()
