@@ -527,6 +527,11 @@ def test_another_handle_sees_a_rebuild_made_elsewhere(memory: Memory, tmp_path: 
         assert lexical == {first, second}
         assert vectors == lexical
         assert serving.names(TENANT) == {SUBJECT, "melanie"}
+        # a name whose only entry left is forgotten once another handle rebuilds
+        memory.revoke(second, tenant=TENANT, reason="not hers")
+        with index_at(memory, tmp_path, path, embedder=HashingEmbedder()) as reindex:
+            reindex.rebuild(memory.store)
+        assert serving.names(TENANT) == {SUBJECT}
 
 
 def test_neighbours_are_the_turns_of_the_same_thread_in_time_order(

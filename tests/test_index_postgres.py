@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from psycopg import sql as psycopg_sql
 
 from memledger import Claim, Memory
 from memledger.errors import InvalidInputError
@@ -26,6 +27,7 @@ from memledger.store import open_store
 from memledger.testing import FrozenClock
 from memledger.testing.postgres import PostgresServer
 from memledger.testing.scenarios import day, event
+from test_derived_index import FlakyEmbedder
 
 WORDS = (
     "running runs ran runner connection connected connecting generalization generously"
@@ -91,6 +93,7 @@ QUERIES = (
     "pottery bowl painted",
     "certification counseling course",
     "camping beach marshmallows roasting",
+    "who runs the running group? painting painted",  # terms that stem alike count twice
 )
 
 
@@ -283,9 +286,39 @@ def test_a_large_tenant_searches_its_own_hnsw_index(postgres: PostgresServer) ->
         assert index.vector_searches["exact"] == 1
         assert {h.subject for h in scoped} == {"melanie"}
         assert all(h.tenant == "acme" for h in index.search_vectors("kids", tenant="acme", k=20))
+        # the planner can serve the candidates query from the tenant's own index (with
+        # so few rows it would rather scan and sort, hence both off)
+        with index._transaction() as conn:
+            conn.execute("SET LOCAL enable_seqscan = off")
+            conn.execute("SET LOCAL enable_sort = off")
+            plan = conn.execute(
+                psycopg_sql.SQL("EXPLAIN ") + index._ann_query("acme"),
+                {"q": HashingEmbedder().embed(["kids"])[0], "n": 5},
+            ).fetchall()
+        assert any("hnsw_" in line for (line,) in plan), plan
         with PostgresIndex(memory.store, embedder=HashingEmbedder(), ann_threshold=None) as plain:
             assert plain.search_vectors("kids painting sunset", tenant="acme", k=3) == exact
             assert plain.ann_status("acme") is None
+    finally:
+        index.close()
+        memory.close()
+
+
+def test_vectors_backfilled_after_a_failing_embedder_count_towards_the_hnsw_threshold(
+    postgres: PostgresServer,
+) -> None:
+    memory = Memory(open_store(postgres.create_database()), clock=FrozenClock(day(10, 2)))
+    flaky = FlakyEmbedder()
+    index = PostgresIndex(memory.store, embedder=flaky, ann_threshold=len(TURNS))
+    try:
+        fill(memory)
+        index.sync(memory.store)
+        assert index.status().vectors == 0 and index.warm("acme") is None
+        flaky.failing = False
+        index.sync(memory.store)  # backfills
+        assert index.status().vectors == len(TURNS)
+        status = index.warm("acme")
+        assert status is not None and status.vectors == len(TURNS)
     finally:
         index.close()
         memory.close()

@@ -582,17 +582,20 @@ class PostgresIndex:
             ).fetchall()
         return [_vector_hit(tenant, row, typical=float(row[8])) for row in rows]
 
+    def _ann_query(self, tenant: str) -> sql.Composed:
+        """The HNSW candidates of ``tenant``: its own partial index, which the planner
+        matches only against a literal tenant (never a parameter)."""
+        return sql.SQL(
+            "SELECT id, (-(vector <#> %(q)s)::float4)::float8 AS cosine FROM {t}.entries"
+            " WHERE tenant = {tenant} ORDER BY vector <#> %(q)s LIMIT %(n)s"
+        ).format(t=sql.Identifier(self.ns), tenant=sql.Literal(tenant))
+
     def _search_ann(self, vector: np.ndarray, *, tenant: str, k: int) -> list[Hit]:
         ns = self.ns
-        literal = sql.Literal(tenant)  # the planner uses a partial index for a literal only
         with self._transaction() as conn:
             conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(EF_SEARCH))
             candidates = conn.execute(
-                sql.SQL(
-                    "SELECT id, (-(vector <#> %(q)s)::float4)::float8 AS cosine FROM {t}.entries"
-                    " WHERE tenant = {tenant} ORDER BY vector <#> %(q)s LIMIT %(n)s"
-                ).format(t=sql.Identifier(self.ns), tenant=literal),
-                {"q": vector, "n": k + OVERFETCH},
+                self._ann_query(tenant), {"q": vector, "n": k + OVERFETCH}
             ).fetchall()
             best = sorted(candidates, key=lambda row: (-row[1], row[0]))[:k]
             if not best:
