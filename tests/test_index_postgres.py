@@ -13,12 +13,13 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from psycopg import sql as psycopg_sql
 
 from memledger import Claim, Memory
 from memledger.errors import InvalidInputError
+from memledger.index._fts import table_name
 from memledger.index._tokens import tokens
 from memledger.index.derived import DerivedIndex, open_index
 from memledger.index.embedders import HashingEmbedder
@@ -185,6 +186,115 @@ def test_recall_through_memory_uses_the_index_in_the_database(pair: tuple[Memory
         assert [i.record.memory_id for i in a.items] == [i.record.memory_id for i in b.items], query
     # a recall syncs its own tenant only
     assert pg.index.status().entries == len(TURNS) and pg.index.lag(pg.store, tenant="acme") == 0
+
+
+# -- incremental feeding: windows of turns that arrive out of order, and leave ------------------
+
+steps = st.lists(
+    st.one_of(
+        st.tuples(
+            st.just("say"),
+            st.sampled_from(["s1", "s2"]),
+            st.integers(min_value=0, max_value=40),
+            st.sampled_from(
+                [
+                    "pottery class bowl",
+                    "running group",
+                    "kids museum dinosaurs",
+                    "adoption agency",
+                    "sunset painting beach",
+                ]
+            ),
+        ),
+        st.tuples(st.just("revoke"), st.integers(min_value=0, max_value=30)),
+    ),
+    min_size=1,
+    max_size=14,
+)
+
+
+def _windows(index: DerivedIndex | PostgresIndex, memory: Memory) -> dict[str, object]:
+    """Each live turn's window document, as its tokens with counts, and its length."""
+    out: dict[str, object] = {}
+    if isinstance(index, PostgresIndex):
+        with index._connection() as conn:
+            rows = conn.execute(
+                f"SELECT e.memory_id, e.win_length, p.lexeme, p.tf FROM {index.ns}.entries e"
+                f" LEFT JOIN {index.ns}.win_postings p ON p.tenant = e.tenant AND p.doc = e.id"
+                " WHERE e.tenant = 'acme'"
+            ).fetchall()
+        for memory_id, length, lexeme, tf in rows:
+            entry = out.setdefault(memory_id, [length, {}])
+            if lexeme is not None:
+                entry[1][lexeme] = tf  # type: ignore[index]
+        return out
+    table = table_name("acme", "win")
+    if not index._conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchone():
+        return {}  # nothing said yet
+    for memory_id, length, text in index._conn.execute(
+        f"SELECT e.memory_id, e.win_length, w.text FROM entries e LEFT JOIN {table} w"
+        " ON w.rowid = e.id WHERE e.tenant = 'acme'"
+    ):
+        counts: dict[str, int] = {}
+        for token in tokens(text or ""):
+            counts[token] = counts.get(token, 0) + 1
+        out[memory_id] = [length, counts]
+    return out
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(script=steps)
+@example(  # a turn in the middle of a session leaves: both sides' windows move
+    script=[("say", "s1", m, "running group") for m in (5, 1, 9, 3, 7, 11)] + [("revoke", 3)]
+)
+@example(script=[("say", "s1", m, "kids museum dinosaurs") for m in (9, 7, 5, 3, 1, 0)])
+def test_windows_fed_one_change_at_a_time_match_the_sqlite_index(
+    postgres: PostgresServer, tmp_path_factory: pytest.TempPathFactory, script: list[tuple]
+) -> None:
+    """Turns said out of time order into two sessions, some revoked, each change synced
+    on its own: every turn's window (its words and length) and the statistics are the
+    SQLite index's, and a rebuild gives the same."""
+    folder = tmp_path_factory.mktemp("win")
+    lite = Memory(open_store(folder / "m.db"), clock=FrozenClock(day(10, 2)))
+    pg = Memory(open_store(postgres.create_database()), clock=FrozenClock(day(10, 2)))
+    a = DerivedIndex(folder / "m.index")
+    b = PostgresIndex(pg.store)
+    said: list[str] = []
+    try:
+        for n, step in enumerate(script):
+            for memory, index in ((lite, a), (pg, b)):
+                if step[0] == "say":
+                    _, session, minute, words = step
+                    claim = Claim(
+                        family="conversation", kind="episode", statement=words,
+                        value={"text": f"{words} {n}", "speaker": "ann", "session": session},
+                        scope=f"turn:t{n}",
+                    )  # fmt: skip
+                    at = day(10, 1, 9, minute)
+                    receipt = memory.ingest(
+                        event(f"t{n}", words, occurred_at=at, subject="ann"), [claim]
+                    )
+                    if memory is lite:
+                        said.append(receipt.results[0].memory_id or "")
+                elif said:
+                    victim = said[step[1] % len(said)]
+                    if memory.get(victim, tenant="acme").status == "active":
+                        memory.revoke(victim, tenant="acme", reason="test")
+                index.sync(memory.store)
+        assert _windows(b, pg) == _windows(a, lite)
+        for query in ("pottery running", "kids adoption sunset beach"):
+            _same(a.search(query, tenant="acme", k=8, windows=True),
+                  b.search(query, tenant="acme", k=8, windows=True))  # fmt: skip
+        before = _windows(b, pg)
+        b.rebuild(pg.store)
+        assert _windows(b, pg) == before  # by memory id: the entries' own ids change
+    finally:
+        a.close()
+        b.close()
+        lite.close()
+        pg.close()
 
 
 # -- tenants and subjects inside the query ---------------------------------------------------

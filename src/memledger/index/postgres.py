@@ -39,6 +39,7 @@ rows, measured.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import re
 import threading
@@ -46,6 +47,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -341,9 +343,11 @@ class PostgresIndex:
         As :meth:`DerivedIndex.sync <memledger.index.derived.DerivedIndex.sync>`."""
         ns = self.ns
         applied = 0
-        total = self.lag(store, tenant=tenant)
-        if limit is not None:
-            total = min(total, limit)
+        total = 0
+        if progress is not None:  # (a recall's sync asks for no progress: fewer round trips)
+            total = self.lag(store, tenant=tenant)
+            if limit is not None:
+                total = min(total, limit)
         while limit is None or applied < limit:
             size = batch if limit is None else min(batch, limit - applied)
             start = self.cursor if tenant is None else self.cursor_of(tenant)
@@ -356,12 +360,10 @@ class PostgresIndex:
                 stamp = int(_get(conn, ns, "stamp") or 0) + 1
                 done = int(_get(conn, ns, "cursor") or 0)
                 ahead = dict(conn.execute(f"SELECT tenant, seq FROM {ns}.cursors").fetchall())
-                feed = _Feed(conn, ns, stamp)
-                for row in rows:
-                    if row.seq <= max(done, ahead.get(row.tenant, 0)):
-                        continue  # applied already, by a tenant's sync or another handle
-                    feed.apply(row, records, vectors)
-                feed.finish()
+                fresh = [  # skipping what a tenant's sync or another handle applied
+                    row for row in rows if row.seq > max(done, ahead.get(row.tenant, 0))
+                ]
+                _Feed(conn, ns, stamp).apply(fresh, records, vectors)
                 last = rows[-1].seq
                 if tenant is None:
                     _set(conn, ns, "cursor", str(max(done, last)))
@@ -416,10 +418,7 @@ class PostgresIndex:
             with self._transaction() as conn:
                 conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (_FEED_LOCK, self._lock_key))
                 stamp = int(_get(conn, ns, "stamp") or 0) + 1
-                feed = _Feed(conn, ns, stamp)
-                for row in rows:  # in outbox order, as the syncs applied them
-                    feed.apply(row, records, vectors)
-                feed.finish()
+                _Feed(conn, ns, stamp).apply(rows, records, vectors)  # as the syncs did
                 _set(conn, ns, "stamp", str(stamp))
             applied += len(rows)
             after = rows[-1].seq
@@ -789,30 +788,22 @@ class PostgresIndex:
         found: dict[str, list[tuple[str, int]]] = {}
         if not ids or window < 1:
             return found
-        with self._connection() as conn:
+        with self._connection() as conn:  # an anchor without neighbours: one row of NULLs
             rows = conn.execute(
                 "SELECT a.memory_id, n.side, n.memory_id, n.at, n.id"
-                f" FROM {ns}.entries a CROSS JOIN LATERAL ("
+                f" FROM {ns}.entries a LEFT JOIN LATERAL ("
                 f"(SELECT -1 AS side, memory_id, at, id FROM {ns}.entries"
                 " WHERE tenant = a.tenant AND thread = a.thread AND (at, id) < (a.at, a.id)"
                 " ORDER BY at DESC, id DESC LIMIT %(w)s) UNION ALL"
                 f" (SELECT 1, memory_id, at, id FROM {ns}.entries"
                 " WHERE tenant = a.tenant AND thread = a.thread AND (at, id) > (a.at, a.id)"
-                " ORDER BY at, id LIMIT %(w)s)) n"
+                " ORDER BY at, id LIMIT %(w)s)) n ON true"
                 " WHERE a.tenant = %(tenant)s AND a.memory_id = ANY(%(ids)s)"
                 " AND a.thread IS NOT NULL",
                 {"tenant": tenant, "ids": ids, "w": window},
             ).fetchall()
-            anchors = {
-                m
-                for (m,) in conn.execute(
-                    f"SELECT memory_id FROM {ns}.entries WHERE tenant = %s"
-                    " AND memory_id = ANY(%s) AND thread IS NOT NULL",
-                    (tenant, ids),
-                )
-            }
-        for anchor in anchors:
-            mine = [r for r in rows if r[0] == anchor]
+        for anchor in dict.fromkeys(r[0] for r in rows):
+            mine = [r for r in rows if r[0] == anchor and r[1] is not None]
             before = sorted((r for r in mine if r[1] < 0), key=lambda r: (r[3], r[4]))
             after = sorted((r for r in mine if r[1] > 0), key=lambda r: (r[3], r[4]))
             found[anchor] = [(r[2], -d) for d, r in enumerate(reversed(before), 1)] + [
@@ -824,9 +815,38 @@ class PostgresIndex:
 # -- feeding, inside one transaction --------------------------------------------------------
 
 
+@dataclass(slots=True)
+class _Doc:
+    """What a batch needs to know of one entry: as stored, or as the batch leaves it."""
+
+    id: int | None
+    """``None``: inserted by this batch (an id is drawn when it is written)."""
+    revision: int
+    length: int
+    win_length: int | None
+    has_vector: bool
+    thread: str | None
+    at: str
+
+
+@dataclass(slots=True)
+class _Write:
+    record: MemoryRecord
+    revision: int
+    generation: int
+    vector: np.ndarray | None
+    text: str
+    length: int
+
+
 class _Feed:
-    """The changes of one batch of outbox rows, applied on ``conn`` at ``stamp``; the
-    statistics they move are written by :meth:`finish`."""
+    """One batch of outbox rows applied on ``conn`` at ``stamp``, planned in Python and
+    written in bulk: the rows are played in order against what the index holds (a
+    newer revision is never replaced by an older one, a delete takes the entry out,
+    a later upsert brings a new one), then each tenant's removals, updates and
+    inserts are written with a few statements, and the windows of the turns whose
+    neighbourhood changed are rewritten once each. The result is the one applying
+    the rows one by one would give (the tests compare it with the SQLite index)."""
 
     def __init__(self, conn: psycopg.Connection[Any], ns: str, stamp: int) -> None:
         self.conn = conn
@@ -839,177 +859,217 @@ class _Feed:
         moved[0] += docs
         moved[1] += tokens
 
-    def finish(self) -> None:
+    def apply(
+        self,
+        rows: Sequence[OutboxEntry],
+        records: dict[tuple[str, str], MemoryRecord],
+        vectors: dict[tuple[str, str], np.ndarray | None],
+    ) -> None:
+        by_tenant: dict[str, list[OutboxEntry]] = {}
+        for row in rows:
+            by_tenant.setdefault(row.tenant, []).append(row)
+        for tenant, mine in by_tenant.items():
+            self._tenant(tenant, mine, records, vectors)
         for (tenant, kind), (docs, tokens_) in sorted(self.stats.items()):
             if docs or tokens_:
                 _add_stats(self.conn, self.ns, tenant, kind, docs=docs, tokens=tokens_)
         self.stats.clear()
 
-    def apply(
+    def _tenant(
         self,
-        row: OutboxEntry,
+        tenant: str,
+        rows: Sequence[OutboxEntry],
         records: dict[tuple[str, str], MemoryRecord],
         vectors: dict[tuple[str, str], np.ndarray | None],
     ) -> None:
-        record = records.get((row.tenant, row.memory_id))
-        if row.op == "upsert" and record is not None:
-            self.upsert(
-                record,
-                revision=row.revision,
-                generation=row.generation,
-                vector=vectors.get((row.tenant, row.memory_id)),
-            )
-        elif row.op == "delete":
-            self.delete(row.tenant, row.memory_id, revision=row.revision)
-
-    def upsert(
-        self, record: MemoryRecord, *, revision: int, generation: int, vector: np.ndarray | None
-    ) -> None:
         ns = self.ns
-        tenant = record.tenant
-        row = self.conn.execute(
-            f"SELECT id, revision, length, vector IS NOT NULL FROM {ns}.entries"
-            " WHERE tenant = %s AND memory_id = %s",
-            (tenant, record.memory_id),
-        ).fetchone()
-        if row is not None and row[1] > revision:
-            return  # a newer revision is already indexed
-        text = entry_text(record)
-        length = bm25.length(text)
-        if row is not None:
-            entry_id, _, old_length, had_vector = row
+        alive: dict[str, _Doc] = {
+            m: _Doc(id=i, revision=r, length=n, win_length=w, has_vector=v, thread=t, at=a)
+            for m, i, r, n, w, v, t, a in self.conn.execute(
+                "SELECT memory_id, id, revision, length, win_length, vector IS NOT NULL,"
+                f" thread, at FROM {ns}.entries WHERE tenant = %s AND memory_id = ANY(%s)",
+                (tenant, list(dict.fromkeys(r.memory_id for r in rows))),
+            )
+        }
+        removed: list[_Doc] = []
+        writes: dict[str, _Write] = {}
+        for row in rows:  # in outbox order
+            current = alive.get(row.memory_id)
+            if row.op == "upsert":
+                record = records.get((tenant, row.memory_id))
+                if record is None or (current is not None and current.revision > row.revision):
+                    continue  # gone since, or a newer revision is already indexed
+                text = entry_text(record)
+                if current is None:
+                    current = alive[row.memory_id] = _Doc(
+                        id=None, revision=row.revision, length=0, win_length=None,
+                        has_vector=False, thread=_thread(record),
+                        at=format_time(record.valid_from),
+                    )  # fmt: skip
+                current.revision = row.revision
+                writes[row.memory_id] = _Write(
+                    record, row.revision, row.generation,
+                    vectors.get((tenant, row.memory_id)), text, bm25.length(text),
+                )  # fmt: skip
+            elif row.op == "delete":
+                if current is None or current.revision > row.revision:
+                    continue
+                del alive[row.memory_id]
+                writes.pop(row.memory_id, None)
+                if current.id is not None:
+                    removed.append(current)
+        touched: list[_Doc] = [*removed]
+        # removals: the entry, its postings, its window (the neighbours' come below)
+        if removed:
+            gone = [d.id for d in removed]
+            for table in ("entries", "postings", "win_postings"):
+                key = "id" if table == "entries" else "doc"
+                self.conn.execute(
+                    f"DELETE FROM {ns}.{table} WHERE tenant = %s AND {key} = ANY(%s)",
+                    (tenant, gone),
+                )
+            for doc in removed:
+                self._count(tenant, "entries", docs=-1, tokens=-doc.length)
+                self._count(tenant, "vectors", docs=-int(doc.has_vector), tokens=0)
+                if doc.win_length is not None:
+                    self._count(tenant, "windows", docs=-1, tokens=-doc.win_length)
+        # updates in place, then inserts with ids drawn up front
+        updated = [(m, w) for m, w in writes.items() if alive[m].id is not None]
+        inserted = [(m, w) for m, w in writes.items() if alive[m].id is None]
+        if updated:
             self.conn.execute(
+                f"DELETE FROM {ns}.postings WHERE tenant = %s AND doc = ANY(%s)",
+                (tenant, [alive[m].id for m, _ in updated]),
+            )
+            self.conn.cursor().executemany(
                 f"UPDATE {ns}.entries SET revision = %s, generation = %s, text = %s,"
                 " vector = %s, changed = %s, length = %s WHERE tenant = %s AND id = %s",
-                (revision, generation, text, vector, self.stamp, length, tenant, entry_id),
+                [
+                    (
+                        w.revision,
+                        w.generation,
+                        w.text,
+                        w.vector,
+                        self.stamp,
+                        w.length,
+                        tenant,
+                        alive[m].id,
+                    )
+                    for m, w in updated
+                ],
             )
-            self._unpost("postings", tenant, entry_id)
-            self._count(tenant, "entries", docs=0, tokens=length - old_length)
-            self._count(tenant, "vectors", docs=int(vector is not None) - int(had_vector), tokens=0)
-        else:
-            (entry_id,) = _one(
-                self.conn,
-                f"INSERT INTO {ns}.entries (tenant, memory_id, subject, family, kind,"
-                " revision, generation, text, speaker, thread, at, vector, sample, changed,"
-                " length, standing) VALUES"
-                " (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
-                (
-                    tenant,
-                    record.memory_id,
-                    record.subject,
-                    record.family,
-                    record.kind,
-                    revision,
-                    generation,
-                    text,
-                    _speaker(record),
-                    _thread(record),
-                    format_time(record.valid_from),
-                    vector,
-                    _sample_key(record.memory_id),
-                    self.stamp,
-                    length,
-                    _standing(record),
-                ),
-            )
-            self._count(tenant, "entries", docs=1, tokens=length)
-            self._count(tenant, "vectors", docs=int(vector is not None), tokens=0)
-        self._post("postings", tenant, record.subject, entry_id, text, length)
-        if _thread(record) is not None:
-            self._rewindow(tenant, [entry_id, *self._affected(tenant, entry_id)])
-
-    def delete(self, tenant: str, memory_id: str, *, revision: int) -> None:
-        ns = self.ns
-        row = self.conn.execute(
-            f"SELECT id, revision, length, win_length, vector IS NOT NULL"
-            f" FROM {ns}.entries WHERE tenant = %s AND memory_id = %s",
-            (tenant, memory_id),
-        ).fetchone()
-        if row is None or row[1] > revision:
-            return
-        entry_id, _, length, win_length, had_vector = row
-        affected = self._affected(tenant, entry_id)
-        self._unpost("postings", tenant, entry_id)
-        self._unpost("win_postings", tenant, entry_id)
-        self._count(tenant, "entries", docs=-1, tokens=-length)
-        self._count(tenant, "vectors", docs=-int(had_vector), tokens=0)
-        if win_length is not None:
-            self._count(tenant, "windows", docs=-1, tokens=-win_length)
-        self.conn.execute(
-            f"DELETE FROM {ns}.entries WHERE tenant = %s AND id = %s", (tenant, entry_id)
+            for m, w in updated:
+                doc = alive[m]
+                self._count(tenant, "entries", docs=0, tokens=w.length - doc.length)
+                has = w.vector is not None
+                self._count(tenant, "vectors", docs=int(has) - int(doc.has_vector), tokens=0)
+                doc.length, doc.has_vector = w.length, has
+        if inserted:
+            drawn = [
+                i
+                for (i,) in self.conn.execute(
+                    f"SELECT nextval(pg_get_serial_sequence('{ns}.entries', 'id'))"
+                    " FROM generate_series(1, %s)",
+                    (len(inserted),),
+                )
+            ]
+            with self.conn.cursor().copy(
+                f"COPY {ns}.entries (tenant, id, memory_id, subject, family, kind, revision,"
+                " generation, text, speaker, thread, at, vector, sample, changed, length,"
+                " standing) FROM STDIN"
+            ) as copy:
+                for entry_id, (m, w) in zip(drawn, inserted, strict=True):
+                    doc, record = alive[m], w.record
+                    doc.id, doc.length, doc.has_vector = entry_id, w.length, w.vector is not None
+                    copy.write_row(
+                        (tenant, entry_id, m, record.subject, record.family, record.kind,
+                         w.revision, w.generation, w.text, _speaker(record), doc.thread,
+                         doc.at, w.vector, _sample_key(m), self.stamp, w.length,
+                         _standing(record))
+                    )  # fmt: skip
+                    self._count(tenant, "entries", docs=1, tokens=w.length)
+                    self._count(tenant, "vectors", docs=int(w.vector is not None), tokens=0)
+        self._post(
+            "postings",
+            tenant,
+            [(w.record.subject, alive[m].id, w.text, w.length) for m, w in writes.items()],
         )
-        # the windows around it lose its words (a revoked turn leaves no trace)
-        self._rewindow(tenant, affected)
+        touched += [alive[m] for m in writes]
+        self._rewindow(tenant, touched)
 
-    def _post(
-        self, table: str, tenant: str, subject: str, doc: int, text: str, length: int
-    ) -> None:
+    def _rewindow(self, tenant: str, touched: Sequence[_Doc]) -> None:
+        """Rewrite the windows of the turns whose neighbourhood ``touched`` changed: each
+        written turn and those within reach of it, and the turns that were within reach
+        of a removed one; each once."""
         ns = self.ns
-        counts = Counter(tokens(text))
-        if not counts:
+        threads = sorted({d.thread for d in touched if d.thread is not None})
+        if not threads:
             return
-        with self.conn.cursor().copy(
-            f"COPY {ns}.{table} (tenant, lexeme, subject, doc, tf, length) FROM STDIN"
-        ) as copy:
-            for lexeme, tf in counts.items():
-                copy.write_row((tenant, lexeme, subject, doc, tf, length))
-
-    def _unpost(self, table: str, tenant: str, doc: int) -> None:
-        ns = self.ns
-        self.conn.execute(f"DELETE FROM {ns}.{table} WHERE tenant = %s AND doc = %s", (tenant, doc))
-
-    def _affected(self, tenant: str, entry_id: int) -> list[int]:
-        """The entries whose windows hold this one."""
-        return self._around(tenant, entry_id, before=WINDOW_AFTER, after=WINDOW_BEFORE)
-
-    def _around(self, tenant: str, entry_id: int, *, before: int, after: int) -> list[int]:
-        ns = self.ns
-        rows = self.conn.execute(
-            "SELECT n.side, n.id FROM"
-            f" (SELECT thread, at FROM {ns}.entries WHERE tenant = %(tenant)s"
-            " AND id = %(id)s AND thread IS NOT NULL) a CROSS JOIN LATERAL ("
-            f"(SELECT -1 AS side, id, at FROM {ns}.entries WHERE tenant = %(tenant)s"
-            " AND thread = a.thread AND (at, id) < (a.at, %(id)s)"
-            " ORDER BY at DESC, id DESC LIMIT %(before)s) UNION ALL"
-            f" (SELECT 1, id, at FROM {ns}.entries WHERE tenant = %(tenant)s"
-            " AND thread = a.thread AND (at, id) > (a.at, %(id)s)"
-            " ORDER BY at, id LIMIT %(after)s)) n",
-            {"tenant": tenant, "id": entry_id, "before": before, "after": after},
-        ).fetchall()
-        earlier = [i for side, i in rows if side < 0]  # nearest first
-        later = [i for side, i in rows if side > 0]
-        return list(reversed(earlier)) + later
-
-    def _rewindow(self, tenant: str, entry_ids: Iterable[int]) -> None:
-        """Rewrite the window documents of these entries from the turns now around them."""
-        ns = self.ns
-        for entry_id in entry_ids:
-            row = self.conn.execute(
-                f"SELECT subject, text, win_length FROM {ns}.entries"
-                " WHERE tenant = %s AND id = %s AND thread IS NOT NULL",
-                (tenant, entry_id),
-            ).fetchone()
-            if row is None:
-                continue
-            subject, text, old = row
-            self._unpost("win_postings", tenant, entry_id)
+        turns: dict[str, list[tuple[str, int, str, str, int | None]]] = {}
+        for thread, at, entry_id, text, subject, win_length in self.conn.execute(
+            f"SELECT thread, at, id, text, subject, win_length FROM {ns}.entries"
+            " WHERE tenant = %s AND thread = ANY(%s) ORDER BY thread, at, id",
+            (tenant, threads),
+        ):
+            turns.setdefault(thread, []).append((at, entry_id, text, subject, win_length))
+        rewrite: list[tuple[int, str, str, int | None]] = []  # (id, subject, words, old)
+        for thread in threads:
+            line = turns.get(thread, [])
+            keys = [(at, entry_id) for at, entry_id, *_ in line]
+            wanted: set[int] = set()
+            for doc in touched:
+                if doc.thread != thread or doc.id is None:
+                    continue
+                place = bisect.bisect_left(keys, (doc.at, doc.id))
+                present = place < len(keys) and keys[place] == (doc.at, doc.id)
+                # a turn's window holds WINDOW_BEFORE turns before it, WINDOW_AFTER after
+                last = place + WINDOW_BEFORE if present else place + WINDOW_BEFORE - 1
+                wanted.update(range(max(0, place - WINDOW_AFTER), min(len(line), last + 1)))
+            for at_ in sorted(wanted):
+                _, entry_id, text, subject, old = line[at_]
+                around = (
+                    line[max(0, at_ - WINDOW_BEFORE) : at_] + line[at_ + 1 : at_ + 1 + WINDOW_AFTER]
+                )
+                words = " ".join([text, *(_lead(t[2]) for t in around)])
+                rewrite.append((entry_id, subject, words, old))
+        if not rewrite:
+            return
+        self.conn.execute(
+            f"DELETE FROM {ns}.win_postings WHERE tenant = %s AND doc = ANY(%s)",
+            (tenant, [r[0] for r in rewrite]),
+        )
+        lengths = [bm25.length(words) for _, _, words, _ in rewrite]
+        for (_, _, _, old), length in zip(rewrite, lengths, strict=True):
             if old is not None:
                 self._count(tenant, "windows", docs=-1, tokens=-old)
-            around = self._around(tenant, entry_id, before=WINDOW_BEFORE, after=WINDOW_AFTER)
-            texts = dict(
-                self.conn.execute(
-                    f"SELECT id, text FROM {ns}.entries WHERE tenant = %s AND id = ANY(%s)",
-                    (tenant, around),
-                ).fetchall()
-            )
-            words = " ".join([text, *(_lead(texts[i]) for i in around if i in texts)])
-            length = bm25.length(words)
-            self._post("win_postings", tenant, subject, entry_id, words, length)
             self._count(tenant, "windows", docs=1, tokens=length)
-            self.conn.execute(
-                f"UPDATE {ns}.entries SET win_length = %s WHERE tenant = %s AND id = %s",
-                (length, tenant, entry_id),
-            )
+        self._post(
+            "win_postings",
+            tenant,
+            [
+                (subject, entry_id, words, n)
+                for (entry_id, subject, words, _), n in zip(rewrite, lengths, strict=True)
+            ],
+        )
+        self.conn.execute(
+            f"UPDATE {ns}.entries e SET win_length = v.length"
+            " FROM unnest(%s::bigint[], %s::integer[]) AS v(id, length)"
+            " WHERE e.tenant = %s AND e.id = v.id",
+            ([r[0] for r in rewrite], lengths, tenant),
+        )
+
+    def _post(
+        self, table: str, tenant: str, docs: Sequence[tuple[str, int | None, str, int]]
+    ) -> None:
+        """One ``COPY`` of the postings of ``(subject, doc, text, length)`` documents."""
+        if not docs:
+            return
+        with self.conn.cursor().copy(
+            f"COPY {self.ns}.{table} (tenant, lexeme, subject, doc, tf, length) FROM STDIN"
+        ) as copy:
+            for subject, doc, text, length in docs:
+                for lexeme, tf in Counter(tokens(text)).items():
+                    copy.write_row((tenant, lexeme, subject, doc, tf, length))
 
 
 # -- helpers --------------------------------------------------------------------------------
@@ -1066,8 +1126,14 @@ def _set(conn: psycopg.Connection[Any], ns: str, key: str, value: str) -> None:
 
 
 def _cursor_of(conn: psycopg.Connection[Any], ns: str, tenant: str) -> int:
-    row = conn.execute(f"SELECT seq FROM {ns}.cursors WHERE tenant = %s", (tenant,)).fetchone()
-    return max(int(_get(conn, ns, "cursor") or 0), 0 if row is None else int(row[0]))
+    """The later of the global cursor and ``tenant``'s own, in one round trip."""
+    (seq,) = _one(
+        conn,
+        f"SELECT greatest((SELECT value::bigint FROM {ns}.meta WHERE key = 'cursor'),"
+        f" (SELECT seq FROM {ns}.cursors WHERE tenant = %s), 0)",
+        (tenant,),
+    )
+    return int(seq)
 
 
 def _add_stats(
