@@ -205,6 +205,8 @@ class PostgresIndex:
             self._drop_all(conn)
             for key, value in wanted.items():
                 _set(conn, ns, key, value)
+        elif found.get("ready") == SCHEMA:
+            return  # every table and index is there: no DDL, no locks on busy tables
         vector = "bytea" if self.embedder is None else f"vector({self.embedder.dimensions})"
         text = 'text COLLATE "C"'
         for statement in (
@@ -247,6 +249,7 @@ class PostgresIndex:
             f" (tenant {text} PRIMARY KEY, seq bigint NOT NULL)",
         ):
             conn.execute(statement)
+        _set(conn, ns, "ready", SCHEMA)
 
     def _drop_all(self, conn: psycopg.Connection[Any]) -> None:
         ns = self.ns
