@@ -28,7 +28,7 @@ from memledger.store import open_store
 from memledger.testing import FrozenClock
 from memledger.testing.postgres import PostgresServer
 from memledger.testing.scenarios import day, event
-from test_derived_index import FlakyEmbedder
+from test_derived_index import FlakyEmbedder, texts
 
 WORDS = (
     "running runs ran runner connection connected connecting generalization generously"
@@ -298,16 +298,6 @@ def test_windows_fed_one_change_at_a_time_match_the_sqlite_index(
 
 
 # -- tenants and subjects inside the query ---------------------------------------------------
-
-texts = st.lists(
-    st.lists(
-        st.sampled_from(["digest", "friday", "daily", "sushi", "berlin", "plan", "trip"]),
-        min_size=1,
-        max_size=4,
-    ).map(" ".join),
-    min_size=1,
-    max_size=5,
-)
 
 
 def _say(memory: Memory, tenant: str, docs: list[str], *, start: int, subject: str) -> None:

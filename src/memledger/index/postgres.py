@@ -286,6 +286,16 @@ class PostgresIndex:
             raise StoreError(f"index in {self.url!r}: no connection in time: {exc}") from exc
 
     @contextmanager
+    def _feeding(self) -> Iterator[tuple[psycopg.Connection[Any], int]]:
+        """A transaction that changes entries: the feed lock (one feeder at a time) and
+        the next stamp, recorded at commit (other handles see what changed)."""
+        with self._transaction() as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (_FEED_LOCK, self._lock_key))
+            stamp = int(_get(conn, self.ns, "stamp") or 0) + 1
+            yield conn, stamp
+            _set(conn, self.ns, "stamp", str(stamp))
+
+    @contextmanager
     def _transaction(self) -> Iterator[psycopg.Connection[Any]]:
         with self._connection() as conn, conn.transaction():
             yield conn
@@ -358,9 +368,7 @@ class PostgresIndex:
             if not rows:
                 break
             vectors = self._embed_records(records)
-            with self._transaction() as conn:
-                conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (_FEED_LOCK, self._lock_key))
-                stamp = int(_get(conn, ns, "stamp") or 0) + 1
+            with self._feeding() as (conn, stamp):
                 done = int(_get(conn, ns, "cursor") or 0)
                 ahead = dict(conn.execute(f"SELECT tenant, seq FROM {ns}.cursors").fetchall())
                 fresh = [  # skipping what a tenant's sync or another handle applied
@@ -377,7 +385,6 @@ class PostgresIndex:
                         " DO UPDATE SET seq = excluded.seq",
                         (tenant, last),
                     )
-                _set(conn, ns, "stamp", str(stamp))
             applied += len(rows)
             if progress is not None:
                 progress(min(applied, max(total, applied)), max(total, applied))
@@ -402,13 +409,10 @@ class PostgresIndex:
         """Drop ``tenant``'s entries and rebuild them from its outbox rows; every other
         tenant's stay as they are. Returns the rows applied."""
         ns = self.ns
-        with self._transaction() as conn:
-            conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (_FEED_LOCK, self._lock_key))
+        with self._feeding() as (conn, stamp):
             for table in ("entries", "postings", "win_postings", "stats"):
                 conn.execute(f"DELETE FROM {ns}.{table} WHERE tenant = %s", (tenant,))
             reached = _cursor_of(conn, ns, tenant)  # what syncs had applied for it
-            stamp = int(_get(conn, ns, "stamp") or 0) + 1
-            _set(conn, ns, "stamp", str(stamp))
             _set(conn, ns, "epoch", str(stamp))
         total = self.lag(store, tenant=tenant) + reached  # an upper bound, for the bar
         applied, after = 0, 0
@@ -418,11 +422,8 @@ class PostgresIndex:
             if not rows:
                 break
             vectors = self._embed_records(records)
-            with self._transaction() as conn:
-                conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (_FEED_LOCK, self._lock_key))
-                stamp = int(_get(conn, ns, "stamp") or 0) + 1
+            with self._feeding() as (conn, stamp):
                 _Feed(conn, ns, stamp).apply(rows, records, vectors)  # as the syncs did
-                _set(conn, ns, "stamp", str(stamp))
             applied += len(rows)
             after = rows[-1].seq
             if progress is not None:
@@ -465,9 +466,7 @@ class PostgresIndex:
             vectors = self._embed([text for _, _, text in missing])
             if vectors[0] is None:
                 return  # still failing; recorded as degraded
-            with self._transaction() as conn:
-                conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (_FEED_LOCK, self._lock_key))
-                stamp = int(_get(conn, ns, "stamp") or 0) + 1
+            with self._feeding() as (conn, stamp):
                 cur = conn.cursor()
                 cur.executemany(
                     f"UPDATE {ns}.entries SET vector = %s, changed = %s"
@@ -476,7 +475,6 @@ class PostgresIndex:
                 )
                 for tenant, count in Counter(t for t, _, _ in missing).items():
                     _add_stats(conn, ns, tenant, "vectors", docs=count, tokens=0)
-                _set(conn, ns, "stamp", str(stamp))
 
     # -- searching ------------------------------------------------------------------------
 
