@@ -236,7 +236,7 @@ class DerivedIndex:
         self._lock = threading.RLock()
         self._matrices: dict[str, Matrix] = {}
         self._graphs = Graphs(self.path, threshold=ann_threshold)
-        self._names: dict[str, tuple[int, int, frozenset[str]]] = {}
+        self._names = NameCache()
         try:
             self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             self._conn.execute("PRAGMA journal_mode = WAL")
@@ -899,27 +899,17 @@ class DerivedIndex:
         Kept up to date from the entries changed since the last call (a name whose
         entries are all gone stays known until the index is rebuilt).
         """
-        key = tenant if subject is None else f"{tenant}\x1f{subject}"
         sql = "SELECT DISTINCT speaker, subject FROM entries WHERE tenant = ? AND changed > ?"
-        params: tuple[object, ...] = (tenant,)
         if subject is not None:
             sql += " AND subject = ?"
+
+        def changed(since: int) -> Iterable[tuple[str | None, str]]:
+            extra = () if subject is None else (subject,)
+            return self._conn.execute(sql, (tenant, since, *extra))
+
         with self._lock:
             stamp, epoch = self._stamp, int(self._get("epoch") or 0)
-            cached = self._names.get(key)
-            if cached is not None and cached[:2] == (epoch, stamp):
-                return cached[2]
-            since = cached[1] if cached is not None and cached[0] == epoch else -1
-            known = set(cached[2]) if since >= 0 and cached is not None else set()
-            params = (tenant, since) if subject is None else (tenant, since, subject)
-            for speaker, owner in self._conn.execute(sql, params):
-                known.add(owner)
-                if speaker is not None:
-                    known.add(speaker)
-            unchanged = since >= 0 and cached is not None and len(known) == len(cached[2])
-            found = cached[2] if unchanged and cached is not None else frozenset(known)
-            self._names[key] = (epoch, stamp, found)
-            return found
+            return self._names.get(tenant, subject, epoch=epoch, stamp=stamp, changed=changed)
 
     def speakers(self, tenant: str, memory_ids: Iterable[str]) -> dict[str, str]:
         """The speaker of each episode among ``memory_ids``."""
@@ -978,6 +968,49 @@ class DerivedIndex:
 
 Index: TypeAlias = "DerivedIndex | PostgresIndex"
 """What the read path searches: the SQLite index file or the PostgreSQL index."""
+
+
+class NameCache:
+    """Who a query can name, the speakers and subjects of a tenant's entries (or of one
+    subject's), held per index handle and brought up to date from the entries changed
+    since the last look (entries carry the stamp of their last change). A name whose
+    entries are all gone stays known until a rebuild moves the epoch."""
+
+    def __init__(self) -> None:
+        self._held: dict[str, tuple[int, int, frozenset[str]]] = {}
+        self._guard = threading.Lock()
+
+    def clear(self) -> None:
+        with self._guard:
+            self._held.clear()
+
+    def get(
+        self,
+        tenant: str,
+        subject: str | None,
+        *,
+        epoch: int,
+        stamp: int,
+        changed: Callable[[int], Iterable[tuple[str | None, str]]],
+    ) -> frozenset[str]:
+        """The names as of ``(epoch, stamp)``; ``changed(since)`` gives ``(speaker,
+        subject)`` of the entries changed after stamp ``since`` (-1: all)."""
+        key = tenant if subject is None else f"{tenant}\x1f{subject}"
+        with self._guard:
+            cached = self._held.get(key)
+        if cached is not None and cached[:2] == (epoch, stamp):
+            return cached[2]
+        since = cached[1] if cached is not None and cached[0] == epoch else -1
+        known = set(cached[2]) if since >= 0 and cached is not None else set()
+        for speaker, owner in changed(since):
+            known.add(owner)
+            if speaker is not None:
+                known.add(speaker)
+        unchanged = since >= 0 and cached is not None and len(known) == len(cached[2])
+        found = cached[2] if unchanged and cached is not None else frozenset(known)
+        with self._guard:
+            self._held[key] = (epoch, stamp, found)
+        return found
 
 
 def _check_k(k: object) -> None:

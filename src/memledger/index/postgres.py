@@ -42,12 +42,11 @@ from __future__ import annotations
 import bisect
 import hashlib
 import re
-import threading
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -57,11 +56,13 @@ from memledger.errors import EmbedderError, InvalidInputError, StoreError
 from memledger.index import _subject_bm25 as bm25
 from memledger.index._ann import ANN_THRESHOLD, AnnStatus
 from memledger.index._base import Embedder, Hit
+from memledger.index._fts import _hit
 from memledger.index._tokens import STEMMER_VERSION, stem, tokens
 from memledger.index.derived import (
     WINDOW_AFTER,
     WINDOW_BEFORE,
     IndexStatus,
+    NameCache,
     Progress,
     VectorPath,
     _check_k,
@@ -101,18 +102,15 @@ _PREPARE_LOCK = 0x6D6C_6970  # "mlip": one handle creates or resets the tables
 _IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
 
-def _lock_key(namespace: str) -> int:
-    """The second half of the index's advisory lock ids: one pair per namespace."""
-    return int.from_bytes(hashlib.sha256(namespace.encode()).digest()[:4], "big") - 2**31
+def _int4(text: str) -> int:
+    """A fixed pseudo-random PostgreSQL ``integer`` for ``text``: the second half of the
+    index's advisory lock ids (one pair per namespace), an entry's rank in the median's
+    sample."""
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big") - 2**31
 
 
 def _name(prefix: str, tenant: str) -> str:
     return f"{prefix}_" + hashlib.sha256(tenant.encode()).hexdigest()[:20]
-
-
-def _sample_key(memory_id: str) -> int:
-    """A fixed pseudo-random rank of an entry, for the median's sample."""
-    return int.from_bytes(hashlib.sha256(memory_id.encode()).digest()[:4], "big") - 2**31
 
 
 class PostgresIndex:
@@ -154,14 +152,13 @@ class PostgresIndex:
         self.url = store.url
         self.ns = namespace
         """The schema the index's tables live in."""
-        self._lock_key = _lock_key(namespace)
+        self._lock_key = _int4(namespace)
         self.embedder = embedder
         self.ann_threshold = ann_threshold
         self.vector_searches: dict[VectorPath, int] = {"exact": 0, "ann": 0}
         """How many vector searches each path served since this handle was opened."""
         self._anns: dict[str, AnnStatus] = {}
-        self._names: dict[str, tuple[int, int, frozenset[str]]] = {}
-        self._guard = threading.Lock()
+        self._names = NameCache()
         self._pool = psycopg_pool.ConnectionPool(
             dsn,
             min_size=1,
@@ -539,7 +536,7 @@ class PostgresIndex:
         params.update(k1=bm25.K1, k1p1=bm25.K1 + 1.0, b=bm25.B)
         with self._connection() as conn:
             rows = conn.execute(query_sql, params).fetchall()
-        return [_hit(tenant, row, score=float(row[6]), text=row[7]) for row in rows]
+        return [_hit(tenant, row[:6], float(row[6]), row[7]) for row in rows]
 
     def search_vectors(
         self, query: str, *, tenant: str, k: int, subjects: Sequence[str] | None = None
@@ -618,7 +615,7 @@ class PostgresIndex:
             }
         status = self._anns.get(tenant)
         if status is not None:
-            self._anns[tenant] = _replace_status(status, searches=status.searches + 1)
+            self._anns[tenant] = replace(status, searches=status.searches + 1)
         return [
             _vector_hit(tenant, (*found[i][:6], cosine, found[i][6]), typical=float(typical))
             for i, cosine in best
@@ -655,7 +652,7 @@ class PostgresIndex:
                     build_seconds=0.0,
                 )  # fmt: skip
             else:
-                status = _replace_status(status, vectors=live)
+                status = replace(status, vectors=live)
             self._anns[tenant] = status
             return status
         if not build:
@@ -734,7 +731,6 @@ class PostgresIndex:
         a query can name. Kept up to date from the entries changed since the last call
         (a name whose entries are all gone stays known until the index is rebuilt)."""
         ns = self.ns
-        key = tenant if subject is None else f"{tenant}\x1f{subject}"
         query = (
             f"SELECT DISTINCT speaker, subject FROM {ns}.entries WHERE tenant = %s AND changed > %s"
         )
@@ -746,22 +742,18 @@ class PostgresIndex:
                     f"SELECT key, value FROM {ns}.meta WHERE key IN ('stamp', 'epoch')"
                 ).fetchall()
             )
-            stamp, epoch = int(state.get("stamp", 0)), int(state.get("epoch", 0))
-            with self._guard:
-                cached = self._names.get(key)
-            if cached is not None and cached[:2] == (epoch, stamp):
-                return cached[2]
-            since = cached[1] if cached is not None and cached[0] == epoch else -1
-            known = set(cached[2]) if since >= 0 and cached is not None else set()
-            params = (tenant, since) if subject is None else (tenant, since, subject)
-            for speaker, owner in conn.execute(query, params):
-                known.add(owner)
-                if speaker is not None:
-                    known.add(speaker)
-        found = frozenset(known)
-        with self._guard:
-            self._names[key] = (epoch, stamp, found)
-        return found
+
+            def changed(since: int) -> Iterable[tuple[str | None, str]]:
+                extra = () if subject is None else (subject,)
+                return conn.execute(query, (tenant, since, *extra)).fetchall()
+
+            return self._names.get(
+                tenant,
+                subject,
+                epoch=int(state.get("epoch", 0)),
+                stamp=int(state.get("stamp", 0)),
+                changed=changed,
+            )
 
     def speakers(self, tenant: str, memory_ids: Iterable[str]) -> dict[str, str]:
         """The speaker of each episode among ``memory_ids``."""
@@ -985,7 +977,7 @@ class _Feed:
                     copy.write_row(
                         (tenant, entry_id, m, record.subject, record.family, record.kind,
                          w.revision, w.generation, w.text, _speaker(record), doc.thread,
-                         doc.at, w.vector, _sample_key(m), self.stamp, w.length,
+                         doc.at, w.vector, _int4(m), self.stamp, w.length,
                          _standing(record))
                     )  # fmt: skip
                     self._count(tenant, "entries", docs=1, tokens=w.length)
@@ -1148,30 +1140,7 @@ def _add_stats(
     )
 
 
-def _hit(
-    tenant: str, row: Sequence[Any], *, score: float, text: str, cosine: float | None = None
-) -> Hit:
-    memory_id, subject, family, kind, revision, generation = row[:6]
-    return Hit(
-        tenant=tenant,
-        memory_id=memory_id,
-        subject=subject,
-        family=family,
-        kind=kind,
-        revision=int(revision),
-        generation=int(generation),
-        score=score,
-        text=text,
-        cosine=cosine,
-    )
-
-
 def _vector_hit(tenant: str, row: Sequence[Any], *, typical: float) -> Hit:
     """A vector hit: ``row[6]`` its cosine (a float32 value, as the SQLite index's)."""
     cosine = float(row[6])
-    return _hit(tenant, row, score=cosine - typical, text=row[7], cosine=cosine)
-
-
-def _replace_status(status: AnnStatus, **changes: Any) -> AnnStatus:
-    fields = {name: getattr(status, name) for name in AnnStatus.__dataclass_fields__}
-    return AnnStatus(**{**fields, **changes})
+    return replace(_hit(tenant, row[:6], cosine - typical, row[7]), cosine=cosine)
