@@ -213,6 +213,42 @@ def test_claims_take_turns_across_tenants_and_skip_locked_jobs(store: pg.Postgre
     assert {j.attempts for j in [*mine, *theirs]} == {1}
 
 
+def test_a_job_leased_and_committed_meanwhile_is_not_leased_again(
+    store: pg.PostgresStore,
+) -> None:
+    """Two workers claiming one job at a time: a claim whose snapshot still shows a job
+    unleased, though another worker has leased it and committed since, must not lease
+    it a second time (the lease is checked again on the locked row)."""
+    jobs = 150
+    with store.write() as unit:
+        for n in range(jobs):
+            unit.add_job(_job("acme", n))
+    now = day(10, 2)
+    until = now + timedelta(minutes=5)
+    claimed: dict[str, list[str]] = {"a": [], "b": []}
+    start = threading.Barrier(2)
+
+    def worker(owner: str) -> None:
+        start.wait(10)
+        while True:
+            with store.write() as unit:
+                got = unit.claim_jobs(tenant=None, now=now, lease_until=until, owner=owner, limit=1)
+            if not got:
+                return
+            claimed[owner].extend(j.job_id for j in got)
+
+    threads = [threading.Thread(target=worker, args=(owner,)) for owner in claimed]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    both = claimed["a"] + claimed["b"]
+    assert sorted(both) == sorted(set(both)), "a job was leased twice"
+    assert len(both) == jobs
+    with store.read() as unit:
+        assert {j.attempts for j in unit.jobs("acme", open_only=False)} == {1}
+
+
 def test_a_deadlock_is_a_store_locked_error_and_nothing_is_written(
     store: pg.PostgresStore,
 ) -> None:

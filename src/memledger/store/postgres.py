@@ -252,6 +252,9 @@ class PostgresUnit(SqlUnit):
         if self._failpoint is not None:
             self._failpoint("claim_jobs")
         self.wrote.add("claim_jobs")
+        # Lease and due time are checked again on the locked row, not only in the snapshot:
+        # a job another worker leased (or put back for a later retry) and committed after
+        # this statement began is no longer locked, and would otherwise be leased twice.
         rows = self.conn.execute(
             f"WITH tenants AS (SELECT DISTINCT tenant FROM jobs WHERE status = 'queued'{only}),"
             " candidates AS ("
@@ -266,6 +269,8 @@ class PostgresUnit(SqlUnit):
             " picked AS ("
             "  SELECT j.tenant, j.job_id FROM jobs AS j"
             "  JOIN candidates AS c ON c.tenant = j.tenant AND c.job_id = j.job_id"
+            "  WHERE j.status = 'queued' AND (j.lease_until IS NULL OR j.lease_until <= ?)"
+            "   AND (j.next_attempt_at IS NULL OR j.next_attempt_at <= ?)"
             "  ORDER BY c.turn, c.created_at, c.job_id LIMIT ?"
             "  FOR UPDATE OF j SKIP LOCKED)"
             " UPDATE jobs SET lease_until = ?, lease_owner = ?, attempts = jobs.attempts + 1"
@@ -277,6 +282,8 @@ class PostgresUnit(SqlUnit):
                 stamp,
                 stamp,
                 2 * limit + 8,  # room for rows another worker holds
+                stamp,
+                stamp,
                 limit,
                 format_time(lease_until),
                 owner,

@@ -75,7 +75,7 @@ class WorkerChecks:
             proc.join(60)
         assert [proc.exitcode for proc in procs] == [0] * WORKERS
         # every job committed by exactly one worker: none twice, none lost
-        assert done == {"committed": TURNS * len(TENANTS)}, errors
+        assert done == {"committed": TURNS * len(TENANTS)}, (done, errors)
         for tenant in TENANTS:
             assert memory.jobs(tenant=tenant) == ()
             jobs = memory.jobs(tenant=tenant, open_only=False)
