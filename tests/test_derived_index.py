@@ -373,6 +373,7 @@ def test_a_failing_embedder_degrades_to_lexical_and_a_later_sync_backfills(
         status = index.status()
         assert (status.entries, status.vectors) == (len(TEXTS), 0)
         assert status.degraded is not None and "unreachable" in status.degraded
+        assert index.glance(TENANT).degraded == status.degraded
         assert index.lag(memory.store) == 0  # the cursor moved on: lexical entries are there
         (hit,) = index.search("violin orchestra", tenant=TENANT, k=5)
         assert hit.memory_id == ids[2]
@@ -386,7 +387,7 @@ def test_a_failing_embedder_degrades_to_lexical_and_a_later_sync_backfills(
         assert index.sync(memory.store) == 0  # nothing new in the outbox ...
         status = index.status()
         assert status.vectors == status.entries == len(TEXTS) + 1  # ... but vectors backfilled
-        assert status.degraded is None
+        assert status.degraded is None and index.glance(TENANT).degraded is None
         hits = index.search_vectors(entry_of(memory, later), tenant=TENANT, k=2)
         assert hits[0].memory_id == later
         calls = flaky.calls
@@ -594,6 +595,21 @@ def test_names_are_the_tenants_speakers_and_subjects(memory: Memory, index: AnyI
     index.rebuild(memory.store)
     assert index.names(TENANT) == {"melanie", "caroline", "bob", SUBJECT}
     assert index.names("globex") == {"mallory", "eve"}
+
+
+def test_a_glance_holds_names_cursor_and_degraded_together(memory: Memory, index: AnyIndex) -> None:
+    turn(memory, "e1", "hello", at=day(10, 1), speaker="melanie", subject="caroline")
+    turn(memory, "e2", "secret", at=day(10, 1), speaker="mallory", subject="eve", tenant="globex")
+    index.sync(memory.store)
+    turn(memory, "e3", "hi", at=day(10, 2), speaker="bob", subject="caroline")
+    index.sync(memory.store, tenant=TENANT)  # this tenant's cursor moves ahead of the global
+    turn(memory, "e4", "later", at=day(10, 3), speaker="eve", subject="eve", tenant="globex")
+    for tenant, subject in [(TENANT, None), (TENANT, "caroline"), ("globex", None)]:
+        seen = index.glance(tenant, subject=subject)
+        assert seen.names == index.names(tenant, subject=subject)
+        assert seen.cursor == index.cursor_of(tenant) and seen.degraded == index.degraded
+    assert index.glance(TENANT).names == {"melanie", "bob", "caroline"}
+    assert index.glance(TENANT).cursor > index.cursor == index.glance("globex").cursor
 
 
 @dataclass

@@ -18,6 +18,7 @@ from memledger.read.recall import recall, time_weight
 from memledger.store import open_store
 from memledger.testing import FrozenClock
 from memledger.testing.scenarios import FAMILY, SUBJECT, TENANT, actor, day, event
+from memledger.write.worker import episode_of
 
 QUESTION = "When should the digest be delivered?"
 
@@ -47,6 +48,26 @@ def digest(value: str) -> list[Claim]:
     return [
         Claim(family=FAMILY, kind="preference", statement=f"Digest delivered {value}", value=value)
     ]
+
+
+def test_a_record_whose_source_event_was_revoked_is_never_returned(
+    memory: Memory, index: DerivedIndex
+) -> None:
+    """The canonical recheck reads the revoked sources of every candidate's family, all
+    at once: a record still open whose event was revoked for its family (as a late write
+    would leave it) is excluded, while other families' records stay."""
+    memory.ingest(event("e1", "Fridays", occurred_at=day(10, 2), sequence=1), digest("friday"))
+    turn = event("e2", "I like the digest emails", occurred_at=day(10, 2), sequence=2)
+    memory.ingest(turn, [episode_of(turn)])
+    index.sync(memory.store)
+    (friday,) = memory.timeline(SUBJECT, FAMILY, tenant=TENANT)
+    with memory.store.write() as unit:
+        unit.add_revoked_source(TENANT, SUBJECT, FAMILY, event_id="e1", generation=1)
+    result = recall(memory, index, "digest friday emails", tenant=TENANT, subject=SUBJECT)
+    excluded = {(e.memory_id, e.reason) for e in result.excluded}
+    assert (friday.memory_id, "revoked_source") in excluded
+    assert friday.memory_id not in {i.record.memory_id for i in result.items}
+    assert "e2" in {i.record.source_event_id for i in result.items}  # another family stays
 
 
 def test_a_stale_index_never_returns_the_corrected_value(

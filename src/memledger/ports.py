@@ -7,7 +7,7 @@ views) is written once above them, in ``memledger.write`` and ``memledger.read``
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -241,6 +241,13 @@ class UnitOfWork(Protocol):
     ) -> None: ...
     def is_revoked_source(self, tenant: str, subject: str, family: str, event_id: str) -> bool: ...
     def revoked_sources(self, tenant: str, subject: str, family: str) -> frozenset[str]: ...
+    def revoked_sources_of(
+        self, tenant: str, keys: Iterable[tuple[str, str]]
+    ) -> Mapping[tuple[str, str], frozenset[str]]:
+        """:meth:`revoked_sources` of each ``(subject, family)`` in ``keys``, in one read
+        (every key asked is in the result, an empty set when nothing was revoked)."""
+        ...
+
     def add_revocation(
         self, tenant: str, subject: str, family: str, *, generation: int, at: datetime
     ) -> int:

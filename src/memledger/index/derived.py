@@ -127,6 +127,18 @@ class IndexStatus:
     """Why some entries have no vector (the embedder's last error), or ``None``."""
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Glance:
+    """What a read needs of the index before it searches, taken in one look: who a
+    query can name (:meth:`DerivedIndex.names`), how far the tenant's feed has come
+    (:meth:`DerivedIndex.cursor_of`) and why some entries have no vector
+    (:attr:`DerivedIndex.degraded`)."""
+
+    names: frozenset[str]
+    cursor: int
+    degraded: str | None
+
+
 def _standing(record: MemoryRecord) -> str | None:
     """For a standing instruction or preference of the user (a record of family
     ``instruction``, :func:`memledger.write.extract.rules.instruction`), the requests
@@ -910,6 +922,16 @@ class DerivedIndex:
         with self._lock:
             stamp, epoch = self._stamp, int(self._get("epoch") or 0)
             return self._names.get(tenant, subject, epoch=epoch, stamp=stamp, changed=changed)
+
+    def glance(self, tenant: str, *, subject: str | None = None) -> Glance:
+        """:meth:`names`, :meth:`cursor_of` and :attr:`degraded` together, as a read
+        starts."""
+        with self._lock:
+            return Glance(
+                names=self.names(tenant, subject=subject),
+                cursor=self._cursor_of(tenant),
+                degraded=self._get("degraded"),
+            )
 
     def speakers(self, tenant: str, memory_ids: Iterable[str]) -> dict[str, str]:
         """The speaker of each episode among ``memory_ids``."""

@@ -61,6 +61,7 @@ from memledger.index._tokens import STEMMER_VERSION, stem, tokens
 from memledger.index.derived import (
     WINDOW_AFTER,
     WINDOW_BEFORE,
+    Glance,
     IndexStatus,
     NameCache,
     Progress,
@@ -730,30 +731,41 @@ class PostgresIndex:
         """The speakers and subjects of ``tenant``'s entries (of ``subject``'s only): who
         a query can name. Kept up to date from the entries changed since the last call
         (a name whose entries are all gone stays known until the index is rebuilt)."""
+        return self.glance(tenant, subject=subject).names
+
+    def glance(self, tenant: str, *, subject: str | None = None) -> Glance:
+        """:meth:`names`, :meth:`cursor_of` and :attr:`degraded` together, in one round
+        trip (two when names changed since this handle last looked)."""
         ns = self.ns
-        query = (
-            f"SELECT DISTINCT speaker, subject FROM {ns}.entries WHERE tenant = %s AND changed > %s"
-        )
-        if subject is not None:
-            query += " AND subject = %s"
         with self._connection() as conn:
-            state = dict(
-                conn.execute(
-                    f"SELECT key, value FROM {ns}.meta WHERE key IN ('stamp', 'epoch')"
-                ).fetchall()
+            stamp, epoch, degraded, cursor = _one(
+                conn,
+                f"SELECT (SELECT value FROM {ns}.meta WHERE key = 'stamp'),"
+                f" (SELECT value FROM {ns}.meta WHERE key = 'epoch'),"
+                f" (SELECT value FROM {ns}.meta WHERE key = 'degraded'),"
+                f" greatest((SELECT value::bigint FROM {ns}.meta WHERE key = 'cursor'),"
+                f" (SELECT seq FROM {ns}.cursors WHERE tenant = %s), 0)",
+                (tenant,),
             )
+            query = (
+                f"SELECT DISTINCT speaker, subject FROM {ns}.entries"
+                " WHERE tenant = %s AND changed > %s"
+            )
+            if subject is not None:
+                query += " AND subject = %s"
 
             def changed(since: int) -> Iterable[tuple[str | None, str]]:
                 extra = () if subject is None else (subject,)
                 return conn.execute(query, (tenant, since, *extra)).fetchall()
 
-            return self._names.get(
+            names = self._names.get(
                 tenant,
                 subject,
-                epoch=int(state.get("epoch", 0)),
-                stamp=int(state.get("stamp", 0)),
+                epoch=int(epoch or 0),
+                stamp=int(stamp or 0),
                 changed=changed,
             )
+        return Glance(names=names, cursor=int(cursor), degraded=degraded)
 
     def speakers(self, tenant: str, memory_ids: Iterable[str]) -> dict[str, str]:
         """The speaker of each episode among ``memory_ids``."""

@@ -363,6 +363,13 @@ class _Checker:
         self, memory_ids: Sequence[str], kept: dict[str, MemoryRecord], excluded: list[Excluded]
     ) -> None:
         records = self.unit.get_records(self.tenant, memory_ids)
+        unread = {
+            (r.subject, r.family)
+            for r in records.values()
+            if self.subject in (None, r.subject) and (r.subject, r.family) not in self._revoked
+        }
+        if unread:  # one read for every family not seen yet
+            self._revoked.update(self.unit.revoked_sources_of(self.tenant, sorted(unread)))
         for memory_id in sorted(memory_ids):
             self.seen.add(memory_id)
             record = records.get(memory_id)
@@ -372,10 +379,7 @@ class _Checker:
                 continue  # a namespace the caller may not read: not named either
             gone = False
             if record is not None:
-                key = (record.subject, record.family)
-                if key not in self._revoked:
-                    self._revoked[key] = self.unit.revoked_sources(self.tenant, *key)
-                gone = record.source_event_id in self._revoked[key]
+                gone = record.source_event_id in self._revoked[(record.subject, record.family)]
             why = _why_not(record, at=self.at, revoked=gone)
             hit = self.indexed.get(memory_id)
             if why is None and record is not None and hit is not None and _stale(hit, record):
@@ -646,8 +650,9 @@ def recall(
     tuning = settings or RecallSettings()
     at = valid_at or memory.clock.now()
     subjects = None if subject is None else [subject]
-    names = index.names(tenant, subject=subject)  # a subject's read names its own people
-    understood = understand(query, names=names, at=at, rewriter=rewriter)
+    # who a query can name (a subject's read: its own people), how far the feed has come
+    glance = index.glance(tenant, subject=subject)
+    understood = understand(query, names=glance.names, at=at, rewriter=rewriter)
 
     # 2. candidates from each source, fused
     sources: dict[str, set[Source]] = {}
@@ -684,7 +689,7 @@ def recall(
         except EmbedderError as exc:
             degraded = f"embedder failed ({exc.reason}): lexical only"
         else:
-            gap = index.degraded
+            gap = glance.degraded
             used_vectors = gap is None or bool(hits)
             if gap is not None:
                 degraded = f"some entries have no vector yet ({gap})"
@@ -756,7 +761,7 @@ def recall(
             key=lambda r: (-fused.get(r.memory_id, 0.0), r.memory_id),
         )[: 3 * k]
         overtaken = replaced(unit, tenant, turns, at=at)
-        index_lag = unit.outbox_pending(tenant, after=index.cursor_of(tenant))
+        index_lag = unit.outbox_pending(tenant, after=glance.cursor)  # at most: as it began
 
     # 6. rank, 7. abstain
     people = frozenset(understood.people)

@@ -12,7 +12,7 @@ differs. The stores, their connections, locks and migrations are in
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
@@ -551,6 +551,23 @@ class SqlUnit(ServiceRows):
             (tenant, subject, family),
         )
         return frozenset(row[0] for row in rows)
+
+    def revoked_sources_of(
+        self, tenant: str, keys: Iterable[tuple[str, str]]
+    ) -> Mapping[tuple[str, str], frozenset[str]]:
+        wanted = list(dict.fromkeys(keys))
+        found: dict[tuple[str, str], set[str]] = {key: set() for key in wanted}
+        for start in range(0, len(wanted), 200):
+            chunk = wanted[start : start + 200]
+            either = " OR ".join(["(subject = ? AND family = ?)"] * len(chunk))
+            rows = self.conn.execute(
+                f"SELECT subject, family, event_id FROM revoked_sources"
+                f" WHERE tenant = ? AND ({either})",
+                (tenant, *(value for key in chunk for value in key)),
+            )
+            for subject, family, event_id in rows:
+                found[(subject, family)].add(event_id)
+        return {key: frozenset(events) for key, events in found.items()}
 
     def add_revocation(
         self, tenant: str, subject: str, family: str, *, generation: int, at: datetime

@@ -153,6 +153,25 @@ class RevocationChecks:
         )
         assert snapshot(memory) == state
 
+    def test_revoked_sources_read_together_match_one_by_one(self, memory: Memory) -> None:
+        with memory.store.write() as unit:
+            unit.add_revoked_source(TENANT, SUBJECT, FAMILY, event_id="evt-a", generation=1)
+            unit.add_revoked_source(TENANT, SUBJECT, FAMILY, event_id="evt-b", generation=1)
+            unit.add_revoked_source(TENANT, "bob", FAMILY, event_id="evt-c", generation=1)
+            unit.add_revoked_source(TENANT, SUBJECT, "likes", event_id="evt-d", generation=1)
+            unit.add_revoked_source("other", "bob", FAMILY, event_id="evt-e", generation=1)
+        keys = [(SUBJECT, FAMILY), ("bob", FAMILY), ("bob", "likes"), (SUBJECT, FAMILY)]
+        with memory.store.read() as unit:
+            together = unit.revoked_sources_of(TENANT, keys)
+            alone = {key: unit.revoked_sources(TENANT, *key) for key in keys}
+            assert unit.revoked_sources_of(TENANT, []) == {}
+        assert together == alone
+        assert together == {
+            (SUBJECT, FAMILY): {"evt-a", "evt-b"},
+            ("bob", FAMILY): {"evt-c"},
+            ("bob", "likes"): frozenset(),
+        }
+
     def test_a_decided_event_leaves_no_job_open(self, memory: Memory) -> None:
         queued = memory.ingest(OLD)
         assert queued.outcome == "queued" and len(memory.jobs(tenant=TENANT)) == 1
