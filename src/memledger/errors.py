@@ -15,7 +15,8 @@ who do not know memledger's classes::
     │   ├── LimitExceededError                  input over a configured size limit
     │   └── BudgetError                         a context budget that cannot hold what must fit
     ├── ConflictError                           the request contradicts stored state
-    │   └── EventConflictError                  event id reused with other content
+    │   ├── EventConflictError                  event id reused with other content
+    │   └── EventErasedError                    the id of an erased event, sent again
     ├── AuthenticationError                     an API key that is unknown, malformed or revoked
     ├── PermissionDeniedError                   a valid key that may not do this
     ├── NotFoundError (LookupError)
@@ -45,6 +46,7 @@ __all__ = [
     "ConflictError",
     "EmbedderError",
     "EventConflictError",
+    "EventErasedError",
     "EventNotFoundError",
     "ExtractionError",
     "InvalidClaimError",
@@ -119,6 +121,10 @@ class ConflictError(MemledgerError):
 
 class EventConflictError(ConflictError):
     """An event id was reused with different content; the ledger is append-only."""
+
+
+class EventErasedError(ConflictError):
+    """The event was erased: its id (a replay, or new content under it) is refused."""
 
 
 class AuthenticationError(MemledgerError):

@@ -50,7 +50,7 @@ from memledger.errors import (
     PermissionDeniedError,
 )
 from memledger.gate import Check, GateDecision, decide
-from memledger.index.derived import Index, Progress, open_index
+from memledger.index.derived import Index, Progress, default_index_path, open_index
 from memledger.index.embedders import default_embedder
 from memledger.ports import (
     Clock,
@@ -78,6 +78,9 @@ from memledger.read.trace import Replay, replay
 from memledger.read.views import check_floor, check_min_revision, select
 from memledger.store import floors, open_store
 from memledger.write.commit import Batch, append_to_ledger, commit_event, job_id_for
+from memledger.write.erase import ErasureReceipt, ErasureScope, erase_in_ledger, run_step
+from memledger.write.erase import receipts as erasure_receipts
+from memledger.write.erase import save as save_erasure
 from memledger.write.rederive import Rederivation, rederive
 from memledger.write.review import resolve_review
 from memledger.write.revoke import forget_event, revoke_family, revoke_memory
@@ -453,6 +456,74 @@ class Memory:
         check_reason(reason, self.limits)
         with self.store.write() as unit:
             return forget_event(unit, tenant, event_id, reason=reason, now=self.clock.now())
+
+    def erase(
+        self,
+        *,
+        tenant: str,
+        event: str | None = None,
+        memory_id: str | None = None,
+        subject: str | None = None,
+        reason: str = "erased",
+    ) -> ErasureReceipt:
+        """Delete what memory holds of one ``event``, one memory (``memory_id``: the
+        event its words came from) or one ``subject``, in every store this project
+        writes, and return the receipt: what it covered, by id, and each store's status
+        and time (:mod:`memledger.write.erase`). Its use stops first, as with
+        :meth:`forget`; a replay of an erased event is refused
+        (:class:`~memledger.errors.EventErasedError`). Erasing the same target again
+        finishes whatever a failed store left. Bad input changes nothing."""
+        _tenant(tenant)
+        given: list[tuple[ErasureScope, str | None]] = [
+            ("event", event),
+            ("memory", memory_id),
+            ("subject", subject),
+        ]
+        chosen = [(scope, target) for scope, target in given if target is not None]
+        if len(chosen) != 1:
+            raise InvalidInputError(
+                "erase one thing: give exactly one of event, memory_id, subject"
+            )
+        scope, target = chosen[0]
+        require_id(target, {"memory": "memory_id"}.get(scope, scope), InvalidQueryError)
+        check_reason(reason, self.limits)
+        with self.store.write() as unit:
+            receipt = erase_in_ledger(
+                unit, tenant, scope, target, reason=reason, now=self.clock.now()
+            )
+        receipt = run_step(receipt, "ledger_files", self._scrub_store, clock=self.clock.now)
+        receipt = run_step(
+            receipt, "index", lambda: self._erase_from_index(tenant), clock=self.clock.now
+        )
+
+        def drop_cached() -> Literal["erased"]:
+            for erased in receipt.subjects:
+                self.hot.invalidate(tenant, erased)
+            return "erased"
+
+        receipt = run_step(receipt, "hot_cache", drop_cached, clock=self.clock.now)
+        with self.store.write() as unit:
+            save_erasure(unit, receipt)
+        return receipt
+
+    def _scrub_store(self) -> Literal["erased"]:
+        self.store.scrub()
+        return "erased"
+
+    def _erase_from_index(self, tenant: str) -> Literal["erased", "nothing_held"]:
+        never_built = self._index is None and self.store.url.startswith("sqlite:///")
+        if never_built and not default_index_path(self.store).exists():
+            return "nothing_held"
+        index = self.index
+        index.sync(self.store, tenant=tenant)
+        index.purge(tenant)
+        return "erased"
+
+    def erasures(self, *, tenant: str) -> tuple[ErasureReceipt, ...]:
+        """The tenant's erasure receipts, oldest first."""
+        _tenant(tenant)
+        with self.store.read() as unit:
+            return erasure_receipts(unit.erasure_bodies(tenant))
 
     def revoke_family(
         self, subject: str, family: str, *, tenant: str, reason: str = "revoked"

@@ -268,6 +268,34 @@ class UnitOfWork(Protocol):
 
     def is_forgotten(self, tenant: str, event_id: str) -> bool: ...
 
+    # erasure (memledger.write.erase)
+    def erasable_events(self, tenant: str, subject: str) -> Sequence[str]:
+        """The events of ``subject`` and the events that wrote records about it, by id."""
+        ...
+
+    def erase_events(
+        self, tenant: str, event_ids: Sequence[str], *, erasure_id: str, at: datetime
+    ) -> Mapping[str, int]:
+        """Delete the events, every record derived from them (its history keeps an
+        ``erased`` entry, its index entry gets a ``delete``), their outcomes, mentions,
+        jobs and review items, leaving a tombstone (ids and content hash) per event;
+        returns how many rows of each kind went."""
+        ...
+
+    def tombstone(self, tenant: str, event_id: str) -> str | None:
+        """The erasure that erased the event, or ``None``."""
+        ...
+
+    def scrub_traces(self, tenant: str, subject: str, *, erasure_id: str) -> int:
+        """Remove the request and the non-memory fields from the subject's traces (memory
+        ids and revisions stay); returns how many traces changed."""
+        ...
+
+    def put_erasure(self, tenant: str, erasure_id: str, *, at: datetime, body: str) -> None: ...
+    def erasure_bodies(self, tenant: str) -> Sequence[tuple[str, str]]:
+        """``(erasure_id, body)`` of the tenant's erasures, oldest first."""
+        ...
+
     # context traces
     def put_trace(self, trace: StoredTrace) -> None:
         """Store a context packet's trace; a second trace with the same id is refused."""
@@ -362,6 +390,11 @@ class Store(Protocol):
     def write(self) -> AbstractContextManager[UnitOfWork]: ...
     def read(self) -> AbstractContextManager[UnitOfWork]: ...
     def close(self) -> None: ...
+    def scrub(self) -> None:
+        """After an erasure: leave no copy of deleted rows where the store can reach it
+        (SQLite: the write-ahead log checkpointed and truncated; freed pages are zeroed
+        as rows go; PostgreSQL: the tables vacuumed)."""
+        ...
 
 
 def generations_of(slots: Sequence[FamilySlot]) -> Mapping[str, int]:

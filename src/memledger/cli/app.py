@@ -251,6 +251,67 @@ def forget(
         render.forgotten(render.make_console(), receipt)
 
 
+@app.command()
+def erase(
+    ctx: typer.Context,
+    *,
+    event: Annotated[
+        str | None, typer.Option("--event", metavar="EVENT_ID", help="Erase one event.")
+    ] = None,
+    memory_id: Annotated[
+        str | None,
+        typer.Option(
+            "--memory", metavar="MEMORY_ID", help="Erase a memory and the event it came from."
+        ),
+    ] = None,
+    subject: Annotated[
+        str | None,
+        typer.Option(
+            "--subject", metavar="SUBJECT", help="Erase a subject's events and what was said of it."
+        ),
+    ] = None,
+    reason: Reason = "erased",
+    db: Db = None,
+    tenant: Tenant = None,
+    as_json: AsJson = False,
+) -> None:
+    """Delete what memory holds of one event, memory or subject, in every store, and
+    print the receipt (each store's status). Use stops first, as with forget; a replay
+    of an erased event is refused. Erasing the same target again finishes a store that
+    failed."""
+    who = require_tenant(ctx, tenant)
+    with _memory(ctx, db) as memory:
+        receipt = memory.erase(
+            tenant=who, event=event, memory_id=memory_id, subject=subject, reason=reason
+        )
+    if as_json:
+        render.print_json(receipt.to_dict())
+    else:
+        render.erasure(render.make_console(), receipt)
+    if not receipt.complete:
+        raise typer.Exit(1)
+
+
+@app.command()
+def erasures(
+    ctx: typer.Context,
+    *,
+    db: Db = None,
+    tenant: Tenant = None,
+    as_json: AsJson = False,
+) -> None:
+    """The tenant's erasure receipts, oldest first."""
+    who = require_tenant(ctx, tenant)
+    with _memory(ctx, db) as memory:
+        done = memory.erasures(tenant=who)
+    if as_json:
+        render.print_json([r.to_dict() for r in done])
+    else:
+        console = render.make_console()
+        for receipt in done:
+            render.erasure(console, receipt)
+
+
 @app.command("revoke-family")
 def revoke_family(
     ctx: typer.Context,

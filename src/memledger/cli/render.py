@@ -34,6 +34,7 @@ from memledger.read.context import Packet
 from memledger.read.recall import RecallResult
 from memledger.read.trace import Replay
 from memledger.wire import isoformat, record_to_dict
+from memledger.write.erase import ErasureReceipt
 from memledger.write.rederive import Rederivation
 from memledger.write.worker import JobOutcome, WorkReport
 
@@ -163,6 +164,24 @@ def forgotten(console: Console, receipt: ForgetReceipt) -> None:
                 f"{item.subject!r} (generation {item.generation})"
             )
         )
+
+
+def erasure(console: Console, receipt: ErasureReceipt) -> None:
+    console.print(
+        Text(
+            f"erasure {receipt.erasure_id} of {receipt.scope} {receipt.target!r} (tenant "
+            f"{receipt.tenant!r}): {len(receipt.events)} event(s), "
+            f"{len(receipt.memory_ids)} record(s), reason {receipt.reason!r}, "
+            f"requested at {isoformat(receipt.requested_at)}"
+        )
+    )
+    table = Table(box=None, show_header=True)
+    for column in ("store", "status", "at", "detail"):
+        table.add_column(column)
+    for entry in receipt.stores:
+        style = "red" if entry.status == "failed" else None
+        table.add_row(entry.store, entry.status, isoformat(entry.at), entry.detail, style=style)
+    console.print(table)
 
 
 # -- reads ------------------------------------------------------------------------------

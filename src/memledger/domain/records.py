@@ -710,9 +710,16 @@ class HistoryEntry:
     revision: int
     generation: int
     action: Literal[
-        "recorded", "closed", "revoked", "mentioned", "review_accepted", "review_rejected"
+        "recorded",
+        "closed",
+        "revoked",
+        "mentioned",
+        "review_accepted",
+        "review_rejected",
+        "erased",
     ]
-    """``review_accepted`` / ``review_rejected``: a reviewer resolved a held batch that
+    """``erased``: the record was erased (its content is gone; ``cause`` names the
+    erasure). ``review_accepted`` / ``review_rejected``: a reviewer resolved a held batch that
     named this family; ``memory_id`` is then the review item's id, ``status`` is
     ``active`` (the batch was committed) or ``historical`` (it was not), and ``note``
     says who decided and why."""

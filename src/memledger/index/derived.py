@@ -72,7 +72,13 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 import numpy as np
 
 from memledger.domain.records import MemoryRecord, format_time
-from memledger.errors import EmbedderError, InvalidInputError, InvalidQueryError, StoreError
+from memledger.errors import (
+    EmbedderError,
+    InvalidInputError,
+    InvalidQueryError,
+    StoreError,
+    StoreLockedError,
+)
 from memledger.index import _ann
 from memledger.index import _subject_bm25 as bm25
 from memledger.index._ann import ANN_THRESHOLD, AnnStatus, Graphs, TenantAnn
@@ -253,6 +259,7 @@ class DerivedIndex:
             self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             self._conn.execute("PRAGMA journal_mode = WAL")
             self._conn.execute("PRAGMA busy_timeout = 5000")
+            self._conn.execute("PRAGMA secure_delete = ON")  # see purge()
             with self._transaction():
                 self._prepare()
         except sqlite3.Error as exc:
@@ -922,6 +929,27 @@ class DerivedIndex:
         with self._lock:
             stamp, epoch = self._stamp, int(self._get("epoch") or 0)
             return self._names.get(tenant, subject, epoch=epoch, stamp=stamp, changed=changed)
+
+    def purge(self, tenant: str) -> None:
+        """After an erasure (synced first): leave nothing of ``tenant``'s deleted entries
+        in the file. Their rows' bytes are overwritten as they go (``secure_delete``);
+        this merges the tenant's full-text segments, which keep a deleted document's
+        tokens until merged, and checkpoints and truncates the write-ahead log."""
+        with self._lock:
+            try:
+                for kind in ("fts", "win"):
+                    table = table_name(tenant, kind)
+                    if self._conn.execute(
+                        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+                    ).fetchone():
+                        self._conn.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
+                (busy, _, _) = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            except sqlite3.Error as exc:
+                raise StoreError(f"index {str(self.path)!r}: purge failed: {exc}") from exc
+            if busy:
+                raise StoreLockedError(
+                    f"index {str(self.path)!r}: a reader held the write-ahead log; purge again"
+                )
 
     def glance(self, tenant: str, *, subject: str | None = None) -> Glance:
         """:meth:`names`, :meth:`cursor_of` and :attr:`degraded` together, as a read

@@ -733,6 +733,25 @@ class PostgresIndex:
         (a name whose entries are all gone stays known until the index is rebuilt)."""
         return self.glance(tenant, subject=subject).names
 
+    def purge(self, tenant: str) -> None:
+        """After an erasure (synced first): vacuum the index's tables, so the deleted
+        entries' space is pruned and reused (PostgreSQL does not zero it; see
+        :meth:`memledger.store.postgres.PostgresStore.scrub`). ``tenant`` is for the
+        interface: a vacuum covers every tenant."""
+        del tenant
+        try:
+            with self._pool.connection() as conn:
+                for table in ("entries", "postings", "win_postings"):
+                    conn.execute(
+                        sql.SQL("VACUUM {}.{}").format(
+                            sql.Identifier(self.ns), sql.Identifier(table)
+                        )
+                    )
+        except psycopg.Error as exc:
+            raise StoreError(
+                f"index in {self.url!r}: vacuum after an erasure failed: {exc}"
+            ) from exc
+
     def glance(self, tenant: str, *, subject: str | None = None) -> Glance:
         """:meth:`names`, :meth:`cursor_of` and :attr:`degraded` together, in one round
         trip (two when names changed since this handle last looked)."""

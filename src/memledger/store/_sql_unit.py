@@ -604,6 +604,134 @@ class SqlUnit(ServiceRows):
         )
         return row is not None
 
+    # -- erasure ------------------------------------------------------------------------
+
+    def erasable_events(self, tenant: str, subject: str) -> Sequence[str]:
+        rows = self.conn.execute(
+            "SELECT event_id FROM events WHERE tenant = ? AND subject = ?"
+            " UNION SELECT source_event_id FROM records WHERE tenant = ? AND subject = ?",
+            (tenant, subject, tenant, subject),
+        )
+        return sorted(str(row[0]) for row in rows)
+
+    def erase_events(
+        self, tenant: str, event_ids: Sequence[str], *, erasure_id: str, at: datetime
+    ) -> Mapping[str, int]:
+        counts = dict.fromkeys(("events", "records", "mentions", "jobs", "reviews"), 0)
+        stamp = format_time(at)
+        wanted = sorted(set(event_ids))
+        for start in range(0, len(wanted), 400):
+            chunk = wanted[start : start + 400]
+            among = f"({', '.join('?' * len(chunk))})"
+            found = self.conn.execute(
+                "SELECT event_id, content_hash FROM events"
+                f" WHERE tenant = ? AND event_id IN {among}",
+                (tenant, *chunk),
+            ).fetchall()
+            for event_id, content_hash in found:
+                self._write(
+                    "erase_events",
+                    "INSERT OR IGNORE INTO tombstones VALUES (?, ?, ?, ?, ?)",
+                    (tenant, event_id, content_hash, erasure_id, stamp),
+                )
+            records = [
+                layout.record(row)
+                for row in self.conn.execute(
+                    f"SELECT {layout.RECORD_COLUMNS} FROM records INDEXED BY records_source"
+                    f" WHERE tenant = ? AND source_event_id IN {among}",
+                    (tenant, *chunk),
+                )
+            ]
+            for record in records:
+                self.add_history(
+                    HistoryEntry(
+                        seq=0,
+                        tenant=tenant,
+                        subject=record.subject,
+                        family=record.family,
+                        revision=record.revision,
+                        generation=record.generation,
+                        action="erased",
+                        memory_id=record.memory_id,
+                        status=record.status,
+                        at=at,
+                        cause=f"erasure {erasure_id}",
+                    )
+                )
+                self.add_outbox(record, op="delete", at=at)
+            ids = [r.memory_id for r in records]
+            counts["records"] += len(ids)
+            for first in range(0, len(ids), 400):
+                part = ids[first : first + 400]
+                counts["mentions"] += self._delete(
+                    f"DELETE FROM mentions WHERE tenant = ?"
+                    f" AND memory_id IN ({', '.join('?' * len(part))})",
+                    (tenant, *part),
+                )
+            counts["mentions"] += self._delete(
+                f"DELETE FROM mentions WHERE tenant = ? AND event_id IN {among}", (tenant, *chunk)
+            )
+            self._delete(
+                f"DELETE FROM records WHERE tenant = ? AND source_event_id IN {among}",
+                (tenant, *chunk),
+            )
+            counts["jobs"] += self._delete(
+                f"DELETE FROM jobs WHERE tenant = ? AND event_id IN {among}", (tenant, *chunk)
+            )
+            counts["reviews"] += self._delete(
+                f"DELETE FROM review_queue WHERE tenant = ? AND event_id IN {among}",
+                (tenant, *chunk),
+            )
+            self._delete(
+                f"DELETE FROM event_outcomes WHERE tenant = ? AND event_id IN {among}",
+                (tenant, *chunk),
+            )
+            counts["events"] += self._delete(
+                f"DELETE FROM events WHERE tenant = ? AND event_id IN {among}", (tenant, *chunk)
+            )
+        return counts
+
+    def _delete(self, sql: str, params: Sequence[Any]) -> int:
+        if self._failpoint is not None:
+            self._failpoint("erase_events")
+        return int(self.conn.execute(sql, params).rowcount)
+
+    def tombstone(self, tenant: str, event_id: str) -> str | None:
+        row = self._one(
+            "SELECT erasure_id FROM tombstones WHERE tenant = ? AND event_id = ?",
+            (tenant, event_id),
+        )
+        return None if row is None else str(row[0])
+
+    def scrub_traces(self, tenant: str, subject: str, *, erasure_id: str) -> int:
+        rows = self.conn.execute(
+            "SELECT trace_id, body FROM traces WHERE tenant = ? AND subject = ?",
+            (tenant, subject),
+        ).fetchall()
+        for trace_id, body in rows:
+            self._write(
+                "scrub_traces",
+                "UPDATE traces SET body = ? WHERE tenant = ? AND trace_id = ?",
+                (_scrubbed(body, erasure_id), tenant, trace_id),
+            )
+        return len(rows)
+
+    def put_erasure(self, tenant: str, erasure_id: str, *, at: datetime, body: str) -> None:
+        self._write(
+            "put_erasure",
+            "INSERT INTO erasures VALUES (?, ?, ?, ?)"
+            " ON CONFLICT (tenant, erasure_id) DO UPDATE SET body = excluded.body",
+            (tenant, erasure_id, format_time(at), body),
+        )
+
+    def erasure_bodies(self, tenant: str) -> Sequence[tuple[str, str]]:
+        rows = self.conn.execute(
+            "SELECT erasure_id, body FROM erasures WHERE tenant = ?"
+            " ORDER BY requested_at, erasure_id",
+            (tenant,),
+        )
+        return [(str(e), str(b)) for e, b in rows]
+
     # -- context traces ---------------------------------------------------------------
 
     def put_trace(self, trace: StoredTrace) -> None:
@@ -813,6 +941,18 @@ def _trace(tenant: str, trace_id: str, row: Sequence[Any]) -> StoredTrace:
         rendered_sha256=rendered_sha256,
         body=body,
     )
+
+
+def _scrubbed(body: str, erasure_id: str) -> str:
+    """A trace body without what was said: no request, no fields of the items that are
+    not memories (memory ids, revisions and passage offsets stay, for the audit)."""
+    data = json.loads(body)
+    data["request"] = ""
+    data["erased"] = erasure_id
+    for item in data.get("items", []):
+        if "fields" in item:
+            item["fields"] = {}
+    return json.dumps(data, separators=(",", ":"))
 
 
 def outbox_row(record: MemoryRecord, *, op: OutboxOp, at: datetime) -> tuple[Any, ...]:

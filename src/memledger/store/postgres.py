@@ -406,6 +406,27 @@ class PostgresStore:
             raise StoreError(f"store {self.url!r} is closed")
         return self._primary.get()
 
+    _ERASED_TABLES = (
+        "events",
+        "event_outcomes",
+        "records",
+        "mentions",
+        "jobs",
+        "review_queue",
+        "traces",
+    )
+
+    def scrub(self) -> None:
+        """Vacuum the tables an erasure deletes from: the deleted rows' space is pruned
+        and reused. PostgreSQL does not zero it, and its write-ahead log, archives and
+        backups keep what they held until they are recycled (docs/postgresql.md)."""
+        try:
+            with self._connections().connection() as conn:  # autocommit: VACUUM needs it
+                for table in self._ERASED_TABLES:
+                    conn.execute(f"VACUUM {table}")
+        except psycopg.Error as exc:
+            raise StoreError(f"store {self.url!r}: vacuum after an erasure failed: {exc}") from exc
+
     def close(self) -> None:
         for pool in [self._primary, *self._replicas]:
             pool.close()

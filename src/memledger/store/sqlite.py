@@ -87,10 +87,21 @@ class SQLiteStore:
         conn.execute("PRAGMA synchronous = FULL")
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA cache_size = -65536")  # 64 MiB of pages, not the 2 MiB default
+        conn.execute("PRAGMA secure_delete = ON")  # a deleted row's bytes are overwritten
         self._local.conn, self._local.pid = conn, os.getpid()
         with self._guard:
             self._all.append(conn)
         return conn
+
+    def scrub(self) -> None:
+        """Copy the write-ahead log into the file and truncate it: the log held pages
+        from before an erasure (freed pages are zeroed as rows go: ``secure_delete``)."""
+        conn = self._connection()
+        busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if busy:
+            raise StoreLockedError(
+                f"store {self.url!r}: a reader held the write-ahead log; scrub again later"
+            )
 
     def close(self) -> None:
         with self._guard:

@@ -38,7 +38,7 @@ from memledger.domain.records import (
     ReviewItem,
     SourceEvent,
 )
-from memledger.errors import ConflictError, EventConflictError
+from memledger.errors import ConflictError, EventConflictError, EventErasedError
 from memledger.ports import UnitOfWork
 from memledger.write.apply import FamilyPlan, apply_family
 from memledger.write.batch import Batch, contradiction, distinct_claims, stable_id, validate
@@ -60,6 +60,11 @@ def append_to_ledger(
         raise EventConflictError(
             f"event {event.event_id!r} of tenant {event.tenant!r} is already in the ledger "
             "with different content; the ledger is append-only, use a new event id"
+        )
+    if stored is None and (erasure := unit.tombstone(event.tenant, event.event_id)) is not None:
+        raise EventErasedError(
+            f"event {event.event_id!r} of tenant {event.tenant!r} was erased ({erasure});"
+            " an erased event is not accepted again"
         )
     validate()
     if stored is None:

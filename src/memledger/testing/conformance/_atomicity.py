@@ -94,6 +94,9 @@ class _Transactions:
     def read(self) -> AbstractContextManager[UnitOfWork]:
         return self._store.read()
 
+    def scrub(self) -> None:
+        self._store.scrub()
+
     def close(self) -> None:
         self._store.close()
 

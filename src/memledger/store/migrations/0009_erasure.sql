@@ -1,0 +1,24 @@
+-- memledger schema 9: erasure. A tombstone per erased event (ids and the content hash,
+-- no content) keeps a replay of it from being accepted again; an erasure row keeps the
+-- receipt of each erasure (JSON: what it covered, by id, and each store's status).
+CREATE TABLE tombstones (
+    tenant TEXT NOT NULL,
+    event_id TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    erasure_id TEXT NOT NULL,
+    erased_at TEXT NOT NULL,
+    PRIMARY KEY (tenant, event_id)
+) WITHOUT ROWID;
+
+CREATE TABLE erasures (
+    tenant TEXT NOT NULL,
+    erasure_id TEXT NOT NULL,
+    requested_at TEXT NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (tenant, erasure_id)
+);
+
+CREATE INDEX mentions_event ON mentions (tenant, event_id);
+CREATE INDEX jobs_event ON jobs (tenant, event_id);
+CREATE INDEX review_event ON review_queue (tenant, event_id);
+CREATE INDEX traces_subject ON traces (tenant, subject);

@@ -1,0 +1,161 @@
+"""Invariant 7, the second clock: erasure deletes what memory holds, leaves a receipt
+and a tombstone, and nothing of it survives in any table of the canonical store."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from memledger.domain.records import Claim
+from memledger.errors import (
+    EventErasedError,
+    EventNotFoundError,
+    InvalidInputError,
+    MemoryNotFoundError,
+    NotFoundError,
+)
+from memledger.memory import Memory
+from memledger.testing import FrozenClock
+from memledger.testing.scenarios import SUBJECT, TENANT, actor, day, event, fact, snapshot
+from memledger.write.worker import episode_of
+
+ANYONE = actor("*")
+SECRET = "Quorvale"
+TEXT = f"I moved to {SECRET} last week and I work at Initech."
+
+
+def _move(memory: Memory, event_id: str = "evt-move", subject: str = SUBJECT) -> dict[str, str]:
+    said = event(event_id, TEXT, occurred_at=day(3, 1), who=ANYONE, subject=subject)
+    city = fact("home_city", f"Lives in {SECRET}", SECRET, grounding=f"moved to {SECRET}")
+    work = fact("employer", "Works at Initech", "Initech", grounding="work at Initech")
+    receipt = memory.ingest(said, [city, work, episode_of(said)])
+    assert receipt.outcome == "committed"
+    return {r.family: r.memory_id for r in receipt.results if r.memory_id is not None}
+
+
+def _table_text(memory: Memory) -> str:
+    """Every row of every table of the canonical store, as text."""
+    postgres = memory.store.url.startswith(("postgresql://", "postgres://"))
+    listing = (
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'"
+        if postgres
+        else "SELECT name FROM sqlite_master WHERE type = 'table'"
+    )
+    out: list[str] = []
+    with memory.store.read() as unit:
+        conn = unit.conn  # type: ignore[attr-defined]
+        for (table,) in conn.execute(listing, ()).fetchall():
+            for row in conn.execute(f'SELECT * FROM "{table}"', ()).fetchall():
+                out.append(f"{table}: {row!r}")
+    return "\n".join(out)
+
+
+class ErasureChecks:
+    def test_an_erased_event_leaves_no_content_and_a_receipt(
+        self, memory: Memory, clock: FrozenClock
+    ) -> None:
+        ids = _move(memory)
+        kept = event("evt-kept", "Fridays suit me.", occurred_at=day(3, 2), who=ANYONE)
+        memory.ingest(kept, [episode_of(kept)])
+        assert SECRET in _table_text(memory)
+        clock.set(day(3, 5))
+        receipt = memory.erase(tenant=TENANT, event="evt-move", reason="user asked")
+        assert receipt.events == ("evt-move",) and receipt.scope == "event"
+        assert set(receipt.memory_ids) >= set(ids.values()) and receipt.subjects == (SUBJECT,)
+        assert [s.store for s in receipt.stores] == [
+            "ledger", "traces", "ledger_files", "index", "hot_cache"
+        ]  # fmt: skip
+        assert receipt.complete and receipt.store("ledger").status == "erased"
+        assert receipt.store("ledger").at == day(3, 5)
+        assert SECRET not in _table_text(memory)
+        with pytest.raises(MemoryNotFoundError):
+            memory.get(ids["home_city"], tenant=TENANT)
+        with pytest.raises(EventNotFoundError):
+            memory.event("evt-move", tenant=TENANT)
+        # history keeps that the records existed and were erased, not what they said
+        changes = memory.changes(SUBJECT, "home_city", tenant=TENANT)
+        assert [c.action for c in changes][-1] == "erased"
+        assert {c.memory_id for c in changes if c.action == "erased"} == {ids["home_city"]}
+        # the rest stays, and the receipt is kept
+        assert memory.event("evt-kept", tenant=TENANT).text == "Fridays suit me."
+        (stored,) = memory.erasures(tenant=TENANT)
+        assert stored == receipt
+
+    def test_a_replay_of_an_erased_event_is_refused(self, memory: Memory) -> None:
+        _move(memory)
+        memory.erase(tenant=TENANT, event="evt-move")
+        said = event("evt-move", TEXT, occurred_at=day(3, 1), who=ANYONE)
+        state = snapshot(memory)
+        with pytest.raises(EventErasedError, match="erased"):
+            memory.ingest(said)
+        with pytest.raises(EventErasedError):
+            memory.ingest(said, [fact("home_city", f"Lives in {SECRET}", SECRET)])
+        assert snapshot(memory) == state and SECRET not in _table_text(memory)
+
+    def test_erasing_a_memory_erases_the_event_it_came_from(self, memory: Memory) -> None:
+        ids = _move(memory)
+        receipt = memory.erase(tenant=TENANT, memory_id=ids["employer"])
+        assert receipt.events == ("evt-move",) and receipt.scope == "memory"
+        assert "Initech" not in _table_text(memory) and SECRET not in _table_text(memory)
+
+    def test_erasing_a_subject_leaves_other_subjects_alone(self, memory: Memory) -> None:
+        _move(memory, "evt-a", subject="alice")
+        bob = _move(memory, "evt-b", subject="bob")
+        about = Claim(
+            family="home_city",
+            kind="fact",
+            statement="Alice lives in Brindlemoor",
+            value="Brindlemoor",
+            subject="alice",
+        )
+        told = event(
+            "evt-told", "Alice lives in Brindlemoor now.", occurred_at=day(3, 2), who=ANYONE,
+            subject="bob",
+        )  # fmt: skip
+        memory.ingest(told, [about])
+        receipt = memory.erase(tenant=TENANT, subject="alice")
+        assert receipt.events == ("evt-a", "evt-told")  # its own, and what was said of it
+        assert set(receipt.subjects) == {"alice", "bob"}
+        text = _table_text(memory)
+        assert "Brindlemoor" not in text
+        assert memory.get(bob["home_city"], tenant=TENANT).value == SECRET  # bob's stays
+        assert memory.erase(tenant=TENANT, subject="alice").events == ()  # nothing left
+
+    def test_a_queued_job_of_an_erased_event_is_gone(self, memory: Memory) -> None:
+        queued = memory.ingest(event("evt-q", TEXT, occurred_at=day(3, 1), who=ANYONE))
+        assert queued.job_id is not None and len(memory.jobs(tenant=TENANT)) == 1
+        receipt = memory.erase(tenant=TENANT, event="evt-q")
+        assert "1 jobs" in receipt.store("ledger").detail
+        assert memory.jobs(tenant=TENANT, open_only=False) == ()
+        with pytest.raises(NotFoundError):
+            memory.commit_job(queued.job_id, [fact("home_city", "x", SECRET)], tenant=TENANT)
+        assert SECRET not in _table_text(memory)
+
+    def test_erasing_again_finishes_and_changes_nothing_else(self, memory: Memory) -> None:
+        _move(memory)
+        first = memory.erase(tenant=TENANT, event="evt-move")
+        state = snapshot(memory)
+        again = memory.erase(tenant=TENANT, event="evt-move")
+        assert again.events == () and again.store("ledger").status == "nothing_held"
+        assert again.events == () and first.events == ("evt-move",)
+        assert snapshot(memory) == state
+        body = json.dumps(again.to_dict())
+        assert SECRET not in body and "Initech" not in body  # receipts hold ids only
+
+    def test_bad_erasures_change_nothing(self, memory: Memory) -> None:
+        ids = _move(memory)
+        state = snapshot(memory)
+        with pytest.raises(InvalidInputError):
+            memory.erase(tenant=TENANT)
+        with pytest.raises(InvalidInputError):
+            memory.erase(tenant=TENANT, event="evt-move", subject=SUBJECT)
+        with pytest.raises(EventNotFoundError):
+            memory.erase(tenant=TENANT, event="evt-nope")
+        with pytest.raises(MemoryNotFoundError):
+            memory.erase(tenant=TENANT, memory_id="mem-nope")
+        with pytest.raises(InvalidInputError):
+            memory.erase(tenant=TENANT, event="evt-move", reason=" ")
+        with pytest.raises(MemoryNotFoundError):
+            memory.erase(tenant="globex", memory_id=ids["home_city"])  # another tenant's
+        assert snapshot(memory) == state and memory.erasures(tenant=TENANT) == ()

@@ -1,0 +1,135 @@
+"""Erasure on the embedded store, down to the bytes: after erasing a subject, no file
+the project wrote (the store, the index, their write-ahead logs) holds its words, and
+the receipt names every store. The store-level checks run on every backend in the
+conformance suite (``memledger.testing.conformance._erasure``)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memledger import Memory
+from memledger.cli import app
+from memledger.index.derived import DerivedIndex
+from memledger.index.embedders import HashingEmbedder
+from memledger.read.hot import hot_key
+from memledger.store import open_store
+from memledger.testing import FrozenClock
+from memledger.testing.scenarios import TENANT, actor, day, event, fact
+from memledger.write.worker import episode_of
+
+ANYONE = actor("*")
+WORDS = ("Quorvale", "Zanthippe")  # the city and the partner, said by alice only
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _holding(folder: Path, word: str) -> list[str]:
+    needles = {word.encode(), word.casefold().encode(), word.casefold()[:-1].encode()}
+    return [name for name, data in _files(folder).items() if any(n in data for n in needles)]
+
+
+def _fill(memory: Memory) -> None:
+    for n, subject in enumerate(["alice", "bob"], start=1):
+        words = WORDS if subject == "alice" else ("Brindlemoor", "Octavian")
+        said = event(
+            f"evt-{subject}",
+            f"I moved to {words[0]} with {words[1]} last week.",
+            occurred_at=day(3, n),
+            who=ANYONE,
+            subject=subject,
+        )
+        city = fact("home_city", f"Lives in {words[0]}", words[0], grounding=f"to {words[0]}")
+        memory.ingest(said, [city, episode_of(said)])
+
+
+@pytest.fixture(params=["build default", "secure_delete off by default"])
+def memory(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Memory:
+    if request.param != "build default":
+        # many SQLite builds (not this one's) leave a deleted row's bytes in free space
+        # unless asked: the store and the index must ask
+        connect = sqlite3.connect
+
+        def insecure(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+            conn = connect(*args, **kwargs)
+            conn.execute("PRAGMA secure_delete = OFF")
+            return conn
+
+        monkeypatch.setattr(sqlite3, "connect", insecure)
+    store = open_store(tmp_path / "m.db")
+    index = DerivedIndex(tmp_path / "m.db.index", embedder=HashingEmbedder())
+    return Memory(store, clock=FrozenClock(day(3, 5)), index=index)
+
+
+def test_an_erased_subject_leaves_no_bytes_in_any_file(memory: Memory, tmp_path: Path) -> None:
+    _fill(memory)
+    # every store holds alice's words: the index, a context trace, the hot cache
+    assert memory.recall("where does alice live?", tenant=TENANT, subject="alice").items
+    packet = memory.context(f"plan a trip near {WORDS[0]}", tenant=TENANT, subject="alice")
+    assert packet.items
+    assert memory.hot.current(memory, tenant=TENANT, subject="alice").values
+    for word in WORDS:
+        assert _holding(tmp_path, word), word
+
+    receipt = memory.erase(tenant=TENANT, subject="alice", reason="account deleted")
+
+    assert {s.store: s.status for s in receipt.stores} == {
+        "ledger": "erased",
+        "traces": "erased",
+        "ledger_files": "erased",
+        "index": "erased",
+        "hot_cache": "erased",
+    }
+    for word in WORDS:
+        assert _holding(tmp_path, word) == [], word
+    # bob's words are still everywhere they were
+    assert "m.db" in _holding(tmp_path, "Brindlemoor")
+    assert "m.db.index" in _holding(tmp_path, "Brindlemoor")
+    assert memory.recall("where does bob live?", tenant=TENANT, subject="bob").items
+    # nothing of alice comes back through any read
+    assert not memory.recall(f"{WORDS[0]} {WORDS[1]}", tenant=TENANT, subject="alice").items
+    assert memory.hot.cache.get(hot_key(memory, TENANT, "alice")) is None  # dropped
+    assert memory.hot.current(memory, tenant=TENANT, subject="alice").values == {}
+    # the trace keeps ids, not words: its replay cannot match any more
+    replay = memory.replay(packet.trace_id, tenant=TENANT)
+    assert not replay.matches and replay.missing
+    memory.close()
+
+
+def test_an_index_never_built_is_reported_as_holding_nothing(tmp_path: Path) -> None:
+    memory = Memory(open_store(tmp_path / "m.db"), clock=FrozenClock(day(3, 5)))
+    _fill(memory)
+    receipt = memory.erase(tenant=TENANT, event="evt-alice")
+    assert receipt.store("index").status == "nothing_held"
+    assert not (tmp_path / "m.db.index").exists()
+    assert _holding(tmp_path, WORDS[0]) == []
+    memory.close()
+
+
+def test_the_command_line_erases_and_prints_the_receipt(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    memory = Memory(open_store(tmp_path / "m.db"), clock=FrozenClock(day(3, 5)))
+    _fill(memory)
+    memory.close()
+    runner = CliRunner()
+    db = str(tmp_path / "m.db")
+    done = runner.invoke(
+        app, ["erase", "--db", db, "--tenant", TENANT, "--subject", "alice", "--json"]
+    )
+    assert done.exit_code == 0, done.output
+    receipt = json.loads(done.output)
+    assert receipt["events"] == ["evt-alice"] and receipt["complete"] is True
+    assert _holding(tmp_path, WORDS[0]) == []
+    listed = runner.invoke(app, ["erasures", "--db", db, "--tenant", TENANT, "--json"])
+    assert [r["erasure_id"] for r in json.loads(listed.output)] == [receipt["erasure_id"]]
+    bad = runner.invoke(app, ["erase", "--db", db, "--tenant", TENANT])
+    assert bad.exit_code != 0 and "exactly one" in bad.output
