@@ -14,6 +14,7 @@ import pytest
 
 from memledger import Memory
 from memledger.cli import app
+from memledger.errors import StoreError
 from memledger.index.derived import DerivedIndex
 from memledger.index.embedders import HashingEmbedder
 from memledger.read.hot import hot_key
@@ -133,3 +134,28 @@ def test_the_command_line_erases_and_prints_the_receipt(tmp_path: Path) -> None:
     assert [r["erasure_id"] for r in json.loads(listed.output)] == [receipt["erasure_id"]]
     bad = runner.invoke(app, ["erase", "--db", db, "--tenant", TENANT])
     assert bad.exit_code != 0 and "exactly one" in bad.output
+
+
+def test_a_failed_store_is_on_the_receipt_and_erasing_again_finishes_it(
+    memory: Memory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fill(memory)
+    memory.recall("where does alice live?", tenant=TENANT, subject="alice")  # indexed
+    with monkeypatch.context() as patched:
+
+        def down(self: DerivedIndex, tenant: str) -> None:
+            raise StoreError("index disk is full")
+
+        patched.setattr(DerivedIndex, "purge", down)
+        first = memory.erase(tenant=TENANT, subject="alice")
+    assert not first.complete and first.store("ledger").status == "erased"
+    assert (first.store("index").status, first.store("index").detail) == (
+        "failed",
+        "index disk is full",
+    )
+    assert memory.erasures(tenant=TENANT) == (first,)  # kept, failure and all
+    assert any(n.startswith("m.db.index") for n in _holding(tmp_path, WORDS[0]))  # not purged
+    again = memory.erase(tenant=TENANT, subject="alice")
+    assert again.complete and again.store("index").status == "erased"
+    assert _holding(tmp_path, WORDS[0]) == []
+    memory.close()

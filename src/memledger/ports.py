@@ -277,7 +277,8 @@ class UnitOfWork(Protocol):
         self, tenant: str, event_ids: Sequence[str], *, erasure_id: str, at: datetime
     ) -> Mapping[str, int]:
         """Delete the events, every record derived from them (its history keeps an
-        ``erased`` entry, its index entry gets a ``delete``), their outcomes, mentions,
+        ``erased`` entry; forget the events first, so the index drops them), their
+        outcomes, mentions,
         jobs and review items, leaving a tombstone (ids and content hash) per event;
         returns how many rows of each kind went."""
         ...

@@ -382,6 +382,11 @@ OPERATIONS: dict[str, Operation] = {
         setup=_first_then_daily_turn,
         run=lambda memory: memory.revoke_family(SUBJECT, FAMILY, tenant=TENANT),
     ),
+    "erase": Operation(  # the ledger's transaction, then the receipt's final statuses
+        setup=_first_then_daily_turn,
+        run=lambda memory: memory.erase(tenant=TENANT, event="evt-2"),
+        transactions=2,
+    ),
 }
 """By name, so that a child process can find them: the claims and revocations that
 :data:`OPERATIONS` exercise besides ``ingest`` with claims (the atomicity checks' own)."""

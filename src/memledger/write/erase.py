@@ -14,7 +14,8 @@ as a tracked process with a receipt:
    every record derived from it, their outcomes, mentions, queued jobs and review
    items. History keeps that each record existed and was erased (an ``erased``
    entry, ids only), not what it said; an erased subject's traces keep their memory
-   ids and lose their requests and other text. A tombstone per event (ids and
+   ids and lose their requests and other text (other traces name records by id
+   only: a trace stores no memory's words). A tombstone per event (ids and
    content hash, no content) refuses a replay of it
    (:class:`~memledger.errors.EventErasedError`). The store then overwrites or
    vacuums what the deleted rows left (:meth:`~memledger.ports.Store.scrub`).
@@ -36,7 +37,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from memledger.domain.records import format_time, parse_time
-from memledger.errors import EventNotFoundError, MemoryNotFoundError, StoreError
+from memledger.errors import EventNotFoundError, MemledgerError, MemoryNotFoundError
 from memledger.ports import UnitOfWork
 from memledger.write.batch import stable_id
 from memledger.write.revoke import forget_event
@@ -171,12 +172,13 @@ def erase_in_ledger(
         at=now,
         detail=", ".join(f"{n} {kind}" for kind, n in counts.items()),
     )
-    scrubbed = sum(unit.scrub_traces(tenant, s, erasure_id=erasure_id) for s in sorted(subjects))
+    # a subject's traces are about it; other traces hold the erased records by id only
+    scrubbed = unit.scrub_traces(tenant, target, erasure_id=erasure_id) if scope == "subject" else 0
     traces = StoreErasure(
         store="traces",
         status="erased" if scrubbed else "nothing_held",
         at=now,
-        detail=f"{scrubbed} traces of the subjects lost their text; memory ids stay",
+        detail=f"{scrubbed} traces of the subject lost their text; memory ids stay",
     )
     receipt = ErasureReceipt(
         erasure_id=erasure_id,
@@ -211,11 +213,11 @@ def run_step(
     clock: Callable[[], datetime],
 ) -> ErasureReceipt:
     """Run one derived store's step; its status (``failed`` with the error when it
-    raises a store error) goes on the receipt."""
+    raises one of the library's errors) goes on the receipt."""
     try:
         status: StoreStatus = step()
         detail = ""
-    except StoreError as exc:
+    except MemledgerError as exc:  # the ledger is erased: the receipt must still be kept
         status, detail = "failed", str(exc)
     entry = StoreErasure(store=name, status=status, at=clock(), detail=detail)
     return replace(receipt, stores=(*receipt.stores, entry))

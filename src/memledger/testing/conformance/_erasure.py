@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from memledger.domain.records import Claim
+from memledger.domain.records import Claim, SourceEvent
 from memledger.errors import (
     EventErasedError,
     EventNotFoundError,
@@ -16,7 +16,8 @@ from memledger.errors import (
     NotFoundError,
 )
 from memledger.memory import Memory
-from memledger.testing import FrozenClock
+from memledger.read.hot import hot_key
+from memledger.testing import FrozenClock, FunctionExtractor
 from memledger.testing.scenarios import SUBJECT, TENANT, actor, day, event, fact, snapshot
 from memledger.write.worker import episode_of
 
@@ -67,6 +68,7 @@ class ErasureChecks:
             "ledger", "traces", "ledger_files", "index", "hot_cache"
         ]  # fmt: skip
         assert receipt.complete and receipt.store("ledger").status == "erased"
+        assert receipt.store("traces").status == "nothing_held"  # an event's: ids only
         assert receipt.store("ledger").at == day(3, 5)
         assert SECRET not in _table_text(memory)
         with pytest.raises(MemoryNotFoundError):
@@ -122,6 +124,22 @@ class ErasureChecks:
         assert memory.get(bob["home_city"], tenant=TENANT).value == SECRET  # bob's stays
         assert memory.erase(tenant=TENANT, subject="alice").events == ()  # nothing left
 
+    def test_the_subjects_an_event_wrote_about_lose_their_cached_values(
+        self, memory: Memory
+    ) -> None:
+        about = Claim(
+            family="home_city", kind="fact", statement=f"Alice lives in {SECRET}",
+            value=SECRET, subject="alice",
+        )  # fmt: skip
+        told = event("evt-told", f"Alice lives in {SECRET}.", occurred_at=day(3, 2), who=ANYONE)
+        memory.ingest(told, [about])
+        memory.hot.current(memory, tenant=TENANT, subject="alice")  # cached (as it stands)
+        key = hot_key(memory, TENANT, "alice")
+        assert memory.hot.cache.get(key) is not None
+        receipt = memory.erase(tenant=TENANT, event="evt-told")
+        assert receipt.subjects == ("alice", SUBJECT)
+        assert memory.hot.cache.get(key) is None
+
     def test_a_queued_job_of_an_erased_event_is_gone(self, memory: Memory) -> None:
         queued = memory.ingest(event("evt-q", TEXT, occurred_at=day(3, 1), who=ANYONE))
         assert queued.job_id is not None and len(memory.jobs(tenant=TENANT)) == 1
@@ -130,6 +148,24 @@ class ErasureChecks:
         assert memory.jobs(tenant=TENANT, open_only=False) == ()
         with pytest.raises(NotFoundError):
             memory.commit_job(queued.job_id, [fact("home_city", "x", SECRET)], tenant=TENANT)
+        assert SECRET not in _table_text(memory)
+
+    def test_a_job_in_flight_when_its_event_is_erased_brings_nothing_back(
+        self, memory: Memory
+    ) -> None:
+        """Seed 000's acceptance test with erasure: the job is leased, the event erased
+        while the extractor runs, then the job commits. Nothing it proposes is kept."""
+        memory.ingest(event("evt-q", TEXT, occurred_at=day(3, 1), who=ANYONE))
+        erased: list[str] = []
+
+        def extract(source: SourceEvent) -> list[Claim]:
+            erased.append(memory.erase(tenant=TENANT, event=source.event_id).erasure_id)
+            return [fact("home_city", f"Lives in {SECRET}", SECRET, grounding=f"to {SECRET}")]
+
+        report = memory.process(extractor=FunctionExtractor(extract))
+        assert len(erased) == 1 and report.jobs == 1
+        assert memory.current(SUBJECT, "home_city", tenant=TENANT, valid_at=day(3, 5)) == ()
+        assert memory.timeline(SUBJECT, "conversation", tenant=TENANT) == ()
         assert SECRET not in _table_text(memory)
 
     def test_erasing_again_finishes_and_changes_nothing_else(self, memory: Memory) -> None:
