@@ -256,6 +256,9 @@ def test_revoke_forget_and_the_review_queue(
         with pytest.raises(ConflictError):
             admin.reject(item.review_id, reason="no")
         assert len(admin.reviews(include_resolved=True)) == 1
+        erased = admin.erase(event="evt-q", reason="asked to")
+        assert erased.events == ["evt-q"] and erased.complete
+        assert [e.erasure_id for e in admin.erasures()] == [erased.erasure_id]
         made = admin.create_key("bot-1", principal="agent", role="read", reads=["agent:planner"])
         assert made.key.actor == "bot-1" and made.token.startswith("mlk_")
         assert made.key.reads == ["agent:planner"]

@@ -150,6 +150,30 @@ class Forget(WireModel):
     reason: str
 
 
+class StoreErasure(WireModel):
+    store: str
+    status: Literal["erased", "nothing_held", "failed", "not_configured"]
+    at: AwareDatetime
+    detail: str
+
+
+class Erasure(WireModel):
+    """:meth:`memledger.write.erase.ErasureReceipt.to_dict`: what an erasure covered, by
+    id only, and each store's status."""
+
+    erasure_id: str
+    tenant: str
+    scope: Literal["event", "memory", "subject"]
+    target: str
+    reason: str
+    requested_at: AwareDatetime
+    events: list[str]
+    memory_ids: list[str]
+    subjects: list[str]
+    complete: bool
+    stores: list[StoreErasure]
+
+
 # -- records and their history ------------------------------------------------------------
 
 
@@ -669,6 +693,7 @@ _TABLE: tuple[tuple[type[e.MemledgerError], int, str, str, str | None], ...] = (
     (e.BudgetError, 400, "invalid_budget", "Invalid budget", None),
     (e.ConflictError, 409, "conflict", "Conflict", None),
     (e.EventConflictError, 409, "event_conflict", "Event id reused with other content", None),
+    (e.EventErasedError, 409, "event_erased", "The event was erased", None),
     (e.AuthenticationError, 401, "unauthenticated", "Not authenticated", None),
     (e.PermissionDeniedError, 403, "permission_denied", "Permission denied", None),
     (e.NotFoundError, 404, "not_found", "Not found", _gone("such thing")),

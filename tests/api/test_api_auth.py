@@ -70,6 +70,8 @@ def test_only_admin_keys_administer(clients: Clients) -> None:
             ("POST", "/v1/reviews/rev-1/reject", {"reason": "x"}),
             ("POST", "/v1/corpus/documents", {"name": "x", "content": "hello there"}),
             ("DELETE", "/v1/corpus/documents/x.md", None),
+            ("POST", "/v1/erasures", {"subject": SUBJECT}),
+            ("GET", "/v1/erasures", None),
         ):
             found = problem(who.request(method, path, json=body), 403, "permission_denied")
             assert "admin" in str(found["detail"])

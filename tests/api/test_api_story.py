@@ -436,6 +436,27 @@ def test_queued_events_are_processed_on_request(clients: Clients) -> None:
     assert done.json()["job"]["status"] == "done"
 
 
+def test_erase_an_event_over_http(clients: Clients, clock: FrozenClock) -> None:
+    story(clients.writer, clock)
+    admin = clients.admin
+    problem(admin.post("/v1/erasures", json={}), 400, "invalid_input")
+    problem(admin.post("/v1/erasures", json={"event": "evt-nope"}), 404, "event_not_found")
+    erased = ok(admin.post("/v1/erasures", json={"event": "evt-oct19", "reason": "asked to"}))
+    body = erased.json()
+    assert body["events"] == ["evt-oct19"] and body["complete"] is True
+    assert {s["store"]: s["status"] for s in body["stores"]}["ledger"] == "erased"
+    problem(clients.writer.get("/v1/events/evt-oct19"), 404, "event_not_found")
+    again = event_json(
+        "evt-oct19",
+        "Daily for the rest of October please, then Friday again from November 1.",
+        occurred_at=at(day(10, 19, 9)),
+        sequence=2,
+    )
+    found = problem(clients.writer.post("/v1/events", json=again), 409, "event_erased")
+    assert "erased" in str(found["detail"])
+    assert [r["erasure_id"] for r in ok(admin.get("/v1/erasures")).json()] == [body["erasure_id"]]
+
+
 def test_forget_an_event(clients: Clients, clock: FrozenClock) -> None:
     api = clients.writer
     story(api, clock)

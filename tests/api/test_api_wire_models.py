@@ -112,6 +112,7 @@ def _check_helpers(memory: Memory, clock: FrozenClock) -> None:
     for change in memory.changes(SUBJECT, FAMILY, tenant=TENANT):
         _exact(wire_models.HistoryEntry, history_entry_to_dict(change))
     _exact(wire_models.Forget, forget_to_dict(memory.forget("q", tenant=TENANT)))
+    _exact(wire_models.Erasure, memory.erase(tenant=TENANT, event="q").to_dict())
 
 
 def test_a_consistency_token_as_text() -> None:

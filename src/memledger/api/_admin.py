@@ -8,7 +8,7 @@ from fastapi import APIRouter, Path, Query, Response
 
 from memledger import wire_models as wm
 from memledger.api._auth import Admin, Reader, same_tenant
-from memledger.api._bodies import ID_PATTERN, FamilyIn, KeyIn, ReasonIn
+from memledger.api._bodies import ID_PATTERN, EraseIn, FamilyIn, KeyIn, ReasonIn
 from memledger.api._consistency import token_response, write_token
 from memledger.api._problems import problem_responses
 from memledger.api._services import Services, Svc
@@ -34,6 +34,41 @@ ReviewId = Annotated[
     str,
     Path(pattern=ID_PATTERN, max_length=255, description="The item's id, rev-..."),
 ]
+
+
+@router.post(
+    "/v1/erasures",
+    response_model=wm.Erasure,
+    summary="Erase an event, a memory or a subject",
+    description="Deletes what memory holds of exactly one of `event`, `memory_id` (and the "
+    "event its words came from) or `subject` (its events, and the events that wrote about "
+    "it), in every store: the ledger, the subject's traces, the index and the hot cache. Use "
+    "stops first, as with forget; a replay of an erased event is refused (409). The receipt "
+    "lists each store's status and time, ids only; a store that failed is marked `failed` "
+    "and erasing the same target again finishes it. Admin keys only.",
+    responses=problem_responses(404),
+)
+def erase(body: EraseIn, svc: Svc, who: Admin) -> JsonObject:
+    same_tenant(who, body.tenant)
+    receipt = svc.memory.erase(
+        tenant=who.tenant,
+        event=body.event,
+        memory_id=body.memory_id,
+        subject=body.subject,
+        reason=body.reason,
+    )
+    return receipt.to_dict()
+
+
+@router.get(
+    "/v1/erasures",
+    response_model=list[wm.Erasure],
+    summary="The tenant's erasure receipts",
+    description="Oldest first. Admin keys only.",
+    responses=problem_responses(),
+)
+def list_erasures(svc: Svc, who: Admin) -> list[JsonObject]:
+    return [r.to_dict() for r in svc.memory.erasures(tenant=who.tenant)]
 
 
 @router.get(

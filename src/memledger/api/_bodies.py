@@ -126,6 +126,18 @@ class ReasonIn(_Body):
     tenant: Tenant = None
 
 
+class EraseIn(_Body):
+    event: Id | None = Field(default=None, description="Erase one source event.")
+    memory_id: Id | None = Field(
+        default=None, description="Erase a memory and the event its words came from."
+    )
+    subject: Id | None = Field(
+        default=None, description="Erase a subject's events and what was said of it."
+    )
+    reason: Text = "erased"
+    tenant: Tenant = None
+
+
 class ProcessIn(_Body):
     max_jobs: Annotated[int, Field(ge=1, le=10_000)] = Field(
         default=100, description="Run at most this many jobs in this request."

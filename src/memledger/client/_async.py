@@ -147,6 +147,23 @@ class AsyncClient:
     async def forget(self, event_id: str, *, reason: str = "forgotten") -> wm.Forget:
         return await self.send(calls.forget(event_id, reason=reason))
 
+    @doc_of(calls.erase)
+    async def erase(
+        self,
+        *,
+        event: str | None = None,
+        memory_id: str | None = None,
+        subject: str | None = None,
+        reason: str = "erased",
+    ) -> wm.Erasure:
+        return await self.send(
+            calls.erase(event=event, memory_id=memory_id, subject=subject, reason=reason)
+        )
+
+    @doc_of(calls.erasures)
+    async def erasures(self) -> list[wm.Erasure]:
+        return await self.send(calls.erasures())
+
     @doc_of(calls.process)
     async def process(self, *, max_jobs: int = 100) -> wm.WorkReport:
         return await self.send(calls.process(max_jobs=max_jobs))

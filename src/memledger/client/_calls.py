@@ -44,6 +44,8 @@ __all__ = [
     "current",
     "doc_of",
     "documents",
+    "erase",
+    "erasures",
     "event",
     "families",
     "families_of",
@@ -291,6 +293,27 @@ def forget(event_id: str, *, reason: str = "forgotten") -> Call[wm.Forget]:
         read=_reader(wm.Forget),
         body={"reason": reason},
     )
+
+
+def erase(
+    *,
+    event: str | None = None,
+    memory_id: str | None = None,
+    subject: str | None = None,
+    reason: str = "erased",
+) -> Call[wm.Erasure]:
+    """Erase exactly one of an event, a memory (and the event it came from) or a subject,
+    in every store; the receipt lists each store's status. Admin keys only."""
+    body: dict[str, object] = {"reason": reason}
+    for name, value in (("event", event), ("memory_id", memory_id), ("subject", subject)):
+        if value is not None:
+            body[name] = value
+    return Call(method="POST", path="/v1/erasures", read=_reader(wm.Erasure), body=body)
+
+
+def erasures() -> Call[list[wm.Erasure]]:
+    """The tenant's erasure receipts, oldest first. Admin keys only."""
+    return Call(method="GET", path="/v1/erasures", read=_reader(list[wm.Erasure]))
 
 
 def process(*, max_jobs: int = 100) -> Call[wm.WorkReport]:

@@ -152,6 +152,23 @@ class Client:
     def forget(self, event_id: str, *, reason: str = "forgotten") -> wm.Forget:
         return self.send(calls.forget(event_id, reason=reason))
 
+    @doc_of(calls.erase)
+    def erase(
+        self,
+        *,
+        event: str | None = None,
+        memory_id: str | None = None,
+        subject: str | None = None,
+        reason: str = "erased",
+    ) -> wm.Erasure:
+        return self.send(
+            calls.erase(event=event, memory_id=memory_id, subject=subject, reason=reason)
+        )
+
+    @doc_of(calls.erasures)
+    def erasures(self) -> list[wm.Erasure]:
+        return self.send(calls.erasures())
+
     @doc_of(calls.process)
     def process(self, *, max_jobs: int = 100) -> wm.WorkReport:
         return self.send(calls.process(max_jobs=max_jobs))

@@ -33,10 +33,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Literal
 
-from memledger.domain.records import format_time, parse_time
+from memledger.domain.records import format_time
 from memledger.errors import EventNotFoundError, MemledgerError, MemoryNotFoundError
 from memledger.ports import UnitOfWork
 from memledger.write.batch import stable_id
@@ -91,13 +91,13 @@ class ErasureReceipt:
             "scope": self.scope,
             "target": self.target,
             "reason": self.reason,
-            "requested_at": format_time(self.requested_at),
+            "requested_at": _iso(self.requested_at),
             "events": list(self.events),
             "memory_ids": list(self.memory_ids),
             "subjects": list(self.subjects),
             "complete": self.complete,
             "stores": [
-                {"store": s.store, "status": s.status, "at": format_time(s.at), "detail": s.detail}
+                {"store": s.store, "status": s.status, "at": _iso(s.at), "detail": s.detail}
                 for s in self.stores
             ],
         }
@@ -110,17 +110,25 @@ class ErasureReceipt:
             scope=data["scope"],
             target=data["target"],
             reason=data["reason"],
-            requested_at=parse_time(data["requested_at"]),
+            requested_at=datetime.fromisoformat(data["requested_at"]),
             events=tuple(data["events"]),
             memory_ids=tuple(data["memory_ids"]),
             subjects=tuple(data["subjects"]),
             stores=tuple(
                 StoreErasure(
-                    store=s["store"], status=s["status"], at=parse_time(s["at"]), detail=s["detail"]
+                    store=s["store"],
+                    status=s["status"],
+                    at=datetime.fromisoformat(s["at"]),
+                    detail=s["detail"],
                 )
                 for s in data["stores"]
             ),
         )
+
+
+def _iso(value: datetime) -> str:
+    """As the wire writes times (:func:`memledger.wire.isoformat`)."""
+    return value.astimezone(UTC).isoformat().removesuffix("+00:00") + "Z"
 
 
 def covered_events(unit: UnitOfWork, tenant: str, scope: ErasureScope, target: str) -> list[str]:
