@@ -23,6 +23,16 @@ def test_readme_python_blocks_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert (tmp_path / "example.db").exists()
 
 
+@pytest.mark.parametrize("page", ["erasure.md"])
+def test_docs_python_blocks_run(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = (README.parent / "docs" / page).read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert blocks, f"docs/{page} has no python example"
+    monkeypatch.chdir(tmp_path)
+    for block in blocks:
+        exec(compile(block, page, "exec"), {"__name__": "docs"})
+
+
 def test_first_screen_has_the_two_setup_commands() -> None:
     first_screen = "\n".join(README.read_text().splitlines()[:30])
     commands = re.findall(r"```sh\n(.*?)```", first_screen, flags=re.S)

@@ -63,6 +63,8 @@ from memledger.read.recall import Recalled, RecallResult, RecallSettings
 
 __version__ = "0.1.0"
 
+from memledger.write.erase import ErasureReceipt, StoreErasure
+
 __all__ = [
     "Actor",
     "ApiKey",
@@ -73,6 +75,7 @@ __all__ = [
     "ConflictError",
     "DerivedIndex",
     "EmbedderError",
+    "ErasureReceipt",
     "EventConflictError",
     "EventErasedError",
     "EventNotFoundError",
@@ -114,6 +117,7 @@ __all__ = [
     "RewriterError",
     "Schema",
     "SourceEvent",
+    "StoreErasure",
     "StoreError",
     "StoreLockedError",
     "StoreNotFoundError",
