@@ -68,7 +68,7 @@ def test_the_recheck_never_admits_another_tenants_memory_id(
     kept: dict[str, MemoryRecord] = {}
     excluded: list[Excluded] = []
     with memory.store.read() as unit:
-        checker = _Checker(unit, tenant=TENANT, at=clock.now(), indexed={})
+        checker = _Checker(unit, tenant=TENANT, at=clock.now(), now=clock.now(), indexed={})
         checker.admit([foreign, ours.memory_id], kept, excluded)
     assert list(kept) == [ours.memory_id]
     assert excluded == [Excluded(memory_id=foreign, reason="not_found")]

@@ -368,7 +368,7 @@ def test_the_recheck_drops_another_subjects_record_without_naming_it(memory: Mem
     kept: dict[str, object] = {}
     excluded: list[Excluded] = []
     with memory.store.read() as unit:
-        checker = _Checker(unit, tenant="acme", subject="u1", at=ASKED, indexed={})
+        checker = _Checker(unit, tenant="acme", subject="u1", at=ASKED, now=ASKED, indexed={})
         checker.admit([mine.memory_id, theirs.memory_id], kept, excluded)  # type: ignore[arg-type]
     assert list(kept) == [mine.memory_id] and excluded == []
 

@@ -23,6 +23,7 @@ from memledger.domain.limits import Limits, check_claims, check_event, check_rea
 from memledger.domain.policy import WritePolicy
 from memledger.domain.records import (
     CALLER,
+    KINDS,
     Claim,
     ExtractorInfo,
     ForgetReceipt,
@@ -78,7 +79,13 @@ from memledger.read.trace import Replay, replay
 from memledger.read.views import check_floor, check_min_revision, select
 from memledger.store import floors, open_store
 from memledger.write.commit import Batch, append_to_ledger, commit_event, job_id_for
-from memledger.write.erase import ErasureReceipt, ErasureScope, erase_in_ledger, run_step
+from memledger.write.erase import (
+    ErasureReceipt,
+    ErasureScope,
+    erase_in_ledger,
+    expire_in_ledger,
+    run_step,
+)
 from memledger.write.erase import receipts as erasure_receipts
 from memledger.write.erase import save as save_erasure
 from memledger.write.rederive import Rederivation, rederive
@@ -491,6 +498,56 @@ class Memory:
             receipt = erase_in_ledger(
                 unit, tenant, scope, target, reason=reason, now=self.clock.now()
             )
+        return self._finish_erasure(receipt)
+
+    def expire(self, *, tenant: str | None = None, batch: int = 1000) -> tuple[ErasureReceipt, ...]:
+        """Erase every record whose expiry has come (its TTL, or the tenant's retention of
+        its kind; such records already left every read), with the events no record is
+        derived from any more, as erasures (:meth:`erase`); of one tenant, or of every
+        tenant holding one. ``batch`` records per transaction. The worker runs this on
+        a schedule (``memledger worker --expire-every``)."""
+        if tenant is not None:
+            _tenant(tenant)
+        if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+            raise InvalidInputError(f"batch must be a positive whole number, got {batch!r}")
+        now = self.clock.now()
+        if tenant is None:
+            with self.store.read() as unit:
+                tenants = list(unit.expiring_tenants(now=now))
+        else:
+            tenants = [tenant]
+        done: list[ErasureReceipt] = []
+        for each in tenants:
+            while True:
+                with self.store.write() as unit:
+                    receipt = expire_in_ledger(unit, each, now=now, limit=batch)
+                if receipt is None:
+                    break
+                done.append(self._finish_erasure(receipt))
+        return tuple(done)
+
+    def set_retention(self, kind: str, days: int | None, *, tenant: str) -> int:
+        """Keep the tenant's records of ``kind`` (episode, fact, preference, ...) ``days``
+        days from when each was written (``None``: no retention). Records already held
+        get the earlier of their own expiry and that day, at once; returns how many
+        changed. A longer retention does not extend expiries already set."""
+        _tenant(tenant)
+        if kind not in KINDS:
+            raise InvalidInputError(f"unknown kind {kind!r}; expected one of {sorted(KINDS)}")
+        if days is not None and (isinstance(days, bool) or not isinstance(days, int) or days < 1):
+            raise InvalidInputError(f"days must be a whole number >= 1 or None, got {days!r}")
+        with self.store.write() as unit:
+            return unit.set_retention(tenant, kind, days, at=self.clock.now())
+
+    def retention(self, *, tenant: str) -> dict[str, int]:
+        """Days the tenant keeps records of each kind that has a retention."""
+        _tenant(tenant)
+        with self.store.read() as unit:
+            return dict(sorted(unit.retention(tenant).items()))
+
+    def _finish_erasure(self, receipt: ErasureReceipt) -> ErasureReceipt:
+        """The derived stores' steps of an erasure whose ledger part committed."""
+        tenant = receipt.tenant
         receipt = run_step(receipt, "ledger_files", self._scrub_store, clock=self.clock.now)
         receipt = run_step(
             receipt, "index", lambda: self._erase_from_index(tenant), clock=self.clock.now
@@ -670,6 +727,7 @@ class Memory:
         return select(
             records,
             as_of=record_time,
+            now=self.clock.now(),
             valid_at=valid_at,
             scope=scope,
             revoked_sources=revoked,
@@ -690,10 +748,12 @@ class Memory:
         with self.store.read() as unit:
             records = unit.family_records(tenant, subject, family, open_only=False)
             revoked = unit.revoked_sources(tenant, subject, family)
+        now = self.clock.now()
         return tuple(
             r
             for r in records
-            if include_revoked or (r.status != "revoked" and r.source_event_id not in revoked)
+            if include_revoked
+            or (r.status != "revoked" and r.source_event_id not in revoked and not r.expired(now))
         )
 
     def changes(self, subject: str, family: str, *, tenant: str) -> tuple[HistoryEntry, ...]:

@@ -293,6 +293,37 @@ class UnitOfWork(Protocol):
         ...
 
     def put_erasure(self, tenant: str, erasure_id: str, *, at: datetime, body: str) -> None: ...
+
+    # expiry and retention (memledger.write.erase)
+    def retention(self, tenant: str) -> Mapping[str, int]:
+        """Days the tenant keeps records of each kind that has a retention."""
+        ...
+
+    def set_retention(self, tenant: str, kind: str, days: int | None, *, at: datetime) -> int:
+        """Keep the tenant's records of ``kind`` ``days`` days (``None``: no retention).
+        Records already held get the earlier of their expiry and ``recorded_at + days``;
+        returns how many changed."""
+        ...
+
+    def expired_records(self, tenant: str, *, now: datetime, limit: int) -> Sequence[MemoryRecord]:
+        """Records of the tenant whose expiry has come at ``now``, oldest expiry first."""
+        ...
+
+    def expiring_tenants(self, *, now: datetime) -> Sequence[str]:
+        """Tenants holding a record whose expiry has come at ``now``."""
+        ...
+
+    def erase_records(
+        self, tenant: str, memory_ids: Sequence[str], *, erasure_id: str, at: datetime
+    ) -> Mapping[str, int]:
+        """Delete the records (history keeps an ``erased`` entry, the index gets a
+        ``delete``) and their mentions; returns how many rows of each kind went."""
+        ...
+
+    def live_event_records(self, tenant: str, event_ids: Sequence[str]) -> Sequence[str]:
+        """Of ``event_ids``, the events some record is still derived from."""
+        ...
+
     def erasure_bodies(self, tenant: str) -> Sequence[tuple[str, str]]:
         """``(erasure_id, body)`` of the tenant's erasures, oldest first."""
         ...

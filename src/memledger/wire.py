@@ -127,6 +127,8 @@ class ClaimIn(BaseModel):
     confidence: float = 0.65
     polarity: Literal["assert", "retract"] = "assert"
     """``"retract"``: the claim says its value stopped being true."""
+    expires_at: AwareDatetime | None = None
+    """When memledger stops holding the record (a TTL; after the event's time)."""
 
     def to_claim(self) -> Claim:
         return Claim(
@@ -141,6 +143,7 @@ class ClaimIn(BaseModel):
             grounding=self.grounding,
             confidence=self.confidence,
             polarity=self.polarity,
+            expires_at=self.expires_at,
         )
 
 
@@ -423,6 +426,7 @@ def record_to_dict(record: MemoryRecord) -> JsonObject:
         },
         "supersedes": record.supersedes,
         "exclusion": record.exclusion,
+        "expires_at": _iso(record.expires_at),
     }
 
 
@@ -518,6 +522,7 @@ def claim_to_dict(claim: Claim) -> JsonObject:
         "grounding": claim.grounding,
         "confidence": claim.confidence,
         "polarity": claim.polarity,
+        "expires_at": _iso(claim.expires_at),
     }
 
 
@@ -616,6 +621,7 @@ def work_report_to_dict(report: WorkReport, *, mode: str, stopped_by: str | None
         "jobs": report.jobs,
         "outcomes": {o: report.outcomes.get(o, 0) for o in get_args(JobOutcome)},
         "errors": list(report.errors),
+        "expired": report.expired,
     }
 
 

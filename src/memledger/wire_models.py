@@ -218,6 +218,7 @@ class Record(WireModel):
     extractor: Extractor
     supersedes: str | None
     exclusion: ExclusionReason | None
+    expires_at: AwareDatetime | None
 
 
 class HistoryEntry(WireModel):
@@ -324,6 +325,7 @@ class WorkReport(WireModel):
     jobs: int
     outcomes: dict[JobOutcome, int]
     errors: list[str]
+    expired: int
 
 
 class ClaimOut(WireModel):
@@ -340,6 +342,7 @@ class ClaimOut(WireModel):
     grounding: str | None
     confidence: float
     polarity: Literal["assert", "retract"]
+    expires_at: AwareDatetime | None
 
 
 class Review(WireModel):

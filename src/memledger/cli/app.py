@@ -17,6 +17,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from memledger.cli import render
 from memledger.cli._run import CliError, Group
@@ -310,6 +311,74 @@ def erasures(
         console = render.make_console()
         for receipt in done:
             render.erasure(console, receipt)
+
+
+@app.command()
+def expire(
+    ctx: typer.Context,
+    *,
+    tenant: OnlyTenant = None,
+    db: Db = None,
+    as_json: AsJson = False,
+) -> None:
+    """Erase every record whose expiry has come (its TTL, or its tenant's retention of
+    its kind), with the events left without records; print the erasure receipts. Of
+    one tenant with --tenant, else of every tenant. `worker --expire-every` does this
+    on a schedule."""
+    if tenant is not None:
+        require_id(tenant, "tenant", InvalidQueryError)
+    with _memory(ctx, db) as memory:
+        done = memory.expire(tenant=tenant)
+    if as_json:
+        render.print_json([r.to_dict() for r in done])
+    else:
+        console = render.make_console()
+        if not done:
+            console.print(Text("nothing has expired"))
+        for receipt in done:
+            render.erasure(console, receipt)
+    if not all(r.complete for r in done):
+        raise typer.Exit(1)
+
+
+@app.command()
+def retention(
+    ctx: typer.Context,
+    *,
+    kind: Annotated[
+        str | None, typer.Argument(metavar="[KIND]", help="A memory kind (episode, fact, ...).")
+    ] = None,
+    days: Annotated[
+        str | None,
+        typer.Argument(metavar="[DAYS|off]", help="Keep KIND this many days; off: no retention."),
+    ] = None,
+    db: Db = None,
+    tenant: Tenant = None,
+    as_json: AsJson = False,
+) -> None:
+    """Show the tenant's retention per kind, or set one: `retention episode 90`. Records
+    already held get the earlier of their own expiry and that day, at once."""
+    who = require_tenant(ctx, tenant)
+    if kind is not None and days is None:
+        raise InvalidInputError("give both KIND and DAYS (a whole number, or off)")
+    with _memory(ctx, db) as memory:
+        if kind is not None and days is not None:
+            if days == "off":
+                chosen = None
+            elif days.isdigit():
+                chosen = int(days)
+            else:
+                raise InvalidInputError(f"DAYS must be a whole number or off, got {days!r}")
+            memory.set_retention(kind, chosen, tenant=who)
+        held = memory.retention(tenant=who)
+    if as_json:
+        render.print_json(dict[str, JsonValue](held))
+    else:
+        console = render.make_console()
+        if not held:
+            console.print(Text(f"tenant {who!r} keeps every kind until it is erased"))
+        for name, kept in held.items():
+            console.print(Text(f"{name}: {kept} day(s)"))
 
 
 @app.command("revoke-family")
@@ -913,6 +982,16 @@ def worker(
     ] = False,
     poll: Poll = 0.5,
     batch: Batch = BATCH,
+    expire_every: Annotated[
+        float | None,
+        typer.Option(
+            "--expire-every",
+            metavar="SECONDS",
+            min=1.0,
+            help="Also erase what expired (TTL and retention) at this pace, first at the start."
+            " Default: never (run `memledger expire` instead).",
+        ),
+    ] = None,
     db: Db = None,
     as_json: AsJson = False,
 ) -> None:
@@ -953,6 +1032,7 @@ def worker(
                     stop=stop.event,
                     tenant=tenant,
                     poll=poll,
+                    expire_every=expire_every,
                 )
             stopped_by = stop.signal
             title = f"worker stopped by {stopped_by} after {report.jobs} job(s) on {where}"

@@ -350,6 +350,8 @@ def work_report(console: Console, report: WorkReport, *, title: str) -> None:
     for outcome in JOB_OUTCOMES:
         table.add_row(Text(outcome), _text(report.outcomes.get(outcome, 0)))
     console.print(table)
+    if report.expired:
+        console.print(Text(f"{report.expired} expired record(s) erased"))
     if report.errors:
         console.print(Text(f"errors ({len(report.errors)}):"))
         for error in report.errors:

@@ -411,6 +411,8 @@ class Claim:
     ``polarity`` says whether the claim asserts its value or retracts it ("no longer
     uses TensorFlow": family ``tool``, value ``TensorFlow``, ``"retract"``); the
     commit closes what a retraction matches and never stores its value as current.
+    ``expires_at`` (a TTL) is when memledger stops holding the record: it must come
+    after the event, and the tenant's retention of the kind may set it earlier.
     """
 
     family: str
@@ -424,9 +426,16 @@ class Claim:
     grounding: str | None = None
     confidence: float = 0.65
     polarity: Literal["assert", "retract"] = "assert"
+    expires_at: datetime | None = None
 
     def __post_init__(self) -> None:
         require_id(self.family, "family", InvalidClaimError)
+        if self.expires_at is not None:
+            _set(
+                self,
+                "expires_at",
+                require_aware(self.expires_at, "expires_at", InvalidClaimError),
+            )
         if not isinstance(self.polarity, str) or self.polarity not in ("assert", "retract"):
             raise InvalidClaimError(
                 f"polarity must be 'assert' or 'retract', got {self.polarity!r}"
@@ -538,6 +547,9 @@ class MemoryRecord:
     """Independent source events that stated this claim (NOOPs raise it)."""
     trust: float = 0.5
     """How far the source channel is trusted (see ``WritePolicy.trust``)."""
+    expires_at: datetime | None = None
+    """When memledger stops holding it (a TTL, or the tenant's retention of its kind):
+    from then on no read returns it, and the next expiry run erases it."""
 
     @property
     def authorised(self) -> bool:
@@ -545,10 +557,17 @@ class MemoryRecord:
         return self.kind != "observation" and self.status != "historical"
 
     def open_at(self, as_of: datetime) -> bool:
-        """Whether memledger held this record at record time ``as_of``."""
-        return self.recorded_at <= as_of and (
-            self.superseded_at is None or as_of < self.superseded_at
+        """Whether memledger held this record at record time ``as_of`` (written, not yet
+        superseded, not yet expired)."""
+        return (
+            self.recorded_at <= as_of
+            and (self.superseded_at is None or as_of < self.superseded_at)
+            and not self.expired(as_of)
         )
+
+    def expired(self, now: datetime) -> bool:
+        """Whether its expiry has come at record time ``now``."""
+        return self.expires_at is not None and self.expires_at <= now
 
     def valid(self, at: datetime) -> bool:
         """Whether the claim is meant to be true at valid time ``at``."""

@@ -69,7 +69,7 @@ FORMAT = 1
 """The entry format, in every key and every value."""
 
 _FIELDS = frozenset(f.name for f in fields(MemoryRecord))
-_TIMES = ("recorded_at", "superseded_at", "valid_from", "valid_until")
+_TIMES = ("recorded_at", "superseded_at", "valid_from", "valid_until", "expires_at")
 
 
 def redis_key(key: HotKey, *, prefix: str = "memledger:hot") -> str:

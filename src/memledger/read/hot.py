@@ -237,12 +237,15 @@ def load_values(memory: Memory, tenant: str, subject: str, *, at: datetime) -> H
         for slot in slots:
             records = unit.family_records(tenant, subject, slot.family, open_only=True)
             revoked = unit.revoked_sources(tenant, subject, slot.family)
-            live = select(records, as_of=None, valid_at=None, revoked_sources=revoked)
+            now = memory.clock.now()  # record time; ``at`` is valid time (the same when cached)
+            live = select(records, as_of=None, now=now, valid_at=None, revoked_sources=revoked)
             live = tuple(r for r in live if r.kind not in ("episode", "working"))
             for r in live:
                 edges.append(r.valid_from)
                 if r.valid_until is not None:
                     edges.append(r.valid_until)
+                if r.expires_at is not None:  # record time: here the clock is both
+                    edges.append(r.expires_at)
             held = tuple(r for r in live if r.valid(at))
             if held:
                 values[slot.family] = held

@@ -89,6 +89,7 @@ RecallExclusion = Literal[
     "not_authorised",
     "expired",
     "not_yet_valid",
+    "past_expiry",
 ]
 
 Source = Literal["lexical", "vector", "slot", "context", "standing"]
@@ -293,9 +294,14 @@ def _stale(hit: Hit, record: MemoryRecord) -> bool:
     return hit.revision < record.revision and hit.text != entry_text(record)
 
 
-def _why_not(record: MemoryRecord | None, *, at: datetime, revoked: bool) -> RecallExclusion | None:
+def _why_not(
+    record: MemoryRecord | None, *, at: datetime, now: datetime, revoked: bool
+) -> RecallExclusion | None:
+    """Why ``record`` may not be recalled at valid time ``at`` and record time ``now``."""
     if record is None:
         return "not_found"
+    if record.expired(now):
+        return "past_expiry"
     if record.status == "revoked":
         return "revoked"
     if revoked:
@@ -346,6 +352,7 @@ class _Checker:
         *,
         tenant: str,
         at: datetime,
+        now: datetime,
         indexed: Mapping[str, Hit],
         subject: str | None = None,
         visible: Callable[[str], bool] | None = None,
@@ -354,7 +361,7 @@ class _Checker:
         self.tenant = tenant
         self.subject = subject
         self.visible = visible
-        self.at = at
+        self.at, self.now = at, now
         self.indexed = indexed
         self.seen: set[str] = set()
         self._revoked: dict[tuple[str, str], frozenset[str]] = {}
@@ -380,7 +387,7 @@ class _Checker:
             gone = False
             if record is not None:
                 gone = record.source_event_id in self._revoked[(record.subject, record.family)]
-            why = _why_not(record, at=self.at, revoked=gone)
+            why = _why_not(record, at=self.at, now=self.now, revoked=gone)
             hit = self.indexed.get(memory_id)
             if why is None and record is not None and hit is not None and _stale(hit, record):
                 why = "stale_index"
@@ -648,7 +655,8 @@ def recall(
     if valid_at is not None:
         require_aware(valid_at, "valid_at", InvalidQueryError)
     tuning = settings or RecallSettings()
-    at = valid_at or memory.clock.now()
+    now = memory.clock.now()  # record time
+    at = valid_at or now  # valid time
     subjects = None if subject is None else [subject]
     # who a query can name (a subject's read: its own people), how far the feed has come
     glance = index.glance(tenant, subject=subject)
@@ -723,7 +731,7 @@ def recall(
     with floors.at_least(wanted), memory.store.read() as unit:
         # 4. canonical recheck: only what passes it can lend its score to a neighbour
         checker = _Checker(
-            unit, tenant=tenant, subject=subject, at=at, indexed=indexed, visible=visible
+            unit, tenant=tenant, subject=subject, at=at, now=now, indexed=indexed, visible=visible
         )
         checker.admit(list(sources), kept, excluded)
         # 3. context: neighbouring turns share their anchors' scores
@@ -750,7 +758,8 @@ def recall(
                 check_floor(slot, min_revision, source=memory.url)
                 gone_sources = unit.revoked_sources(tenant, subject, family)
                 for record in unit.family_records(tenant, subject, family, open_only=True):
-                    if _why_not(record, at=at, revoked=record.source_event_id in gone_sources):
+                    gone = record.source_event_id in gone_sources
+                    if _why_not(record, at=at, now=now, revoked=gone):
                         continue
                     kept.setdefault(record.memory_id, record)
                     sources.setdefault(record.memory_id, set()).add("slot")

@@ -4,7 +4,8 @@ Bitemporal selection is one pure function, :func:`select`: a record is in the
 view if memledger held it at record time ``as_of`` and it is meant to be true
 at valid time ``valid_at``. Observations and historical records are never part
 of a value view; revoked records (and every record cut from a revoked source)
-only when an audit asks for them.
+only when an audit asks for them. A record past its expiry (``expires_at``) is no
+longer held: like a superseded one, it is in no view of a later record time.
 """
 
 from __future__ import annotations
@@ -21,13 +22,14 @@ def select(
     records: Iterable[MemoryRecord],
     *,
     as_of: datetime | None,
+    now: datetime,
     valid_at: datetime | None,
     scope: str | None = None,
     revoked_sources: frozenset[str] = frozenset(),
     include_revoked: bool = False,
 ) -> tuple[MemoryRecord, ...]:
-    """The authorised records held at record time ``as_of`` (``None``: held now) and,
-    if ``valid_at`` is given, meant to be true then.
+    """The authorised records held at record time ``as_of`` (``None``: held ``now``)
+    and, if ``valid_at`` is given, meant to be true then.
 
     A record from a revoked source is left out even where memledger held it
     before the revocation, unless an audit passes ``include_revoked=True``.
@@ -38,7 +40,7 @@ def select(
         r
         for r in records
         if r.authorised
-        and (r.superseded_at is None if as_of is None else r.open_at(as_of))
+        and (r.superseded_at is None and not r.expired(now) if as_of is None else r.open_at(as_of))
         and (valid_at is None or r.valid(valid_at))
         and (scope is None or r.scope == scope)
         and (

@@ -51,7 +51,7 @@ RECORD_COLUMNS = (
     " source_event_id, source_actor_id, source_channel, source_identity_authenticated,"
     " scope_authorized, claim_faithful_to_source, operational_setting_confirmed, recorded_at,"
     " superseded_at, closed_by, valid_from, valid_until, revision, generation, confidence,"
-    " grounding, extractor, supersedes, exclusion, mentions, trust"
+    " grounding, extractor, supersedes, exclusion, mentions, trust, expires_at"
 )
 
 
@@ -88,6 +88,7 @@ def record_row(r: MemoryRecord) -> tuple[Any, ...]:
         r.exclusion,
         r.mentions,
         r.trust,
+        t(r.expires_at),
     )
 
 
@@ -124,6 +125,7 @@ def record(row: tuple[Any, ...]) -> MemoryRecord:
         exclusion,
         mentions,
         trust,
+        expires_at,
     ) = row
     recorded = parse_time(recorded_at)
     start = parse_time(valid_from)
@@ -159,4 +161,5 @@ def record(row: tuple[Any, ...]) -> MemoryRecord:
         exclusion=exclusion,
         mentions=mentions,
         trust=trust,
+        expires_at=pt(expires_at),
     )

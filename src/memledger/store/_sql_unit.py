@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from memledger.domain.records import (
@@ -264,7 +264,7 @@ class SqlUnit(ServiceRows):
     def insert_record(self, record: MemoryRecord) -> None:
         self._write(
             "insert_record",
-            f"INSERT INTO records ({layout.RECORD_COLUMNS}) VALUES ({', '.join('?' * 31)})",
+            f"INSERT INTO records ({layout.RECORD_COLUMNS}) VALUES ({', '.join('?' * 32)})",
             layout.record_row(record),
         )
 
@@ -694,6 +694,107 @@ class SqlUnit(ServiceRows):
         if self._failpoint is not None:
             self._failpoint("erase_events")
         return int(self.conn.execute(sql, params).rowcount)
+
+    def retention(self, tenant: str) -> Mapping[str, int]:
+        rows = self.conn.execute("SELECT kind, days FROM retention WHERE tenant = ?", (tenant,))
+        return {str(kind): int(days) for kind, days in rows}
+
+    def set_retention(self, tenant: str, kind: str, days: int | None, *, at: datetime) -> int:
+        if days is None:
+            self._write(
+                "set_retention",
+                "DELETE FROM retention WHERE tenant = ? AND kind = ?",
+                (tenant, kind),
+            )
+            return 0
+        self._write(
+            "set_retention",
+            "INSERT INTO retention VALUES (?, ?, ?, ?)"
+            " ON CONFLICT (tenant, kind) DO UPDATE SET days = excluded.days,"
+            " set_at = excluded.set_at",
+            (tenant, kind, days, format_time(at)),
+        )
+        changed = 0
+        rows = self.conn.execute(
+            f"SELECT {layout.RECORD_COLUMNS} FROM records WHERE tenant = ? AND proposed_kind = ?",
+            (tenant, kind),
+        ).fetchall()
+        for row in rows:
+            record = layout.record(row)
+            due = record.recorded_at + timedelta(days=days)
+            if record.expires_at is not None and record.expires_at <= due:
+                continue
+            self._write(
+                "set_retention",
+                "UPDATE records SET expires_at = ? WHERE tenant = ? AND memory_id = ?",
+                (format_time(due), tenant, record.memory_id),
+            )
+            changed += 1
+        return changed
+
+    def expired_records(self, tenant: str, *, now: datetime, limit: int) -> Sequence[MemoryRecord]:
+        rows = self.conn.execute(
+            f"SELECT {layout.RECORD_COLUMNS} FROM records WHERE tenant = ?"
+            " AND expires_at IS NOT NULL AND expires_at <= ? ORDER BY expires_at, memory_id"
+            " LIMIT ?",
+            (tenant, format_time(now), limit),
+        )
+        return [layout.record(row) for row in rows]
+
+    def expiring_tenants(self, *, now: datetime) -> Sequence[str]:
+        rows = self.conn.execute(
+            "SELECT DISTINCT tenant FROM records WHERE expires_at IS NOT NULL"
+            " AND expires_at <= ? ORDER BY tenant",
+            (format_time(now),),
+        )
+        return [str(row[0]) for row in rows]
+
+    def erase_records(
+        self, tenant: str, memory_ids: Sequence[str], *, erasure_id: str, at: datetime
+    ) -> Mapping[str, int]:
+        counts = {"records": 0, "mentions": 0}
+        wanted = sorted(set(memory_ids))
+        for start in range(0, len(wanted), 400):
+            chunk = wanted[start : start + 400]
+            among = f"({', '.join('?' * len(chunk))})"
+            for record in self.get_records(tenant, chunk).values():
+                self.add_history(
+                    HistoryEntry(
+                        seq=0,
+                        tenant=tenant,
+                        subject=record.subject,
+                        family=record.family,
+                        revision=record.revision,
+                        generation=record.generation,
+                        action="erased",
+                        memory_id=record.memory_id,
+                        status=record.status,
+                        at=at,
+                        cause=f"erasure {erasure_id}",
+                    )
+                )
+                if record.superseded_at is None:  # the index holds it: take it out
+                    self.add_outbox(record, op="delete", at=at)
+            counts["mentions"] += self._delete(
+                f"DELETE FROM mentions WHERE tenant = ? AND memory_id IN {among}", (tenant, *chunk)
+            )
+            counts["records"] += self._delete(
+                f"DELETE FROM records WHERE tenant = ? AND memory_id IN {among}", (tenant, *chunk)
+            )
+        return counts
+
+    def live_event_records(self, tenant: str, event_ids: Sequence[str]) -> Sequence[str]:
+        found: set[str] = set()
+        wanted = sorted(set(event_ids))
+        for start in range(0, len(wanted), 400):
+            chunk = wanted[start : start + 400]
+            rows = self.conn.execute(
+                "SELECT DISTINCT source_event_id FROM records INDEXED BY records_source"
+                f" WHERE tenant = ? AND source_event_id IN ({', '.join('?' * len(chunk))})",
+                (tenant, *chunk),
+            )
+            found.update(str(row[0]) for row in rows)
+        return sorted(found)
 
     def tombstone(self, tenant: str, event_id: str) -> str | None:
         row = self._one(

@@ -90,6 +90,7 @@ def _claim_dict(claim: Claim) -> dict[str, Any]:
         "grounding": claim.grounding,
         "confidence": claim.confidence,
         "polarity": claim.polarity,
+        "expires_at": None if claim.expires_at is None else format_time(claim.expires_at),
     }
 
 
@@ -99,11 +100,12 @@ def claims_to_json(claims: tuple[Claim, ...]) -> str:
 
 def claims_from_json(text: str) -> tuple[Claim, ...]:
     """Claims written by :func:`claims_to_json`; those written before claims had a
-    polarity (no ``"polarity"`` key) read as assertions."""
+    polarity (no ``"polarity"`` key) read as assertions, before they had an expiry as
+    claims that do not expire."""
     out: list[Claim] = []
     for data in json.loads(text):
-        for key in ("valid_from", "valid_until"):
-            if data[key] is not None:
+        for key in ("valid_from", "valid_until", "expires_at"):
+            if data.get(key) is not None:
                 data[key] = parse_time(data[key])
         out.append(Claim(**data))
     return tuple(out)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from memledger.domain.decide import (
     Candidate,
@@ -384,5 +384,13 @@ class _Writer:
                 supersedes=None,
                 exclusion=reason,
                 trust=self.policy.trust(event),
+                expires_at=self._expiry(claim),
             )
         )
+
+    def _expiry(self, claim: Claim) -> datetime | None:
+        """The claim's own expiry, or the tenant's retention of its kind if that comes
+        first (counted from when the record is written)."""
+        days = self.unit.retention(self.batch.event.tenant).get(claim.kind)
+        kept = None if days is None else self.at + timedelta(days=days)
+        return min((t for t in (claim.expires_at, kept) if t is not None), default=None)

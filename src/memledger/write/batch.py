@@ -97,6 +97,11 @@ def validate(batch: Batch, schema: Schema) -> None:
             raise InvalidClaimError(f"expected a Claim, got {type(claim).__name__}")
         schema.check(claim.family, claim.kind)
         interval_of(batch.event, claim)
+        if claim.expires_at is not None and claim.expires_at <= batch.event.occurred_at:
+            raise InvalidClaimError(
+                f"claim {claim.family!r} expires at {claim.expires_at.isoformat()!r}, not after"
+                f" its event ({batch.event.occurred_at.isoformat()!r})"
+            )
         if claim.grounding is not None and _normal(claim.grounding) not in text:
             raise InvalidClaimError(
                 f"grounding {claim.grounding!r} of claim {claim.family!r} is not in the text "

@@ -42,7 +42,7 @@ from memledger.ports import UnitOfWork
 from memledger.write.batch import stable_id
 from memledger.write.revoke import forget_event
 
-ErasureScope = Literal["event", "memory", "subject"]
+ErasureScope = Literal["event", "memory", "subject", "expiry"]
 StoreStatus = Literal["erased", "nothing_held", "failed", "not_configured"]
 
 
@@ -199,6 +199,47 @@ def erase_in_ledger(
         memory_ids=tuple(sorted(memory_ids)),
         subjects=tuple(sorted(subjects)),
         stores=(ledger, traces),
+    )
+    save(unit, receipt)
+    return receipt
+
+
+def expire_in_ledger(
+    unit: UnitOfWork, tenant: str, *, now: datetime, limit: int
+) -> ErasureReceipt | None:
+    """Erase up to ``limit`` of the tenant's records whose expiry has come, and each
+    event no record is derived from any more (with its tombstone), inside ``unit``;
+    ``None`` when none has expired. An event that still gives a record (a fact kept
+    longer than its turn's episode) stays."""
+    expired = unit.expired_records(tenant, now=now, limit=limit)
+    if not expired:
+        return None
+    erasure_id = stable_id("erasure", tenant, "expiry", format_time(now), expired[0].memory_id)
+    ids = [r.memory_id for r in expired]
+    counts = dict(unit.erase_records(tenant, ids, erasure_id=erasure_id, at=now))
+    sources = sorted({r.source_event_id for r in expired})
+    live = set(unit.live_event_records(tenant, sources))
+    gone = [e for e in sources if e not in live]
+    for kind, n in unit.erase_events(tenant, gone, erasure_id=erasure_id, at=now).items():
+        counts[kind] = counts.get(kind, 0) + n
+    receipt = ErasureReceipt(
+        erasure_id=erasure_id,
+        tenant=tenant,
+        scope="expiry",
+        target=format_time(now),
+        reason="expired",
+        requested_at=now,
+        events=tuple(gone),
+        memory_ids=tuple(sorted(ids)),
+        subjects=tuple(sorted({r.subject for r in expired})),
+        stores=(
+            StoreErasure(
+                store="ledger",
+                status="erased",
+                at=now,
+                detail=", ".join(f"{n} {kind}" for kind, n in counts.items()),
+            ),
+        ),
     )
     save(unit, receipt)
     return receipt

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 import uuid
 from collections import Counter
 from collections.abc import Callable
@@ -110,6 +111,8 @@ class WorkReport:
 
     outcomes: Counter[str] = field(default_factory=Counter)
     errors: list[str] = field(default_factory=list)
+    expired: int = 0
+    """Records erased because their expiry came (``run(expire_every=...)``)."""
 
     @property
     def jobs(self) -> int:
@@ -388,12 +391,28 @@ class Worker:
         return report
 
     def run(
-        self, *, stop: threading.Event, tenant: str | None = None, poll: float = 0.5
+        self,
+        *,
+        stop: threading.Event,
+        tenant: str | None = None,
+        poll: float = 0.5,
+        expire_every: float | None = None,
     ) -> WorkReport:
         """Run jobs until ``stop`` is set (checked after every batch), sleeping ``poll``
-        seconds when idle. Keeps the latest 100 errors."""
+        seconds when idle. Keeps the latest 100 errors. With ``expire_every`` (seconds),
+        also erase what expired (:meth:`memledger.memory.Memory.expire`) at that pace,
+        first at the start."""
         report = WorkReport()
+        due = time.monotonic()
         while not stop.is_set():
+            if expire_every is not None and time.monotonic() >= due:
+                try:
+                    erased = self.memory.expire(tenant=tenant)
+                except StoreError as exc:  # the store is busy or down: the next round
+                    report.errors = [*report.errors, f"expiry: {exc}"][-100:]
+                else:
+                    report.expired += sum(len(r.memory_ids) for r in erased)
+                due = time.monotonic() + expire_every
             batch = self.drain(tenant=tenant, limit=self.settings.batch)
             report.outcomes.update(batch.outcomes)
             report.errors = [*report.errors, *batch.errors][-100:]

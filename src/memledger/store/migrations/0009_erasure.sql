@@ -1,4 +1,4 @@
--- memledger schema 9: erasure. A tombstone per erased event (ids and the content hash,
+-- memledger schema 9: erasure and expiry. A tombstone per erased event (ids and the content hash,
 -- no content) keeps a replay of it from being accepted again; an erasure row keeps the
 -- receipt of each erasure (JSON: what it covered, by id, and each store's status).
 CREATE TABLE tombstones (
@@ -22,3 +22,16 @@ CREATE INDEX mentions_event ON mentions (tenant, event_id);
 CREATE INDEX jobs_event ON jobs (tenant, event_id);
 CREATE INDEX review_event ON review_queue (tenant, event_id);
 CREATE INDEX traces_subject ON traces (tenant, subject);
+
+-- A record's expiry: it leaves every read at that record time and the next expiry
+-- run erases it. Set from the claim (a TTL) and from the tenant's retention of its kind.
+ALTER TABLE records ADD COLUMN expires_at TEXT;
+CREATE INDEX records_expiry ON records (tenant, expires_at) WHERE expires_at IS NOT NULL;
+
+CREATE TABLE retention (
+    tenant TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    days INTEGER NOT NULL,
+    set_at TEXT NOT NULL,
+    PRIMARY KEY (tenant, kind)
+) WITHOUT ROWID;

@@ -1,4 +1,4 @@
--- memledger PostgreSQL schema 2: erasure (as SQLite's schema 9). A tombstone per erased
+-- memledger PostgreSQL schema 2: erasure and expiry (as SQLite's schema 9). A tombstone per erased
 -- event (ids and the content hash, no content) keeps a replay of it from being accepted
 -- again; an erasure row keeps each erasure's receipt (JSON, ids only).
 CREATE TABLE tombstones (
@@ -22,3 +22,14 @@ CREATE INDEX mentions_event ON mentions (tenant, event_id);
 CREATE INDEX jobs_event ON jobs (tenant, event_id);
 CREATE INDEX review_event ON review_queue (tenant, event_id);
 CREATE INDEX traces_subject ON traces (tenant, subject);
+
+ALTER TABLE records ADD COLUMN expires_at mltext;
+CREATE INDEX records_expiry ON records (tenant, expires_at) WHERE expires_at IS NOT NULL;
+
+CREATE TABLE retention (
+    tenant mltext NOT NULL,
+    kind mltext NOT NULL,
+    days BIGINT NOT NULL,
+    set_at mltext NOT NULL,
+    PRIMARY KEY (tenant, kind)
+);

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from memledger.testing.conformance._atomicity import AtomicityChecks
 from memledger.testing.conformance._base import Base
-from memledger.testing.conformance._erasure import ErasureChecks
+from memledger.testing.conformance._erasure import ErasureChecks, ExpiryChecks
 from memledger.testing.conformance._forgetting import ForgettingChecks
 from memledger.testing.conformance._input import InputChecks
 from memledger.testing.conformance._properties import PropertyChecks
@@ -35,6 +35,7 @@ class StoreConformance(
     RevocationChecks,
     ForgettingChecks,
     ErasureChecks,
+    ExpiryChecks,
     InputChecks,
     PropertyChecks,
     ServiceChecks,

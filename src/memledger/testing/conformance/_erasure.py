@@ -4,6 +4,7 @@ and a tombstone, and nothing of it survives in any table of the canonical store.
 from __future__ import annotations
 
 import json
+from datetime import datetime
 
 import pytest
 
@@ -195,3 +196,96 @@ class ErasureChecks:
         with pytest.raises(MemoryNotFoundError):
             memory.erase(tenant="globex", memory_id=ids["home_city"])  # another tenant's
         assert snapshot(memory) == state and memory.erasures(tenant=TENANT) == ()
+
+
+def _fact(value: str, *, expires_at: datetime | None = None) -> Claim:
+    return Claim(
+        family="home_city",
+        kind="fact",
+        statement=f"Lives in {value}",
+        value=value,
+        expires_at=expires_at,
+    )
+
+
+class ExpiryChecks:
+    def test_a_record_past_its_expiry_leaves_every_read_at_once(
+        self, memory: Memory, clock: FrozenClock
+    ) -> None:
+        said = event("evt-ttl", f"I am in {SECRET} this week.", occurred_at=day(3, 1), who=ANYONE)
+        clock.set(day(3, 1, 13))
+        (result,) = memory.ingest(said, [_fact(SECRET, expires_at=day(3, 3))]).results
+        assert result.memory_id is not None
+        assert memory.get(result.memory_id, tenant=TENANT).expires_at == day(3, 3)
+        assert [r.value for r in memory.current(SUBJECT, "home_city", tenant=TENANT)] == [SECRET]
+        clock.set(day(3, 3))  # the expiry is due: no read returns it, no erasure yet
+        assert memory.current(SUBJECT, "home_city", tenant=TENANT) == ()
+        assert memory.timeline(SUBJECT, "home_city", tenant=TENANT) == ()
+        assert memory.history(SUBJECT, "home_city", tenant=TENANT) == ()
+        audit = memory.history(SUBJECT, "home_city", tenant=TENANT, include_revoked=True)
+        assert [r.value for r in audit] == [SECRET]  # an audit still sees it until erased
+        held_then = memory.current(SUBJECT, "home_city", tenant=TENANT, as_of=day(3, 2))
+        assert [r.value for r in held_then] == [SECRET]  # it was held before its expiry
+        assert memory.current(SUBJECT, "home_city", tenant=TENANT, as_of=day(3, 4)) == ()
+        assert SECRET in _table_text(memory)
+
+    def test_expiry_erases_records_and_the_events_left_with_none(
+        self, memory: Memory, clock: FrozenClock
+    ) -> None:
+        clock.set(day(3, 1, 13))
+        memory.set_retention("episode", 2, tenant=TENANT)
+        said = event("evt-ttl", f"I live in {SECRET} now.", occurred_at=day(3, 1), who=ANYONE)
+        kept = memory.ingest(said, [_fact(SECRET, expires_at=day(3, 10)), episode_of(said)])
+        ids = {r.family: r.memory_id for r in kept.results if r.memory_id is not None}
+        episode = memory.get(ids["conversation"], tenant=TENANT)
+        assert episode.expires_at == day(3, 3, 13)  # written + 2 days of retention
+        assert memory.expire() == ()  # nothing is due yet
+        clock.set(day(3, 4))
+        (first,) = memory.expire()
+        assert first.scope == "expiry" and first.memory_ids == (ids["conversation"],)
+        assert first.events == ()  # the event still gives the fact: it stays
+        assert memory.event("evt-ttl", tenant=TENANT).text == said.text
+        with pytest.raises(MemoryNotFoundError):
+            memory.get(ids["conversation"], tenant=TENANT)
+        clock.set(day(3, 10))
+        (second,) = memory.expire(tenant=TENANT)
+        assert second.memory_ids == (ids["home_city"],) and second.events == ("evt-ttl",)
+        assert SECRET not in _table_text(memory)
+        with pytest.raises(EventErasedError):
+            memory.ingest(said)
+        assert memory.erasures(tenant=TENANT) == (first, second)
+        assert memory.expire() == ()
+
+    def test_a_retention_reaches_records_already_held_and_only_shortens(
+        self, memory: Memory, clock: FrozenClock
+    ) -> None:
+        clock.set(day(3, 1, 13))
+        said = event("evt-ep", f"Hello from {SECRET}.", occurred_at=day(3, 1), who=ANYONE)
+        (result,) = memory.ingest(said, [episode_of(said)]).results
+        assert result.memory_id is not None
+        assert memory.get(result.memory_id, tenant=TENANT).expires_at is None
+        assert memory.set_retention("episode", 30, tenant=TENANT) == 1
+        assert memory.retention(tenant=TENANT) == {"episode": 30}
+        assert memory.get(result.memory_id, tenant=TENANT).expires_at == day(3, 31, 13)
+        assert memory.set_retention("episode", 365, tenant=TENANT) == 0  # never extended
+        assert memory.get(result.memory_id, tenant=TENANT).expires_at == day(3, 31, 13)
+        assert memory.set_retention("episode", None, tenant=TENANT) == 0
+        assert memory.retention(tenant=TENANT) == {}
+        assert memory.retention(tenant="globex") == {}
+
+    def test_bad_expiries_and_retentions_change_nothing(
+        self, memory: Memory, clock: FrozenClock
+    ) -> None:
+        said = event("evt-ttl", f"I am in {SECRET}.", occurred_at=day(3, 1), who=ANYONE)
+        state = snapshot(memory, event_ids=["evt-ttl"])
+        with pytest.raises(InvalidInputError, match="not after its event"):
+            memory.ingest(said, [_fact(SECRET, expires_at=day(3, 1))])
+        with pytest.raises(InvalidInputError, match="expires_at"):
+            _fact(SECRET, expires_at=datetime(2026, 3, 5))  # no time zone
+        for kind, days in (("nonsense", 3), ("episode", 0), ("episode", 2.5), ("fact", True)):
+            with pytest.raises(InvalidInputError):
+                memory.set_retention(kind, days, tenant=TENANT)  # type: ignore[arg-type]
+        with pytest.raises(InvalidInputError):
+            memory.expire(batch=0)
+        assert snapshot(memory, event_ids=["evt-ttl"]) == state
+        assert memory.retention(tenant=TENANT) == {}
