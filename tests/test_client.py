@@ -256,6 +256,8 @@ def test_revoke_forget_and_the_review_queue(
         with pytest.raises(ConflictError):
             admin.reject(item.review_id, reason="no")
         assert len(admin.reviews(include_resolved=True)) == 1
+        assert admin.set_retention("episode", 30) == {"episode": 30} == admin.retention()
+        assert admin.set_retention("episode", None) == {}
         erased = admin.erase(event="evt-q", reason="asked to")
         assert erased.events == ["evt-q"] and erased.complete
         assert [e.erasure_id for e in admin.erasures()] == [erased.erasure_id]

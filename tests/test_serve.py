@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -91,6 +92,24 @@ def test_stopping_the_worker_finishes_the_batch_it_holds(tmp_path: Path) -> None
             "friday"
         ]
         assert memory.jobs(tenant=TENANT) == ()
+
+
+def test_the_background_worker_erases_what_expired(tmp_path: Path) -> None:
+    assert ServeConfig().expire_every == 600.0  # the service enforces retention by default
+    with pytest.raises(InvalidInputError, match="expire_every"):
+        ServeConfig(expire_every=0)
+    with Memory.open(f"sqlite:///{tmp_path / 'm.db'}") as memory:
+        past = datetime(2026, 1, 1, tzinfo=UTC)
+        said = event("e1", "Deliver on Fridays.", occurred_at=past)
+        memory.ingest(said, [replace(pref("friday"), expires_at=datetime(2026, 1, 2, tzinfo=UTC))])
+        worker = BackgroundWorker(memory, FunctionExtractor(lambda e: []), expire_every=0.05)
+        worker.start()
+        deadline = time.monotonic() + 10
+        while not memory.erasures(tenant=TENANT) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        report = worker.stop()
+        assert report.expired == 1
+        assert memory.erasures(tenant=TENANT)[0].events == ("e1",)
 
 
 def _start(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[str], str, list[str]]:

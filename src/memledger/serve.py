@@ -84,6 +84,8 @@ class ServeConfig:
     """Run the extraction queue in the background."""
     poll: float = 0.5
     """Seconds the idle worker waits between looks for jobs."""
+    expire_every: float | None = 600.0
+    """Seconds between the worker's expiry runs (TTL and retention); ``None``: never."""
     batch: int = WorkerSettings().batch
     key_file: Path | None = None
     """Where the first admin key's token is written; ``None``: ``<store>.admin-key``."""
@@ -107,6 +109,8 @@ class ServeConfig:
             raise InvalidInputError(f"max_concurrency must be >= 1, got {self.max_concurrency}")
         if self.poll <= 0:
             raise InvalidInputError(f"poll must be > 0 seconds, got {self.poll}")
+        if self.expire_every is not None and not self.expire_every > 0:
+            raise InvalidInputError(f"expire_every must be > 0 seconds, got {self.expire_every}")
 
 
 # -- the first admin key -----------------------------------------------------------------
@@ -176,9 +180,11 @@ class BackgroundWorker:
         *,
         settings: WorkerSettings | None = None,
         poll: float = 0.5,
+        expire_every: float | None = None,
     ) -> None:
         self._worker = Worker(memory, extractor, settings=settings)
         self._poll = poll
+        self._expire_every = expire_every
         self._stop = threading.Event()
         self._report: WorkReport | None = None
         self._error: BaseException | None = None
@@ -189,7 +195,9 @@ class BackgroundWorker:
 
     def _run(self) -> None:
         try:
-            self._report = self._worker.run(stop=self._stop, poll=self._poll)
+            self._report = self._worker.run(
+                stop=self._stop, poll=self._poll, expire_every=self._expire_every
+            )
         except BaseException as exc:  # kept for stop() to raise in the serving thread
             self._error = exc
 
@@ -265,7 +273,11 @@ def run(
     worker = None
     if config.worker and extractor is not None:
         worker = BackgroundWorker(
-            memory, extractor, settings=WorkerSettings(batch=config.batch), poll=config.poll
+            memory,
+            extractor,
+            settings=WorkerSettings(batch=config.batch),
+            poll=config.poll,
+            expire_every=config.expire_every,
         )
     server = uvicorn.Server(
         uvicorn.Config(

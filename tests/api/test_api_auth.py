@@ -72,6 +72,8 @@ def test_only_admin_keys_administer(clients: Clients) -> None:
             ("DELETE", "/v1/corpus/documents/x.md", None),
             ("POST", "/v1/erasures", {"subject": SUBJECT}),
             ("GET", "/v1/erasures", None),
+            ("GET", "/v1/retention", None),
+            ("PUT", "/v1/retention/episode", {"days": 90}),
         ):
             found = problem(who.request(method, path, json=body), 403, "permission_denied")
             assert "admin" in str(found["detail"])

@@ -457,6 +457,15 @@ def test_erase_an_event_over_http(clients: Clients, clock: FrozenClock) -> None:
     assert [r["erasure_id"] for r in ok(admin.get("/v1/erasures")).json()] == [body["erasure_id"]]
 
 
+def test_retention_over_http(clients: Clients, clock: FrozenClock) -> None:
+    admin = clients.admin
+    assert ok(admin.get("/v1/retention")).json() == {}
+    assert ok(admin.put("/v1/retention/episode", json={"days": 90})).json() == {"episode": 90}
+    problem(admin.put("/v1/retention/episode", json={"days": 0}), 422, "invalid_request")
+    problem(admin.put("/v1/retention/nonsense", json={"days": 3}), 400, "invalid_input")
+    assert ok(admin.put("/v1/retention/episode", json={"days": None})).json() == {}
+
+
 def test_forget_an_event(clients: Clients, clock: FrozenClock) -> None:
     api = clients.writer
     story(api, clock)

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Path, Query, Response
 
 from memledger import wire_models as wm
 from memledger.api._auth import Admin, Reader, same_tenant
-from memledger.api._bodies import ID_PATTERN, EraseIn, FamilyIn, KeyIn, ReasonIn
+from memledger.api._bodies import ID_PATTERN, EraseIn, FamilyIn, KeyIn, ReasonIn, RetentionIn
 from memledger.api._consistency import token_response, write_token
 from memledger.api._problems import problem_responses
 from memledger.api._services import Services, Svc
@@ -69,6 +69,39 @@ def erase(body: EraseIn, svc: Svc, who: Admin) -> JsonObject:
 )
 def list_erasures(svc: Svc, who: Admin) -> list[JsonObject]:
     return [r.to_dict() for r in svc.memory.erasures(tenant=who.tenant)]
+
+
+@router.get(
+    "/v1/retention",
+    response_model=dict[str, int],
+    summary="The tenant's retention per kind",
+    description="Days the tenant keeps records of each kind that has a retention. Admin keys only.",
+    responses=problem_responses(),
+)
+def get_retention(svc: Svc, who: Admin) -> dict[str, int]:
+    return svc.memory.retention(tenant=who.tenant)
+
+
+@router.put(
+    "/v1/retention/{kind}",
+    response_model=dict[str, int],
+    summary="Set the retention of a kind",
+    description="Keep the tenant's records of `kind` (episode, fact, preference, ...) `days` "
+    "days from when each was written (null: no retention). Records already held get the "
+    "earlier of their own expiry and that day at once, and leave every read when it comes; "
+    "the worker erases them. A longer retention does not extend expiries already set. "
+    "Answers the tenant's retention per kind. Admin keys only.",
+    responses=problem_responses(),
+)
+def put_retention(
+    kind: Annotated[str, Path(pattern=ID_PATTERN, max_length=64)],
+    body: RetentionIn,
+    svc: Svc,
+    who: Admin,
+) -> dict[str, int]:
+    same_tenant(who, body.tenant)
+    svc.memory.set_retention(kind, body.days, tenant=who.tenant)
+    return svc.memory.retention(tenant=who.tenant)
 
 
 @router.get(

@@ -138,6 +138,14 @@ class EraseIn(_Body):
     tenant: Tenant = None
 
 
+class RetentionIn(_Body):
+    days: Annotated[int, Field(ge=1, le=1_000_000)] | None = Field(
+        description="Keep the kind this many days from when each record is written; null: "
+        "no retention."
+    )
+    tenant: Tenant = None
+
+
 class ProcessIn(_Body):
     max_jobs: Annotated[int, Field(ge=1, le=10_000)] = Field(
         default=100, description="Run at most this many jobs in this request."

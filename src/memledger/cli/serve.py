@@ -53,6 +53,15 @@ def serve_command(
     ] = False,
     poll: Poll = 0.5,
     batch: Batch = BATCH,
+    expire_every: Annotated[
+        float,
+        typer.Option(
+            "--expire-every",
+            metavar="SECONDS",
+            min=0,
+            help="Seconds between the worker's expiry runs (TTL and retention); 0: never.",
+        ),
+    ] = 600.0,
     max_concurrency: Annotated[
         int,
         typer.Option(
@@ -103,6 +112,7 @@ def serve_command(
             worker=not no_worker,
             poll=poll,
             batch=batch,
+            expire_every=expire_every or None,
             key_file=key_file,
             max_concurrency=max_concurrency,
         )

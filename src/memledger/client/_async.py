@@ -164,6 +164,14 @@ class AsyncClient:
     async def erasures(self) -> list[wm.Erasure]:
         return await self.send(calls.erasures())
 
+    @doc_of(calls.retention)
+    async def retention(self) -> dict[str, int]:
+        return await self.send(calls.retention())
+
+    @doc_of(calls.set_retention)
+    async def set_retention(self, kind: str, days: int | None) -> dict[str, int]:
+        return await self.send(calls.set_retention(kind, days))
+
     @doc_of(calls.process)
     async def process(self, *, max_jobs: int = 100) -> wm.WorkReport:
         return await self.send(calls.process(max_jobs=max_jobs))

@@ -65,10 +65,12 @@ __all__ = [
     "reject",
     "remove_document",
     "replay",
+    "retention",
     "reviews",
     "revoke",
     "revoke_key",
     "search_corpus",
+    "set_retention",
     "subjects",
     "timeline",
     "trace",
@@ -105,7 +107,7 @@ class Floors:
 class Call(Generic[T]):
     """One request to the API and how to read its answer."""
 
-    method: Literal["GET", "POST", "DELETE"]
+    method: Literal["GET", "POST", "PUT", "DELETE"]
     path: str
     """Already quoted, from the API's root: ``/v1/memories/mem-1``."""
     read: Callable[[bytes], T]
@@ -314,6 +316,22 @@ def erase(
 def erasures() -> Call[list[wm.Erasure]]:
     """The tenant's erasure receipts, oldest first. Admin keys only."""
     return Call(method="GET", path="/v1/erasures", read=_reader(list[wm.Erasure]))
+
+
+def retention() -> Call[dict[str, int]]:
+    """Days the tenant keeps records of each kind that has a retention. Admin keys only."""
+    return Call(method="GET", path="/v1/retention", read=_reader(dict[str, int]))
+
+
+def set_retention(kind: str, days: int | None) -> Call[dict[str, int]]:
+    """Keep the tenant's records of ``kind`` ``days`` days (``None``: no retention); the
+    tenant's retention per kind after it. Admin keys only."""
+    return Call(
+        method="PUT",
+        path=f"/v1/retention/{_path(kind)}",
+        read=_reader(dict[str, int]),
+        body={"days": days},
+    )
 
 
 def process(*, max_jobs: int = 100) -> Call[wm.WorkReport]:

@@ -169,6 +169,14 @@ class Client:
     def erasures(self) -> list[wm.Erasure]:
         return self.send(calls.erasures())
 
+    @doc_of(calls.retention)
+    def retention(self) -> dict[str, int]:
+        return self.send(calls.retention())
+
+    @doc_of(calls.set_retention)
+    def set_retention(self, kind: str, days: int | None) -> dict[str, int]:
+        return self.send(calls.set_retention(kind, days))
+
     @doc_of(calls.process)
     def process(self, *, max_jobs: int = 100) -> wm.WorkReport:
         return self.send(calls.process(max_jobs=max_jobs))
