@@ -634,45 +634,18 @@ class SqlUnit(ServiceRows):
                     "INSERT OR IGNORE INTO tombstones VALUES (?, ?, ?, ?, ?)",
                     (tenant, event_id, content_hash, erasure_id, stamp),
                 )
-            records = [
-                layout.record(row)
+            ids = [
+                str(row[0])
                 for row in self.conn.execute(
-                    f"SELECT {layout.RECORD_COLUMNS} FROM records INDEXED BY records_source"
+                    "SELECT memory_id FROM records INDEXED BY records_source"
                     f" WHERE tenant = ? AND source_event_id IN {among}",
                     (tenant, *chunk),
                 )
             ]
-            for record in records:  # forgotten first: the index has dropped them already
-                self.add_history(
-                    HistoryEntry(
-                        seq=0,
-                        tenant=tenant,
-                        subject=record.subject,
-                        family=record.family,
-                        revision=record.revision,
-                        generation=record.generation,
-                        action="erased",
-                        memory_id=record.memory_id,
-                        status=record.status,
-                        at=at,
-                        cause=f"erasure {erasure_id}",
-                    )
-                )
-            ids = [r.memory_id for r in records]
-            counts["records"] += len(ids)
-            for first in range(0, len(ids), 400):
-                part = ids[first : first + 400]
-                counts["mentions"] += self._delete(
-                    f"DELETE FROM mentions WHERE tenant = ?"
-                    f" AND memory_id IN ({', '.join('?' * len(part))})",
-                    (tenant, *part),
-                )
+            for kind, n in self.erase_records(tenant, ids, erasure_id=erasure_id, at=at).items():
+                counts[kind] += n
             counts["mentions"] += self._delete(
                 f"DELETE FROM mentions WHERE tenant = ? AND event_id IN {among}", (tenant, *chunk)
-            )
-            self._delete(
-                f"DELETE FROM records WHERE tenant = ? AND source_event_id IN {among}",
-                (tenant, *chunk),
             )
             counts["jobs"] += self._delete(
                 f"DELETE FROM jobs WHERE tenant = ? AND event_id IN {among}", (tenant, *chunk)
