@@ -50,6 +50,7 @@ from memledger.errors import (
     NotFoundError,
     PermissionDeniedError,
 )
+from memledger.freshness import Freshness, ReadStats, freshness
 from memledger.gate import Check, GateDecision, decide
 from memledger.index.derived import Index, Progress, default_index_path, open_index
 from memledger.index.embedders import default_embedder
@@ -119,6 +120,8 @@ class Memory:
         self.policy = policy or WritePolicy()
         self._index = index
         self._index_lock = threading.Lock()
+        self.read_stats = ReadStats()
+        """This process's recalls: abstentions, lexical-only runs, exclusions by reason."""
         if limits is not None and not isinstance(limits, Limits):
             raise InvalidInputError(f"limits must be a Limits, got {type(limits).__name__}")
         self.limits = limits or Limits()
@@ -186,6 +189,18 @@ class Memory:
                 if self._index is None:
                     self._index = open_index(self.store, embedder=default_embedder())
         return self._index
+
+    @property
+    def opened_index(self) -> Index | None:
+        """The index if this handle has opened it (:attr:`index` opens it)."""
+        return self._index
+
+    def freshness(self, *, tenant: str | None = None) -> Freshness:
+        """How fresh memory is now: extraction lag and backlog, index lag, this process's
+        reads, erasure times (:mod:`memledger.freshness`)."""
+        if tenant is not None:
+            _tenant(tenant)
+        return freshness(self, tenant=tenant)
 
     def close(self) -> None:
         if self._index is not None:

@@ -294,6 +294,16 @@ class UnitOfWork(Protocol):
 
     def put_erasure(self, tenant: str, erasure_id: str, *, at: datetime, body: str) -> None: ...
 
+    # freshness (memledger.freshness)
+    def queue_state(self, tenant: str | None) -> tuple[int, datetime | None]:
+        """Queued extraction jobs (of ``tenant``, else of every tenant) and when the
+        oldest was queued."""
+        ...
+
+    def job_lags(self, tenant: str | None, *, since: datetime) -> Sequence[float]:
+        """Seconds from queued to done of the jobs done since ``since``."""
+        ...
+
     # expiry and retention (memledger.write.erase)
     def retention(self, tenant: str) -> Mapping[str, int]:
         """Days the tenant keeps records of each kind that has a retention."""

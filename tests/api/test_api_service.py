@@ -40,6 +40,27 @@ def test_metrics_count_requests_by_route_template(clients: Clients) -> None:
         assert secret not in text, secret
 
 
+def test_metrics_carry_the_freshness_figures(clients: Clients) -> None:
+    w = clients.writer
+    ok(w.post("/v1/events", json=event_json("evt-q", "Fridays suit me.", occurred_at=at0())))
+    ok(w.post("/v1/recall", json={"query": "quantum chromodynamics"}))
+    text = ok(clients.anonymous.get("/metrics")).text
+    for line in (
+        "memledger_freshness_up 1.0",
+        "memledger_extraction_backlog_jobs 1.0",
+        "memledger_recalls_total 1.0",
+        "memledger_recalls_abstained_total 1.0",
+        "memledger_extraction_oldest_queued_seconds",
+        "memledger_index_lag_rows",
+    ):
+        assert line in text, line
+    assert TENANT not in text and "evt-q" not in text
+
+
+def at0() -> str:
+    return isoformat(day(10, 2, 9))
+
+
 def test_metrics_are_per_app_and_can_be_off(memory: Memory) -> None:
     with serve(create_app(memory)) as one, serve(create_app(memory)) as two:
         ok(client(one).get("/healthz"))

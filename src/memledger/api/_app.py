@@ -170,7 +170,10 @@ def create_app(
 
 def _serve_metrics(app: FastAPI, memory: Memory) -> None:
     reads = getattr(memory.store, "reads", None)  # a store with read replicas counts them
-    found = Metrics(store_reads=None if reads is None else lambda: dict(reads))
+    found = Metrics(
+        store_reads=None if reads is None else lambda: dict(reads),
+        freshness=memory.freshness,
+    )
     app.state.memledger_metrics = found
     app.add_middleware(MetricsMiddleware, metrics=found)
 

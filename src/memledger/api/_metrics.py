@@ -12,9 +12,12 @@ from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram
 from prometheus_client import generate_latest as _generate_latest
-from prometheus_client.core import CounterMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from memledger.errors import MemledgerError
+from memledger.freshness import Freshness
 
 __all__ = ["CONTENT_TYPE", "Metrics", "MetricsMiddleware"]
 
@@ -40,14 +43,83 @@ class _StoreReads(Collector):
         yield family
 
 
+class _Freshness(Collector):
+    """The freshness contract's figures (:mod:`memledger.freshness`), read at each scrape,
+    of every tenant together: no tenant is in any label."""
+
+    def __init__(self, read: Callable[[], Freshness]) -> None:
+        self._read = read
+
+    def describe(self) -> list[GaugeMetricFamily]:
+        return []  # registered without reading the store; the figures come at each scrape
+
+    def collect(self) -> Iterator[GaugeMetricFamily | CounterMetricFamily]:
+        def gauge(name: str, text: str, value: float | None) -> GaugeMetricFamily:
+            family = GaugeMetricFamily(name, text)
+            if value is not None:
+                family.add_metric((), value)
+            return family
+
+        try:
+            now = self._read()
+        except MemledgerError:  # the store is down: say so, never fail the scrape
+            yield gauge("memledger_freshness_up", "Whether the freshness figures could be read.", 0)
+            return
+        yield gauge("memledger_freshness_up", "Whether the freshness figures could be read.", 1)
+
+        yield gauge("memledger_extraction_backlog_jobs", "Extraction jobs queued.", now.queued_jobs)
+        yield gauge(
+            "memledger_extraction_oldest_queued_seconds",
+            "Age of the oldest queued extraction job.",
+            now.oldest_queued_seconds,
+        )
+        lag = GaugeMetricFamily(
+            "memledger_extraction_lag_seconds",
+            "Seconds from an event's job queued to its accepted update, jobs of the last hour.",
+            labels=("quantile",),
+        )
+        for quantile, value in (("0.5", now.extraction_lag_p50), ("0.95", now.extraction_lag_p95)):
+            if value is not None:
+                lag.add_metric((quantile,), value)
+        yield lag
+        yield gauge(
+            "memledger_index_lag_rows", "Outbox rows the index has not applied.", now.index_lag
+        )
+        reads = now.reads
+        for name, key, text in (
+            ("memledger_recalls", "recalls", "Recalls served by this process."),
+            ("memledger_recalls_abstained", "abstained", "Recalls that returned no memory."),
+            ("memledger_recalls_lexical_only", "lexical_only", "Recalls run without vectors."),
+        ):
+            counted = CounterMetricFamily(name, text)
+            counted.add_metric((), reads[key])
+            yield counted
+        excluded = CounterMetricFamily(
+            "memledger_recall_exclusions",
+            "Candidates the canonical recheck refused, by reason (stale_index: the index "
+            "held an older revision).",
+            labels=("reason",),
+        )
+        for reason, count in reads["excluded"].items():
+            excluded.add_metric((reason,), count)
+        yield excluded
+
+
 class Metrics:
     """Request counts, latencies and problems by code; with ``store_reads``, the store's
-    reads by where they went."""
+    reads by where they went; with ``freshness``, the freshness figures."""
 
-    def __init__(self, *, store_reads: Callable[[], Mapping[str, int]] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        store_reads: Callable[[], Mapping[str, int]] | None = None,
+        freshness: Callable[[], Freshness] | None = None,
+    ) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         if store_reads is not None:
             self.registry.register(_StoreReads(store_reads))
+        if freshness is not None:
+            self.registry.register(_Freshness(freshness))
         self.requests = Counter(
             "memledger_http_requests",
             "HTTP requests answered, by method, route template and status.",

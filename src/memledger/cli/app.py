@@ -381,6 +381,27 @@ def retention(
             console.print(Text(f"{name}: {kept} day(s)"))
 
 
+@app.command()
+def status(
+    ctx: typer.Context,
+    *,
+    tenant: OnlyTenant = None,
+    db: Db = None,
+    as_json: AsJson = False,
+) -> None:
+    """How fresh memory is: the extraction backlog and lag (jobs of the last hour), the
+    index lag, and with --tenant the erasures' times (docs/freshness.md)."""
+    if tenant is not None:
+        require_id(tenant, "tenant", InvalidQueryError)
+    with _memory(ctx, db) as memory:
+        memory.index  # noqa: B018 - open it: its lag is part of the status
+        found = memory.freshness(tenant=tenant)
+    if as_json:
+        render.print_json(found.to_dict())
+    else:
+        render.freshness(render.make_console(), found)
+
+
 @app.command("revoke-family")
 def revoke_family(
     ctx: typer.Context,

@@ -29,6 +29,7 @@ from memledger.domain.records import (
     ReviewItem,
     RevocationReceipt,
 )
+from memledger.freshness import Freshness
 from memledger.index.lexical import entry_text
 from memledger.read.context import Packet
 from memledger.read.recall import RecallResult
@@ -164,6 +165,29 @@ def forgotten(console: Console, receipt: ForgetReceipt) -> None:
                 f"{item.subject!r} (generation {item.generation})"
             )
         )
+
+
+def freshness(console: Console, found: Freshness) -> None:
+    def seconds(value: float | None) -> str:
+        return "-" if value is None else f"{value:.1f} s"
+
+    who = "every tenant" if found.tenant is None else f"tenant {found.tenant!r}"
+    console.print(Text(f"freshness of {who} at {isoformat(found.at)}"))
+    table = _table("figure", "value")
+    rows = [
+        ("extraction jobs queued", str(found.queued_jobs)),
+        ("oldest queued", seconds(found.oldest_queued_seconds)),
+        ("jobs done in the last hour", str(found.jobs_done)),
+        ("extraction lag p50 / p95", f"{seconds(found.extraction_lag_p50)} / "
+         f"{seconds(found.extraction_lag_p95)}"),
+        ("index lag (outbox rows)", "-" if found.index_lag is None else str(found.index_lag)),
+    ]  # fmt: skip
+    if found.tenant is not None:
+        rows.append(("erasures in the last hour (p95)", f"{found.erasures} "
+                     f"({seconds(found.erasure_p95)})"))  # fmt: skip
+    for name, value in rows:
+        table.add_row(Text(name), Text(value))
+    console.print(table)
 
 
 def erasure(console: Console, receipt: ErasureReceipt) -> None:

@@ -851,7 +851,7 @@ def recall(
         )
         for r in chosen
     )
-    return RecallResult(
+    result = RecallResult(
         query=query,
         items=items,
         excluded=tuple(excluded),
@@ -862,3 +862,5 @@ def recall(
         understood=understood,
         order="time" if shape.ordered else "relevance",
     )
+    memory.read_stats.count(result)
+    return result

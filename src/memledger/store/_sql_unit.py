@@ -996,6 +996,22 @@ class SqlUnit(ServiceRows):
             (format_time(at), tenant, job_id),
         )
 
+    def queue_state(self, tenant: str | None) -> tuple[int, datetime | None]:
+        only, params = ("", ()) if tenant is None else (" AND tenant = ?", (tenant,))
+        count, oldest = self._one(
+            f"SELECT count(*), min(created_at) FROM jobs WHERE status = 'queued'{only}", params
+        )
+        return int(count), None if oldest is None else parse_time(oldest)
+
+    def job_lags(self, tenant: str | None, *, since: datetime) -> Sequence[float]:
+        only, params = ("", ()) if tenant is None else (" AND tenant = ?", (tenant,))
+        rows = self.conn.execute(
+            "SELECT created_at, finished_at FROM jobs WHERE status = 'done'"
+            f" AND finished_at >= ?{only}",
+            (format_time(since), *params),
+        )
+        return [(parse_time(done) - parse_time(queued)).total_seconds() for queued, done in rows]
+
     def jobs(self, tenant: str, *, open_only: bool) -> Sequence[Job]:
         sql = f"SELECT {self._JOB_COLUMNS} FROM jobs WHERE tenant = ?"
         if open_only:

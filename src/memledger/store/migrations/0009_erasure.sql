@@ -35,3 +35,6 @@ CREATE TABLE retention (
     set_at TEXT NOT NULL,
     PRIMARY KEY (tenant, kind)
 ) WITHOUT ROWID;
+
+-- Freshness: the extraction lag of recently finished jobs.
+CREATE INDEX jobs_finished ON jobs (finished_at) WHERE finished_at IS NOT NULL;

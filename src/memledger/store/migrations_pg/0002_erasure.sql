@@ -33,3 +33,6 @@ CREATE TABLE retention (
     set_at mltext NOT NULL,
     PRIMARY KEY (tenant, kind)
 );
+
+-- Freshness: the extraction lag of recently finished jobs.
+CREATE INDEX jobs_finished ON jobs (finished_at) WHERE finished_at IS NOT NULL;
