@@ -75,3 +75,31 @@ def test_prefill_starts_every_throughput_run_from_a_store_of_that_size(
         assert row["records_after"] > row["prefill_records"]
         assert sum(row["outcomes"].values()) == 20
     assert "| records before |" in result.stdout
+    if backend == "postgresql":  # copied there once, cloned for each run, then dropped
+        left = request.getfixturevalue("postgres").execute(
+            "SELECT datname FROM pg_database WHERE datname LIKE 'memledger_%'"
+        )
+        assert left == []
+
+
+def test_a_prefill_is_copied_to_the_server_once_and_cloned_for_each_run(
+    postgres: PostgresServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memledger.eval import bench_write
+    from memledger.write.extract.rules import RuleExtractor
+
+    copies: list[str] = []
+    real = bench_write.copy_store
+
+    def counted(source: object, target: object, **kwargs: object) -> dict[str, int]:
+        copies.append(str(getattr(target, "url", "")))
+        return real(source, target, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(bench_write, "copy_store", counted)
+    results, _ = bench_write.run(
+        [10], RuleExtractor(), rate=40, seconds=0.25, workers=(1, 2),
+        server=postgres.url(), prefill=60,
+    )  # fmt: skip
+    assert len(copies) == 1 and "memledger_prefill" in copies[0]
+    assert len(results) == 2
+    assert all(r.records_after > r.prefill_records >= 60 for r in results)
