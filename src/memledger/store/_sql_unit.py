@@ -943,22 +943,29 @@ class SqlUnit(ServiceRows):
         self, *, tenant: str | None, now: datetime, lease_until: datetime, owner: str, limit: int
     ) -> Sequence[Job]:
         stamp = format_time(now)
+        # Fair across tenants: each tenant's due jobs in order, taken a turn at a time
+        # (the first of every tenant, then the second ...), so a tenant that floods the
+        # queue cannot starve the others. The index (status, tenant, created_at, job_id)
+        # gives the window its order without a sort.
         due = (
-            "SELECT rowid FROM jobs WHERE status = 'queued'"
+            "SELECT rowid AS rid, created_at, job_id, row_number() OVER"
+            " (PARTITION BY tenant ORDER BY created_at, job_id) AS turn"
+            " FROM jobs INDEXED BY jobs_fair WHERE status = 'queued'"
             " AND (next_attempt_at IS NULL OR next_attempt_at <= ?)"
             " AND (lease_until IS NULL OR lease_until <= ?)"
         )
-        params: list[Any] = [format_time(lease_until), owner, stamp, stamp]
+        params: list[Any] = [stamp, stamp]
         if tenant is not None:
             due += " AND tenant = ?"
             params.append(tenant)
-        params.append(limit)
+        params += [limit, limit, format_time(lease_until), owner]
         if self._failpoint is not None:
             self._failpoint("claim_jobs")
         rows = self.conn.execute(
-            "UPDATE jobs SET lease_until = ?, lease_owner = ?, attempts = attempts + 1"
-            f" WHERE rowid IN ({due} ORDER BY created_at, job_id LIMIT ?)"
-            f" RETURNING {self._JOB_COLUMNS}",
+            f"WITH due AS ({due}), picked AS (SELECT rid FROM due WHERE turn <= ?"
+            " ORDER BY turn, created_at, job_id LIMIT ?)"
+            " UPDATE jobs SET lease_until = ?, lease_owner = ?, attempts = attempts + 1"
+            f" WHERE rowid IN (SELECT rid FROM picked) RETURNING {self._JOB_COLUMNS}",
             params,
         ).fetchall()
         return sorted((self._job(row) for row in rows), key=lambda j: (j.created_at, j.job_id))

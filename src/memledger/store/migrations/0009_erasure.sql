@@ -38,3 +38,7 @@ CREATE TABLE retention (
 
 -- Freshness: the extraction lag of recently finished jobs.
 CREATE INDEX jobs_finished ON jobs (finished_at) WHERE finished_at IS NOT NULL;
+
+-- Fair extraction: each tenant's queued jobs in order (the worker takes them a turn
+-- at a time across tenants).
+CREATE INDEX jobs_fair ON jobs (status, tenant, created_at, job_id);

@@ -88,3 +88,23 @@ class WorkerChecks:
             ]
             assert current.mentions + len(historical) == TURNS
         memory.close()
+
+    def test_a_tenant_flooding_the_queue_does_not_starve_another(
+        self, fresh_url: UrlFactory
+    ) -> None:
+        memory = Memory(open_store(fresh_url()), clock=FrozenClock(day(10, 2)))
+        for n in range(40):  # the flood, queued first
+            memory.ingest(
+                event(f"big-{n}", "Fridays suit me.", occurred_at=day(10, 1), tenant="big")
+            )
+        for n in range(3):
+            memory.ingest(
+                event(f"small-{n}", "Fridays suit me.", occurred_at=day(10, 1), tenant="small")
+            )
+        report = memory.process(
+            extractor=FunctionExtractor(_fridays), settings=WorkerSettings(batch=4), limit=8
+        )
+        # a turn each: the small tenant's three jobs ran among the first eight
+        assert report.jobs == 8 and memory.jobs(tenant="small") == ()
+        assert len(memory.jobs(tenant="big")) == 40 - 5
+        memory.close()
