@@ -103,3 +103,30 @@ def test_a_prefill_is_copied_to_the_server_once_and_cloned_for_each_run(
     assert len(copies) == 1 and "memledger_prefill" in copies[0]
     assert len(results) == 2
     assert all(r.records_after > r.prefill_records >= 60 for r in results)
+
+
+def test_runs_can_start_from_a_given_store(tmp_path: Path) -> None:
+    from memledger import Memory
+    from memledger.store import open_store
+    from memledger.testing import FrozenClock
+    from memledger.testing.scenarios import day, event, pref
+
+    given = tmp_path / "given.db"
+    memory = Memory(open_store(given), clock=FrozenClock(day(10, 2)))
+    for n in range(5):
+        memory.ingest(event(f"e{n}", "Fridays", occurred_at=day(10, 1, n)), [pref("friday")])
+    memory.close()
+    out = tmp_path / "write.json"
+    result = CliRunner().invoke(
+        app,
+        ["bench", "write", "--events", "10", "--workers", "1", "--rate", "40",
+         "--seconds", "0.25", "--prefill-store", str(given), "--json", str(out)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(out.read_text())["throughput"]
+    assert row["prefill_records"] == 1  # one open record: each Friday merged into it
+    assert row["records_after"] > 1
+    both = CliRunner().invoke(
+        app, ["bench", "write", "--prefill", "10", "--prefill-store", str(given)]
+    )
+    assert both.exit_code == 2 and "not both" in both.output

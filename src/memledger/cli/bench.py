@@ -75,6 +75,17 @@ def write(
             " records (fed once through the write path as SQLite, copied for each run).",
         ),
     ] = 0,
+    prefill_store: Annotated[
+        Path | None,
+        typer.Option(
+            "--prefill-store",
+            metavar="FILE",
+            help="Start each throughput run from a copy of this SQLite store instead (for"
+            " example one `bench recall` fed: the same population); not with --prefill.",
+            exists=True,
+            dir_okay=False,
+        ),
+    ] = None,
 ) -> None:
     """Write-path throughput (ingest, extraction, end to end) and extraction lag, on
     SQLite or (--store) on PostgreSQL."""
@@ -107,6 +118,7 @@ def write(
             progress=report,
             server=store,
             prefill=prefill,
+            prefill_store=prefill_store,
         )
     machine = describe()
     info = rules.info

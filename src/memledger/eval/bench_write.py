@@ -336,19 +336,25 @@ def run(
     progress: Progress | None = None,
     server: str | None = None,
     prefill: int = 0,
+    prefill_store: Path | None = None,
 ) -> tuple[list[Throughput], Lag]:
     """Every size with every worker count, then the lag run, in a scratch folder (or in
     scratch databases on the PostgreSQL ``server``); with ``prefill`` each throughput run
     starts from a store of about that many records (the lag run from an empty one)."""
     if prefill < 0:
         raise InvalidInputError(f"prefill must be >= 0, got {prefill!r}")
+    if prefill and prefill_store is not None:
+        raise InvalidInputError("prefill a store of N records or give one, not both")
     with tempfile.TemporaryDirectory(prefix="memledger-bench-") as scratch:
         where = folder or Path(scratch)
         template: Path | None = None
         held = 0
         if prefill:
             template = prefilled(prefill, Path(scratch) / "prefill", progress=progress)
-            held = _open_records(template)
+        elif prefill_store is not None:
+            template = prefill_store
+        if template is not None:
+            held = _open_records(template)  # opening it migrates it to this schema
         with _server_template(server, template) as each:
             results = [
                 throughput(
