@@ -163,6 +163,7 @@ def test_serve_runs_the_api_web_page_mcp_and_worker_until_sigterm(tmp_path: Path
         token = (tmp_path / "serve.db.admin-key").read_text().strip()
         assert token in printed  # shown once, on first start
         assert f"{base}/ui/" in printed and f"{base}/mcp" in printed
+        assert "erasing what expired every 600 s" in printed  # retention is enforced
         auth = {"Authorization": f"Bearer {token}"}
         with httpx.Client(base_url=base, timeout=30) as client:
             assert client.get("/healthz").json() == {"status": "ok"}

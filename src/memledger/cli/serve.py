@@ -125,8 +125,11 @@ def serve_command(
     with opened as memory:
         admin = ensure_admin_key(memory, config)
         with open_extractor(extractor, settings, schema=memory.schema) as chosen:
+            expiring = f", erasing what expired every {expire_every:g} s" if expire_every else ""
             worker_line = (
-                "off (--no-worker)" if no_worker else f"on, every tenant, with {describe(chosen)}"
+                "off (--no-worker)"
+                if no_worker
+                else f"on, every tenant, with {describe(chosen)}{expiring}"
             )
 
             def announce(base: str) -> None:
