@@ -46,6 +46,7 @@ from memledger.errors import (
     MigrationError,
     NotFoundError,
     PermissionDeniedError,
+    QuotaExceededError,
     ReviewNotFoundError,
     RevisionNotMetError,
     RewriterError,
@@ -63,6 +64,7 @@ from memledger.read.recall import Recalled, RecallResult, RecallSettings
 
 __version__ = "0.1.0"
 
+from memledger.domain.quotas import Quotas
 from memledger.write.erase import ErasureReceipt, StoreErasure
 
 __all__ = [
@@ -105,6 +107,8 @@ __all__ = [
     "NotFoundError",
     "PermissionDeniedError",
     "Principal",
+    "QuotaExceededError",
+    "Quotas",
     "RecallResult",
     "RecallSettings",
     "Recalled",

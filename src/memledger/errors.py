@@ -27,6 +27,7 @@ who do not know memledger's classes::
     │   ├── TraceNotFoundError
     │   └── StoreNotFoundError                  no store at that URL, and not asked to create one
     ├── RevisionNotMetError                     a read cannot meet its revision floor
+    ├── QuotaExceededError                      the tenant is past one of its quotas
     ├── ExtractionError                         an extractor failed; the job stays queued
     ├── EmbedderError                           an embedder failed: endpoint, model or answer
     ├── RewriterError                           a query rewriter failed; recall uses the query
@@ -61,6 +62,7 @@ __all__ = [
     "MigrationError",
     "NotFoundError",
     "PermissionDeniedError",
+    "QuotaExceededError",
     "ReviewNotFoundError",
     "RevisionNotMetError",
     "RewriterError",
@@ -121,6 +123,16 @@ class ConflictError(MemledgerError):
 
 class EventConflictError(ConflictError):
     """An event id was reused with different content; the ledger is append-only."""
+
+
+class QuotaExceededError(MemledgerError):
+    """The tenant is past one of its quotas (:mod:`memledger.domain.quotas`); the
+    message names it, ``retry_after`` says in how many seconds to try again (``None``:
+    not until the tenant holds less)."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class EventErasedError(ConflictError):

@@ -7,9 +7,10 @@ else; writes take it from the event. Each call is one transaction.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Literal
@@ -21,6 +22,7 @@ from memledger.domain.families import Family, Schema
 from memledger.domain.keys import ApiKey, KeyRole, Principal, PrincipalKind
 from memledger.domain.limits import Limits, check_claims, check_event, check_reason
 from memledger.domain.policy import WritePolicy
+from memledger.domain.quotas import Quotas, RateGate
 from memledger.domain.records import (
     CALLER,
     KINDS,
@@ -49,6 +51,7 @@ from memledger.errors import (
     MemoryNotFoundError,
     NotFoundError,
     PermissionDeniedError,
+    QuotaExceededError,
 )
 from memledger.freshness import Freshness, ReadStats, freshness
 from memledger.gate import Check, GateDecision, decide
@@ -121,6 +124,8 @@ class Memory:
         self._index = index
         self._index_lock = threading.Lock()
         self.read_stats = ReadStats()
+        self._quotas: dict[str, tuple[float, Quotas]] = {}
+        self._rates = RateGate()
         """This process's recalls: abstentions, lexical-only runs, exclusions by reason."""
         if limits is not None and not isinstance(limits, Limits):
             raise InvalidInputError(f"limits must be a Limits, got {type(limits).__name__}")
@@ -190,6 +195,43 @@ class Memory:
                     self._index = open_index(self.store, embedder=default_embedder())
         return self._index
 
+    def set_quotas(self, quotas: Quotas | None, *, tenant: str) -> Quotas:
+        """Set the tenant's quotas (``None``: no quotas); see
+        :mod:`memledger.domain.quotas`. Other processes see them within
+        :data:`QUOTA_SECONDS` seconds."""
+        _tenant(tenant)
+        if quotas is not None and not isinstance(quotas, Quotas):
+            raise InvalidInputError(f"quotas must be Quotas or None, got {type(quotas).__name__}")
+        chosen = quotas if quotas is not None and not quotas.unlimited else None
+        with self.store.write() as unit:
+            unit.set_quotas(
+                tenant, None if chosen is None else chosen.to_json(), at=self.clock.now()
+            )
+        self._quotas.pop(tenant, None)
+        return self.quotas(tenant=tenant)
+
+    def quotas(self, *, tenant: str) -> Quotas:
+        """The tenant's quotas (read at most every :data:`QUOTA_SECONDS` seconds)."""
+        _tenant(tenant)
+        held = self._quotas.get(tenant)
+        if held is not None and time.monotonic() - held[0] < QUOTA_SECONDS:
+            return held[1]
+        with self.store.read() as unit:
+            body = unit.quotas(tenant)
+        found = Quotas() if body is None else Quotas.from_json(body)
+        self._quotas[tenant] = (time.monotonic(), found)
+        return found
+
+    def _take_read(self, tenant: str) -> None:
+        """A recall or packet of ``tenant``, within its ``recalls_per_second``."""
+        rate = self.quotas(tenant=tenant).recalls_per_second
+        if rate is not None and (wait := self._rates.take(tenant, rate)) > 0:
+            raise QuotaExceededError(
+                f"tenant {tenant!r} is past its quota of {rate:g} recalls per second;"
+                f" retry in {wait:.2f} s",
+                retry_after=wait,
+            )
+
     @property
     def opened_index(self) -> Index | None:
         """The index if this handle has opened it (:attr:`index` opens it)."""
@@ -245,6 +287,7 @@ class Memory:
         check_query(
             query, tenant, subject, k, min_revision=min_revision, settings=settings
         )  # before any index work
+        self._take_read(tenant)
         if sync:
             self.index.sync(self.store, tenant=tenant)  # this tenant's rows only
         return recall(
@@ -291,6 +334,13 @@ class Memory:
         index (:mod:`memledger.read.hot`)."""
         check_request(request, tenant, subject)
         total = budget if isinstance(budget, Budget) else Budget(total=budget)
+        most = self.quotas(tenant=tenant).packet_tokens
+        if most is not None and total.total > most:
+            raise QuotaExceededError(
+                f"a packet of {total.total:,} tokens is past tenant {tenant!r}'s quota of"
+                f" {most:,} (packet_tokens); ask for a smaller budget"
+            )
+        self._take_read(tenant)
         if sync and tier == "full":
             self.index.sync(self.store, tenant=tenant)
         return build(
@@ -380,7 +430,10 @@ class Memory:
         if claims is not None:
             schema = self.schema_for(event.tenant, [c.family for c in claims])
         now = self.clock.now()
+        quotas = self.quotas(tenant=event.tenant)
         with self.store.write() as unit:
+            if not quotas.unlimited and unit.event_hash(event.tenant, event.event_id) is None:
+                _check_ingest(unit, event, quotas, queued=claims is None, now=now)
             if claims is None:
                 return self._enqueue(unit, event, now)
             batch = Batch(event=event, claims=tuple(claims), complete=complete, extractor=extractor)
@@ -1001,6 +1054,32 @@ class Memory:
                 limits=self.limits,
                 now=self.clock.now(),
             )
+
+
+QUOTA_SECONDS = 5.0
+"""How long a process keeps a tenant's quotas before reading them again."""
+MINUTE = timedelta(minutes=1)
+
+
+def _check_ingest(
+    unit: UnitOfWork, event: SourceEvent, quotas: Quotas, *, queued: bool, now: datetime
+) -> None:
+    """Refuse a new event of a tenant past ``max_records``, or past ``jobs_per_minute``
+    when it queues a job; inside the write transaction, so nothing is written."""
+    tenant = event.tenant
+    if quotas.max_records is not None and unit.open_records_count(tenant) >= quotas.max_records:
+        raise QuotaExceededError(
+            f"tenant {tenant!r} holds {quotas.max_records:,} open records, its quota"
+            " (max_records); expire, erase or close records to make room"
+        )
+    limit = quotas.jobs_per_minute
+    recent = 0 if not queued or limit is None else unit.jobs_queued_since(tenant, now - MINUTE)
+    if limit is not None and recent >= limit:
+        raise QuotaExceededError(
+            f"tenant {tenant!r} queued {limit:,} extraction jobs in the last minute, its"
+            " quota (jobs_per_minute); retry in up to 60 s",
+            retry_after=60.0,
+        )
 
 
 def _tenant(tenant: object, subject: object = None) -> None:

@@ -150,6 +150,15 @@ class Forget(WireModel):
     reason: str
 
 
+class QuotasOut(WireModel):
+    """A tenant's quotas (:class:`memledger.domain.quotas.Quotas`); null: no limit."""
+
+    max_records: int | None
+    jobs_per_minute: int | None
+    recalls_per_second: float | None
+    packet_tokens: int | None
+
+
 class StoreErasure(WireModel):
     store: str
     status: Literal["erased", "nothing_held", "failed", "not_configured"]
@@ -697,6 +706,7 @@ _TABLE: tuple[tuple[type[e.MemledgerError], int, str, str, str | None], ...] = (
     (e.ConflictError, 409, "conflict", "Conflict", None),
     (e.EventConflictError, 409, "event_conflict", "Event id reused with other content", None),
     (e.EventErasedError, 409, "event_erased", "The event was erased", None),
+    (e.QuotaExceededError, 429, "quota_exceeded", "Quota exceeded", None),
     (e.AuthenticationError, 401, "unauthenticated", "Not authenticated", None),
     (e.PermissionDeniedError, 403, "permission_denied", "Permission denied", None),
     (e.NotFoundError, 404, "not_found", "Not found", _gone("such thing")),

@@ -74,6 +74,8 @@ def test_only_admin_keys_administer(clients: Clients) -> None:
             ("GET", "/v1/erasures", None),
             ("GET", "/v1/retention", None),
             ("PUT", "/v1/retention/episode", {"days": 90}),
+            ("GET", "/v1/quotas", None),
+            ("PUT", "/v1/quotas", {"max_records": 5}),
         ):
             found = problem(who.request(method, path, json=body), 403, "permission_denied")
             assert "admin" in str(found["detail"])

@@ -466,6 +466,24 @@ def test_retention_over_http(clients: Clients, clock: FrozenClock) -> None:
     assert ok(admin.put("/v1/retention/episode", json={"days": None})).json() == {}
 
 
+def test_quotas_over_http(clients: Clients, clock: FrozenClock) -> None:
+    admin = clients.admin
+    none = {"max_records": None, "jobs_per_minute": None, "recalls_per_second": None,
+            "packet_tokens": None}  # fmt: skip
+    assert ok(admin.get("/v1/quotas")).json() == none
+    set_to = ok(admin.put("/v1/quotas", json={"recalls_per_second": 1, "packet_tokens": 300}))
+    assert set_to.json() == {**none, "recalls_per_second": 1.0, "packet_tokens": 300}
+    problem(admin.put("/v1/quotas", json={"max_records": 0}), 422, "invalid_request")
+    r = clients.reader
+    ok(r.post("/v1/recall", json={"query": "digest"}))
+    busy = r.post("/v1/recall", json={"query": "digest"})
+    found = problem(busy, 429, "quota_exceeded")
+    assert busy.headers["Retry-After"] == "1" and "recalls per second" in str(found["detail"])
+    big = admin.post("/v1/context", json={"request": "digest", "budget": 2000})
+    assert "packet_tokens" in str(problem(big, 429, "quota_exceeded")["detail"])
+    assert ok(admin.put("/v1/quotas", json={})).json() == none
+
+
 def test_forget_an_event(clients: Clients, clock: FrozenClock) -> None:
     api = clients.writer
     story(api, clock)

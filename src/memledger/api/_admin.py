@@ -8,12 +8,21 @@ from fastapi import APIRouter, Path, Query, Response
 
 from memledger import wire_models as wm
 from memledger.api._auth import Admin, Reader, same_tenant
-from memledger.api._bodies import ID_PATTERN, EraseIn, FamilyIn, KeyIn, ReasonIn, RetentionIn
+from memledger.api._bodies import (
+    ID_PATTERN,
+    EraseIn,
+    FamilyIn,
+    KeyIn,
+    QuotasIn,
+    ReasonIn,
+    RetentionIn,
+)
 from memledger.api._consistency import token_response, write_token
 from memledger.api._problems import problem_responses
 from memledger.api._services import Services, Svc
 from memledger.domain.families import Family
 from memledger.domain.keys import Principal
+from memledger.domain.quotas import Quotas
 from memledger.domain.records import ReviewDecision
 from memledger.wire import (
     JsonObject,
@@ -69,6 +78,47 @@ def erase(body: EraseIn, svc: Svc, who: Admin) -> JsonObject:
 )
 def list_erasures(svc: Svc, who: Admin) -> list[JsonObject]:
     return [r.to_dict() for r in svc.memory.erasures(tenant=who.tenant)]
+
+
+@router.get(
+    "/v1/quotas",
+    response_model=wm.QuotasOut,
+    summary="The tenant's quotas",
+    description="Open records, jobs queued per minute, recalls per second, tokens per "
+    "packet; null: no limit. Admin keys only.",
+    responses=problem_responses(),
+)
+def get_quotas(svc: Svc, who: Admin) -> JsonObject:
+    return _quotas_dict(svc.memory.quotas(tenant=who.tenant))
+
+
+@router.put(
+    "/v1/quotas",
+    response_model=wm.QuotasOut,
+    summary="Set the tenant's quotas",
+    description="Replaces them all (a field left out: no limit). Past a quota a request "
+    "gets 429 `quota_exceeded` naming it and changes nothing; other service processes apply "
+    "new quotas within 5 seconds. Admin keys only.",
+    responses=problem_responses(),
+)
+def put_quotas(body: QuotasIn, svc: Svc, who: Admin) -> JsonObject:
+    same_tenant(who, body.tenant)
+    chosen = Quotas(
+        max_records=body.max_records,
+        jobs_per_minute=body.jobs_per_minute,
+        recalls_per_second=body.recalls_per_second,
+        packet_tokens=body.packet_tokens,
+    )
+    return _quotas_dict(svc.memory.set_quotas(chosen, tenant=who.tenant))
+
+
+def _quotas_dict(quotas: Quotas) -> JsonObject:
+    return {
+        "max_records": quotas.max_records,
+        "jobs_per_minute": quotas.jobs_per_minute,
+        "recalls_per_second": quotas.recalls_per_second,
+        "packet_tokens": quotas.packet_tokens,
+    }
 
 
 @router.get(

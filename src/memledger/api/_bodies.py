@@ -146,6 +146,22 @@ class RetentionIn(_Body):
     tenant: Tenant = None
 
 
+class QuotasIn(_Body):
+    max_records: Annotated[int, Field(ge=1)] | None = Field(
+        default=None, description="Open records the tenant may hold."
+    )
+    jobs_per_minute: Annotated[int, Field(ge=1)] | None = Field(
+        default=None, description="Extraction jobs the tenant may queue in any minute."
+    )
+    recalls_per_second: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = Field(
+        default=None, description="Recalls and packets per second, per service process."
+    )
+    packet_tokens: Annotated[int, Field(ge=1)] | None = Field(
+        default=None, description="The largest budget a context packet may ask for."
+    )
+    tenant: Tenant = None
+
+
 class ProcessIn(_Body):
     max_jobs: Annotated[int, Field(ge=1, le=10_000)] = Field(
         default=100, description="Run at most this many jobs in this request."

@@ -13,6 +13,7 @@ logged here, server-side).
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -22,7 +23,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memledger.errors import MemledgerError
+from memledger.errors import MemledgerError, QuotaExceededError
 from memledger.wire_models import (
     PROBLEMS,
     Problem,
@@ -131,7 +132,11 @@ async def _memledger_error(request: Request, exc: Exception) -> JSONResponse:
     kind = problem_kind(exc) or _INTERNAL
     if kind.status >= 500:
         log.error("%s on %s %s: %s", type(exc).__name__, request.method, _route(request), exc)
-    return problem_response(kind, str(exc), request=request)
+    response = problem_response(kind, str(exc), request=request)
+    wait = getattr(exc, "retry_after", None)
+    if isinstance(exc, QuotaExceededError) and wait is not None:
+        response.headers["Retry-After"] = str(max(1, math.ceil(wait)))
+    return response
 
 
 def _location(loc: Sequence[Any]) -> list[str | int]:

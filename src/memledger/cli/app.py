@@ -52,6 +52,7 @@ from memledger.cli.serve import serve_command
 from memledger.corpus import Corpus, default_corpus_path
 from memledger.domain.budget import Budget
 from memledger.domain.limits import check_claims, check_event
+from memledger.domain.quotas import Quotas
 from memledger.domain.records import JsonValue, Receipt, parse_time, require_id
 from memledger.errors import InvalidInputError, InvalidQueryError, MemledgerError
 from memledger.gate import decisions as gate_decisions
@@ -400,6 +401,60 @@ def status(
         render.print_json(found.to_dict())
     else:
         render.freshness(render.make_console(), found)
+
+
+@app.command()
+def quotas(
+    ctx: typer.Context,
+    *,
+    max_records: Annotated[
+        int | None, typer.Option("--max-records", min=1, help="Open records it may hold.")
+    ] = None,
+    jobs_per_minute: Annotated[
+        int | None,
+        typer.Option("--jobs-per-minute", min=1, help="Extraction jobs it may queue a minute."),
+    ] = None,
+    recalls_per_second: Annotated[
+        float | None,
+        typer.Option("--recalls-per-second", min=0.001, help="Recalls and packets a second."),
+    ] = None,
+    packet_tokens: Annotated[
+        int | None, typer.Option("--packet-tokens", min=1, help="Largest packet budget.")
+    ] = None,
+    clear: Annotated[bool, typer.Option("--clear", help="Remove every quota.")] = False,
+    db: Db = None,
+    tenant: Tenant = None,
+    as_json: AsJson = False,
+) -> None:
+    """Show the tenant's quotas, or set them (the ones given replace them all; --clear
+    removes them). Past a quota a request is refused and changes nothing."""
+    who = require_tenant(ctx, tenant)
+    given = (max_records, jobs_per_minute, recalls_per_second, packet_tokens)
+    if clear and any(v is not None for v in given):
+        raise InvalidInputError("--clear removes every quota: give no quota with it")
+    with _memory(ctx, db) as memory:
+        if clear or any(v is not None for v in given):
+            chosen = Quotas(
+                max_records=max_records,
+                jobs_per_minute=jobs_per_minute,
+                recalls_per_second=recalls_per_second,
+                packet_tokens=packet_tokens,
+            )
+            held = memory.set_quotas(None if clear else chosen, tenant=who)
+        else:
+            held = memory.quotas(tenant=who)
+    shown: dict[str, JsonValue] = {
+        "max_records": held.max_records,
+        "jobs_per_minute": held.jobs_per_minute,
+        "recalls_per_second": held.recalls_per_second,
+        "packet_tokens": held.packet_tokens,
+    }
+    if as_json:
+        render.print_json(shown)
+    else:
+        console = render.make_console()
+        for name, value in shown.items():
+            console.print(Text(f"{name}: {'no limit' if value is None else value}"))
 
 
 @app.command("revoke-family")

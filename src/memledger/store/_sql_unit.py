@@ -1003,6 +1003,34 @@ class SqlUnit(ServiceRows):
             (format_time(at), tenant, job_id),
         )
 
+    def quotas(self, tenant: str) -> str | None:
+        row = self._one("SELECT body FROM quotas WHERE tenant = ?", (tenant,))
+        return None if row is None else str(row[0])
+
+    def set_quotas(self, tenant: str, body: str | None, *, at: datetime) -> None:
+        if body is None:
+            self._write("set_quotas", "DELETE FROM quotas WHERE tenant = ?", (tenant,))
+            return
+        self._write(
+            "set_quotas",
+            "INSERT INTO quotas VALUES (?, ?, ?) ON CONFLICT (tenant) DO UPDATE"
+            " SET body = excluded.body, set_at = excluded.set_at",
+            (tenant, body, format_time(at)),
+        )
+
+    def jobs_queued_since(self, tenant: str, since: datetime) -> int:
+        row = self._one(
+            "SELECT count(*) FROM jobs INDEXED BY jobs_recent WHERE tenant = ? AND created_at >= ?",
+            (tenant, format_time(since)),
+        )
+        return int(row[0])
+
+    def open_records_count(self, tenant: str) -> int:
+        row = self._one(
+            "SELECT count(*) FROM records WHERE tenant = ? AND superseded_at IS NULL", (tenant,)
+        )
+        return int(row[0])
+
     def queue_state(self, tenant: str | None) -> tuple[int, datetime | None]:
         only, params = ("", ()) if tenant is None else (" AND tenant = ?", (tenant,))
         count, oldest = self._one(

@@ -42,3 +42,12 @@ CREATE INDEX jobs_finished ON jobs (finished_at) WHERE finished_at IS NOT NULL;
 -- Fair extraction: each tenant's queued jobs in order (the worker takes them a turn
 -- at a time across tenants).
 CREATE INDEX jobs_fair ON jobs (status, tenant, created_at, job_id);
+
+-- Quotas per tenant (JSON: memledger.domain.quotas.Quotas), and the jobs a tenant
+-- queued lately (jobs per minute).
+CREATE TABLE quotas (
+    tenant TEXT NOT NULL PRIMARY KEY,
+    body TEXT NOT NULL,
+    set_at TEXT NOT NULL
+);
+CREATE INDEX jobs_recent ON jobs (tenant, created_at);

@@ -36,3 +36,12 @@ CREATE TABLE retention (
 
 -- Freshness: the extraction lag of recently finished jobs.
 CREATE INDEX jobs_finished ON jobs (finished_at) WHERE finished_at IS NOT NULL;
+
+-- Quotas per tenant (JSON: memledger.domain.quotas.Quotas), and the jobs a tenant
+-- queued lately (jobs per minute).
+CREATE TABLE quotas (
+    tenant mltext NOT NULL PRIMARY KEY,
+    body mltext NOT NULL,
+    set_at mltext NOT NULL
+);
+CREATE INDEX jobs_recent ON jobs (tenant, created_at);

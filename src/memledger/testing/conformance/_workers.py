@@ -12,12 +12,16 @@ import multiprocessing.queues
 from collections import Counter
 from datetime import timedelta
 
+import pytest
+
+from memledger.domain.quotas import Quotas
 from memledger.domain.records import Claim, SourceEvent
+from memledger.errors import QuotaExceededError
 from memledger.memory import Memory
 from memledger.store import open_store
 from memledger.testing import FrozenClock, FunctionExtractor
 from memledger.testing.conformance._base import SPAWN, UrlFactory
-from memledger.testing.scenarios import FAMILY, SUBJECT, day, event, pref
+from memledger.testing.scenarios import FAMILY, SUBJECT, TENANT, day, event, pref, snapshot
 from memledger.write.worker import WorkerSettings
 
 WORKERS = 4
@@ -107,4 +111,57 @@ class WorkerChecks:
         # a turn each: the small tenant's three jobs ran among the first eight
         assert report.jobs == 8 and memory.jobs(tenant="small") == ()
         assert len(memory.jobs(tenant="big")) == 40 - 5
+        memory.close()
+
+    def test_a_flooding_tenant_gets_errors_and_the_others_lag_stays_low(
+        self, fresh_url: UrlFactory
+    ) -> None:
+        clock = FrozenClock(day(10, 2))
+        memory = Memory(open_store(fresh_url()), clock=clock)
+        memory.set_quotas(Quotas(jobs_per_minute=20, max_records=30), tenant="big")
+        refused = 0
+        for n in range(60):  # the flood: twenty a minute get in, the rest are refused
+            try:
+                memory.ingest(event(f"big-{n}", "Fridays suit me.", occurred_at=day(10, 1),
+                                    tenant="big"))  # fmt: skip
+            except QuotaExceededError as exc:
+                refused += 1
+                assert exc.retry_after == 60.0 and "jobs_per_minute" in str(exc)
+        assert refused == 40 and len(memory.jobs(tenant="big")) == 20
+        for n in range(3):
+            memory.ingest(
+                event(f"small-{n}", "Fridays suit me.", occurred_at=day(10, 1), tenant="small")
+            )
+        clock.advance(timedelta(seconds=5))
+        memory.process(extractor=FunctionExtractor(_fridays), settings=WorkerSettings(batch=4),
+                       limit=8)  # fmt: skip
+        small = memory.freshness(tenant="small")
+        assert small.queued_jobs == 0 and small.extraction_lag_p95 == 5.0  # not behind big
+        replay = event("big-0", "Fridays suit me.", occurred_at=day(10, 1), tenant="big")
+        assert memory.ingest(replay).duplicate  # a replay is not a new event: not refused
+        late = event("big-late", "Fridays suit me.", occurred_at=day(10, 1), tenant="big")
+        with pytest.raises(QuotaExceededError):
+            memory.ingest(late)
+        clock.advance(timedelta(minutes=1))  # a new minute: the flood may queue again
+        assert memory.ingest(late).outcome == "queued"
+        memory.close()
+
+    def test_a_tenant_at_its_record_quota_cannot_add_more(self, fresh_url: UrlFactory) -> None:
+        memory = Memory(open_store(fresh_url()), clock=FrozenClock(day(10, 2)))
+        memory.set_quotas(Quotas(max_records=2), tenant=TENANT)
+        assert memory.quotas(tenant=TENANT) == Quotas(max_records=2)
+        for n in range(2):
+            memory.ingest(event(f"e{n}", "Fridays", occurred_at=day(10, 1), subject=f"s{n}"),
+                          [pref("friday")])  # fmt: skip
+        state = snapshot(memory, subjects=["s0", "s1", "s2"])
+        with pytest.raises(QuotaExceededError, match="max_records"):
+            memory.ingest(event("e2", "Fridays", occurred_at=day(10, 1), subject="s2"),
+                          [pref("friday")])  # fmt: skip
+        assert snapshot(memory, subjects=["s0", "s1", "s2"]) == state
+        again = memory.ingest(event("e0", "Fridays", occurred_at=day(10, 1), subject="s0"),
+                              [pref("friday")])  # fmt: skip
+        assert again.duplicate  # a replay is not refused
+        assert memory.set_quotas(None, tenant=TENANT) == Quotas()
+        memory.ingest(event("e2", "Fridays", occurred_at=day(10, 1), subject="s2"),
+                      [pref("friday")])  # fmt: skip
         memory.close()
