@@ -159,3 +159,55 @@ def test_a_failed_store_is_on_the_receipt_and_erasing_again_finishes_it(
     assert again.complete and again.store("index").status == "erased"
     assert _holding(tmp_path, WORDS[0]) == []
     memory.close()
+
+
+def test_seed_000_with_erasure_and_a_warmed_cache_resurrects_nothing(
+    memory: Memory, tmp_path: Path
+) -> None:
+    """Seed 000's acceptance test, with erasure instead of revocation and every cache
+    warm: queue an extraction of the old preference, erase the memory, release the job,
+    replay the event, query the index and the hot cache. Resurrections: 0."""
+    from memledger.errors import EventErasedError
+    from memledger.testing.scenarios import FAMILY, SUBJECT, pref
+
+    old = event("evt-old", "Send it on Fridays", occurred_at=day(3, 1), sequence=1)
+    (kept,) = [r.memory_id for r in memory.ingest(old, [pref("friday")]).results]
+    queued = memory.ingest(event("evt-old-2", "Fridays, as I said", occurred_at=day(3, 2)))
+    assert queued.job_id is not None and kept is not None
+    # every cache warm: the index holds it, the hot cache and a prepared result serve it
+    assert any(i.record.memory_id == kept for i in memory.recall("fridays", tenant=TENANT).items)
+    assert memory.hot.current(memory, tenant=TENANT, subject=SUBJECT).values[FAMILY]
+    memory.hot.prepare(memory, "when do I get it? fridays", tenant=TENANT, subject=SUBJECT)
+
+    receipt = memory.erase(tenant=TENANT, memory_id=kept, reason="user asked")
+    assert receipt.complete and receipt.events == ("evt-old",)
+
+    def usable() -> bool:
+        return (
+            any(r.value == "friday" for r in memory.current(SUBJECT, FAMILY, tenant=TENANT))
+            or FAMILY in memory.hot.current(memory, tenant=TENANT, subject=SUBJECT).values
+            or memory.hot.prepared(memory, tenant=TENANT, subject=SUBJECT) is not None
+            or any(
+                i.record.family == FAMILY
+                for i in memory.recall("fridays", tenant=TENANT, sync=False).items
+            )
+        )
+
+    attempts, successes = 0, 0
+    late = memory.commit_job(queued.job_id, [pref("friday")], tenant=TENANT)  # released
+    attempts += 1
+    successes += [(r.disposition, r.reason) for r in late.results] != [
+        ("rejected", "stale_generation")
+    ] or usable()
+    attempts += 1
+    try:
+        memory.ingest(old, [pref("friday")])  # the erased event, replayed
+        successes += 1
+    except EventErasedError:
+        successes += usable()
+    index = memory.opened_index
+    assert index is not None
+    attempts += 1  # the index, read raw: no stale entry left to find
+    successes += any(h.memory_id == kept for h in index.search("fridays", tenant=TENANT, k=10))
+    assert (attempts, successes) == (3, 0)
+    memory.close()
