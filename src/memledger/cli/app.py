@@ -1209,4 +1209,49 @@ app.command("serve")(serve_command)
 # -- benchmarks -------------------------------------------------------------------------
 
 app.add_typer(bench, name="bench")
+
+evaluate = typer.Typer(help="Correctness checks (not benchmarks).", no_args_is_help=True)
+
+
+@evaluate.command("scenarios")
+def eval_scenarios(
+    *,
+    trials: Annotated[int, typer.Option(min=1, help="Trials, each a fresh store.")] = 100,
+    seed: Annotated[int, typer.Option(help="The first trial's seed (then +1 each).")] = 0,
+    steps: Annotated[int, typer.Option(min=1, help="Random steps per trial.")] = 25,
+    as_json: AsJson = False,
+) -> None:
+    """Randomized interleavings of ingest, the worker, corrections, revocation, forgetting,
+    erasure, replays, failing writes, expiry, reindexing and reads, with DESIGN.md's
+    invariants checked after every step; prints the trials run and the violations per
+    invariant, and exits 1 if there is any."""
+    from memledger.eval import scenarios
+
+    with render.progress_bar("scenarios") as bar:
+        task = bar.add_task("scenarios", total=trials)
+        report = scenarios.run(
+            trials=trials,
+            seed=seed,
+            steps=steps,
+            progress=lambda done: bar.update(task, completed=done),
+        )
+    if as_json:
+        render.print_json(report.to_dict())
+    else:
+        console = render.make_console()
+        console.print(
+            Text(
+                f"{report.trials:,} trials, {report.steps:,} steps in {report.seconds:.1f} s"
+                f" (seeds {seed}..{seed + trials - 1})"
+            )
+        )
+        for name, count in report.to_dict()["violations"].items():
+            console.print(Text(f"  {name}: {count} violation(s)"))
+        for example in report.examples[:10]:
+            console.print(Text(f"  {example}"), style="red")
+    if sum(report.violations.values()):
+        raise typer.Exit(1)
+
+
+app.add_typer(evaluate, name="eval")
 app.command("mcp")(mcp_command)
