@@ -19,6 +19,7 @@ def test_random_interleavings_break_no_invariant() -> None:
     # every kind of step ran, not only the easy ones
     assert set(report.kinds) >= {
         "ingest", "queue", "work", "failing_write", "replay", "revoke", "forget", "erase",
+        "expire",
     }  # fmt: skip
 
 

@@ -101,9 +101,15 @@ class _Failpoint:
             raise StoreError(f"injected failure before {step}")
 
 
-def _said(text: str) -> list[Claim]:
+def _said(text: str, *, expires_at: datetime | None = None) -> list[Claim]:
     return [
-        Claim(family=FAMILY, kind="preference", statement=f"Delivery: {d}", value=d)
+        Claim(
+            family=FAMILY,
+            kind="preference",
+            statement=f"Delivery: {d}",
+            value=d,
+            expires_at=expires_at,
+        )
         for d in DAYS
         if d in text.lower()
     ][:1]
@@ -146,7 +152,10 @@ class _Trial:
             occurred_at=when,
             text=f"Please deliver it on {day.title()}s.",
         )
-        return said, None if queued else _said(said.text)
+        ttl = None
+        if self.rng.random() < 0.2:  # some claims expire within the trial
+            ttl = max(when, self.clock.now()) + timedelta(hours=self.rng.randint(1, 30))
+        return said, None if queued else _said(said.text, expires_at=ttl)
 
     def step(self) -> None:
         self.clock.advance(timedelta(minutes=self.rng.randint(1, 600)))
@@ -174,6 +183,7 @@ class _Trial:
             ]
         if self.rng.random() < 0.1:
             steps.append(("reindex", lambda: self._quiet(self.memory.reindex)))
+        steps.append(("expire", self._expire))
         return steps
 
     def _quiet(self, act: Callable[[], object]) -> None:
@@ -273,6 +283,12 @@ class _Trial:
         self.dead_events[said.tenant].add(said.event_id)
         self.dead_records[said.tenant].update(receipt.memory_ids)
 
+    def _expire(self) -> None:
+        for receipt in self.memory.expire():
+            self.dead_records[receipt.tenant].update(receipt.memory_ids)
+            self.erased[receipt.tenant].update(receipt.events)
+            self.dead_events[receipt.tenant].update(receipt.events)
+
     def _reads(self) -> None:
         for tenant in TENANTS:
             for subject in SUBJECTS:
@@ -326,6 +342,8 @@ class _Trial:
                         continue
                     if stored.status != "active" or stored.superseded_at is not None:
                         self.violation("recheck", f"{step}: recall gave a closed record")
+                    if stored.expired(now):
+                        self.violation("recheck", f"{step}: recall gave an expired record")
 
 
 def run(
