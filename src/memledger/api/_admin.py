@@ -89,7 +89,7 @@ def list_erasures(svc: Svc, who: Admin) -> list[JsonObject]:
     responses=problem_responses(),
 )
 def get_quotas(svc: Svc, who: Admin) -> JsonObject:
-    return _quotas_dict(svc.memory.quotas(tenant=who.tenant))
+    return dict(svc.memory.quotas(tenant=who.tenant).to_dict())
 
 
 @router.put(
@@ -109,16 +109,7 @@ def put_quotas(body: QuotasIn, svc: Svc, who: Admin) -> JsonObject:
         recalls_per_second=body.recalls_per_second,
         packet_tokens=body.packet_tokens,
     )
-    return _quotas_dict(svc.memory.set_quotas(chosen, tenant=who.tenant))
-
-
-def _quotas_dict(quotas: Quotas) -> JsonObject:
-    return {
-        "max_records": quotas.max_records,
-        "jobs_per_minute": quotas.jobs_per_minute,
-        "recalls_per_second": quotas.recalls_per_second,
-        "packet_tokens": quotas.packet_tokens,
-    }
+    return dict(svc.memory.set_quotas(chosen, tenant=who.tenant).to_dict())
 
 
 @router.get(

@@ -443,12 +443,7 @@ def quotas(
             held = memory.set_quotas(None if clear else chosen, tenant=who)
         else:
             held = memory.quotas(tenant=who)
-    shown: dict[str, JsonValue] = {
-        "max_records": held.max_records,
-        "jobs_per_minute": held.jobs_per_minute,
-        "recalls_per_second": held.recalls_per_second,
-        "packet_tokens": held.packet_tokens,
-    }
+    shown: dict[str, JsonValue] = dict(held.to_dict())
     if as_json:
         render.print_json(shown)
     else:

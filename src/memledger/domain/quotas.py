@@ -57,8 +57,12 @@ class Quotas:
     def unlimited(self) -> bool:
         return all(v is None for v in asdict(self).values())
 
+    def to_dict(self) -> dict[str, int | float | None]:
+        """Every quota by name (``None``: no limit)."""
+        return asdict(self)
+
     def to_json(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True)
+        return json.dumps(self.to_dict(), sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str) -> Quotas:

@@ -129,10 +129,9 @@ def replay(
     ids = [r["memory_id"] for r in rows if "memory_id" in r]
     with memory.store.read() as unit:
         records = unit.get_records(tenant, ids) if ids else {}
-        gone_sources = {
-            key: unit.revoked_sources(tenant, *key)
-            for key in {(r.subject, r.family) for r in records.values()}
-        }
+        gone_sources = unit.revoked_sources_of(
+            tenant, sorted({(r.subject, r.family) for r in records.values()})
+        )
     revoked = tuple(
         m
         for m in ids
