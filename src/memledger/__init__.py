@@ -3,6 +3,7 @@
 The public surface is re-exported here; everything else is implementation.
 """
 
+from memledger.domain.changes import Change, ChangePart, NotRestored, RollbackReceipt, UndoReceipt
 from memledger.domain.families import Family, Schema
 from memledger.domain.intervals import Interval
 from memledger.domain.keys import ApiKey, Principal
@@ -72,6 +73,8 @@ __all__ = [
     "ApiKey",
     "AuthenticationError",
     "BudgetError",
+    "Change",
+    "ChangePart",
     "Claim",
     "ClaimResult",
     "ConflictError",
@@ -105,6 +108,7 @@ __all__ = [
     "MemoryRecord",
     "MigrationError",
     "NotFoundError",
+    "NotRestored",
     "PermissionDeniedError",
     "Principal",
     "QuotaExceededError",
@@ -119,6 +123,7 @@ __all__ = [
     "RevisionNotMetError",
     "RevocationReceipt",
     "RewriterError",
+    "RollbackReceipt",
     "Schema",
     "SourceEvent",
     "StoreErasure",
@@ -126,6 +131,7 @@ __all__ = [
     "StoreLockedError",
     "StoreNotFoundError",
     "TraceNotFoundError",
+    "UndoReceipt",
     "UnknownFamilyError",
     "UnknownKindError",
     "WritePolicy",

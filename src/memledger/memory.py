@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Literal
 from memledger import _keys
 from memledger._schemas import TenantSchemas
 from memledger.domain.budget import Budget
+from memledger.domain.changes import Change, ChangeLog, RollbackReceipt, UndoReceipt
 from memledger.domain.families import Family, Schema
 from memledger.domain.keys import ApiKey, KeyRole, Principal, PrincipalKind
 from memledger.domain.limits import Limits, check_claims, check_event, check_reason
@@ -95,6 +96,9 @@ from memledger.write.erase import save as save_erasure
 from memledger.write.rederive import Rederivation, rederive
 from memledger.write.review import resolve_review
 from memledger.write.revoke import forget_event, revoke_family, revoke_memory
+from memledger.write.undo import Rederive, change_closing, record_change
+from memledger.write.undo import rollback as rollback_extractor
+from memledger.write.undo import undo as undo_change
 from memledger.write.worker import Worker, WorkerSettings, WorkReport
 
 if TYPE_CHECKING:
@@ -520,7 +524,10 @@ class Memory:
         require_id(memory_id, "memory_id", InvalidQueryError)
         check_reason(reason, self.limits)
         with self.store.write() as unit:
-            return revoke_memory(unit, tenant, memory_id, reason=reason, now=self.clock.now())
+            log, now = ChangeLog(), self.clock.now()
+            receipt = revoke_memory(unit, tenant, memory_id, reason=reason, now=now, log=log)
+            change = record_change(unit, tenant, log, kind="revocation", reason=reason, at=now)
+            return replace(receipt, change_id=change)
 
     def forget(self, event_id: str, *, tenant: str, reason: str = "forgotten") -> ForgetReceipt:
         """Stop using everything a source event gave: every record derived from it is
@@ -530,7 +537,10 @@ class Memory:
         require_id(event_id, "event_id", InvalidQueryError)
         check_reason(reason, self.limits)
         with self.store.write() as unit:
-            return forget_event(unit, tenant, event_id, reason=reason, now=self.clock.now())
+            log, now = ChangeLog(), self.clock.now()
+            receipt = forget_event(unit, tenant, event_id, reason=reason, now=now, log=log)
+            change = record_change(unit, tenant, log, kind="forget", reason=reason, at=now)
+            return replace(receipt, change_id=change)
 
     def erase(
         self,
@@ -659,7 +669,127 @@ class Memory:
         self.schema_for(tenant, [family]).family(family)
         check_reason(reason, self.limits)
         with self.store.write() as unit:
-            return revoke_family(unit, tenant, subject, family, reason=reason, now=self.clock.now())
+            log, now = ChangeLog(), self.clock.now()
+            receipt = revoke_family(unit, tenant, subject, family, reason=reason, now=now, log=log)
+            change = record_change(unit, tenant, log, kind="revocation", reason=reason, at=now)
+            return replace(receipt, change_id=change)
+
+    def undo(self, change_id: str, *, tenant: str, reason: str = "undone") -> UndoReceipt:
+        """Undo a recorded change: a revocation or a forgotten event (the ``change_id``
+        of its receipt), a correction (the id of the event that made it) or an
+        extractor's rollback. What it closed is restored as new records at the
+        family's next revision, over the valid time no open record holds; what it
+        wrote is closed; a revocation's sources are usable again. History keeps
+        both (:mod:`memledger.write.undo`). Undoing it again returns the first
+        undo's receipt (``duplicate``)."""
+        _tenant(tenant)
+        require_id(change_id, "change_id", InvalidQueryError)
+        check_reason(reason, self.limits)
+        with self.store.write() as unit:
+            return undo_change(unit, tenant, change_id, reason=reason, now=self.clock.now())
+
+    def restore(self, memory_id: str, *, tenant: str, reason: str = "restored") -> UndoReceipt:
+        """Undo the change that closed a memory (a revocation, a forgotten event, a
+        correction, a rollback): :meth:`undo` of that change, which restores the
+        memory and whatever else it closed."""
+        _tenant(tenant)
+        require_id(memory_id, "memory_id", InvalidQueryError)
+        check_reason(reason, self.limits)
+        with self.store.write() as unit:
+            record = unit.get_record(tenant, memory_id)
+            if record is None:
+                raise MemoryNotFoundError(f"no memory {memory_id!r} for tenant {tenant!r}")
+            target = change_closing(unit, record)
+            return undo_change(unit, tenant, target, reason=reason, now=self.clock.now())
+
+    def _rederiver(
+        self,
+        tenant: str,
+        name: str,
+        version: str,
+        since: datetime | None,
+        extractor: Extractor,
+        settings: WorkerSettings | None,
+    ) -> Rederive:
+        """Extract what a rollback will re-derive now, outside any transaction (an LLM
+        call must not hold the write lock), and return what commits it in the rollback's
+        transaction. An event the rollback finds that was not extracted here (written
+        since) is reported ``review``: held, nothing written."""
+        worker = Worker(self, extractor, settings=settings)
+        with self.store.read() as unit:
+            found = unit.extractor_records(tenant, name, version, since=since)
+            wanted = sorted({r.source_event_id for r in found if r.proposed_kind != "episode"})
+            events = [e.event for e in (unit.get_event(tenant, i) for i in wanted) if e]
+        derived = {event.event_id: worker.derive(event) for event in events}
+        schemas = {
+            event_id: self.schema_for(tenant, [c.family for c in claims])
+            for event_id, claims in derived.items()
+        }
+
+        def commit(unit: UnitOfWork, event: SourceEvent, derivation: str) -> str:
+            if event.event_id not in derived:
+                return "review"
+            claims = derived[event.event_id]
+            if not claims:
+                return "committed"
+            batch = Batch(
+                event=event,
+                claims=claims,
+                extractor=extractor.info,
+                from_ledger=True,
+                derivation=derivation,
+            )
+            receipt = commit_event(
+                unit,
+                batch,
+                schema=schemas[event.event_id],
+                policy=self.policy,
+                now=self.clock.now(),
+                rederived=True,
+            )
+            return receipt.outcome
+
+        return commit
+
+    def change_log(self, *, tenant: str, limit: int = 100) -> tuple[Change, ...]:
+        """The tenant's recorded changes (revocations, forgotten events, undone
+        corrections, rollbacks, undos), newest first."""
+        _tenant(tenant)
+        if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 10_000:
+            raise InvalidInputError(f"limit must be an integer from 1 to 10000, got {limit!r}")
+        with self.store.read() as unit:
+            return tuple(unit.changes(tenant, limit=limit))
+
+    def rollback(
+        self,
+        extractor: str,
+        *,
+        tenant: str,
+        since: datetime | None = None,
+        rederive_with: Extractor | None = None,
+        reason: str = "rollback",
+        settings: WorkerSettings | None = None,
+    ) -> RollbackReceipt:
+        """Take back what an extractor version (``"NAME@VERSION"``, as on its records'
+        ``extractor``) wrote, recorded at or after ``since``, as one recorded change
+        that :meth:`undo` reverses; what its records had closed is restored. Turn
+        episodes and what callers stated directly are untouched. With
+        ``rederive_with``, the same events are extracted again by that extractor
+        (prefilter and gates as a worker's) and committed where they belong in the
+        business timeline. One transaction: an extractor failure changes nothing
+        (:class:`~memledger.errors.ExtractionError`)."""
+        _tenant(tenant)
+        name, version = _extractor_version(extractor)
+        since = _moment(since, "since")
+        check_reason(reason, self.limits)
+        rederive: Rederive | None = None
+        if rederive_with is not None:
+            rederive = self._rederiver(tenant, name, version, since, rederive_with, settings)
+        now = self.clock.now()
+        with self.store.write() as unit:
+            return rollback_extractor(
+                unit, tenant, name, version, since=since, reason=reason, now=now, rederive=rederive
+            )
 
     def process(
         self,
@@ -1097,3 +1227,13 @@ def _slot(tenant: object, subject: object, family: object) -> None:
 
 def _moment(value: datetime | None, what: str) -> datetime | None:
     return None if value is None else require_aware(value, what, InvalidQueryError)
+
+
+def _extractor_version(text: object) -> tuple[str, str]:
+    """``"NAME@VERSION"`` split; a clear error for anything else."""
+    if not isinstance(text, str) or text.count("@") != 1:
+        raise InvalidInputError(f"extractor must be NAME@VERSION (rules@1), got {text!r}")
+    name, version = text.split("@")
+    if not name.strip() or not version.strip():
+        raise InvalidInputError(f"extractor must be NAME@VERSION (rules@1), got {text!r}")
+    return name, version

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal, Protocol
 
+from memledger.domain.changes import Change
 from memledger.domain.families import Family
 from memledger.domain.keys import ApiKey
 from memledger.domain.policy import Position
@@ -267,6 +268,41 @@ class UnitOfWork(Protocol):
         ...
 
     def is_forgotten(self, tenant: str, event_id: str) -> bool: ...
+    def unforget_event(self, tenant: str, event_id: str) -> None:
+        """Let the event be used again (an undone ``forget``)."""
+        ...
+
+    # recorded changes and their undo (memledger.write.undo)
+    def put_change(self, change: Change, *, causes: Sequence[str] = ()) -> None:
+        """Keep a change (its body again if it exists); ``causes`` are the ``closed_by``
+        values it wrote besides its id, each leading back to it."""
+        ...
+
+    def get_change(self, tenant: str, change_id: str) -> Change | None: ...
+    def change_of_cause(self, tenant: str, cause: str) -> str | None: ...
+    def mark_undone(self, tenant: str, change_id: str, *, by: str) -> None: ...
+    def changes(self, tenant: str, *, limit: int) -> Sequence[Change]:
+        """The newest ``limit`` changes, newest first."""
+        ...
+
+    def records_closed_by(self, tenant: str, cause: str) -> Sequence[MemoryRecord]: ...
+    def lift_revoked_sources(
+        self, tenant: str, subject: str, family: str, *, generation: int
+    ) -> Sequence[str]:
+        """Delete the family's revoked sources of one revocation ``generation``; return
+        their event ids."""
+        ...
+
+    def revocation_generations(self, tenant: str, subject: str, family: str) -> Sequence[int]:
+        """Every generation a revocation of the family started, oldest first."""
+        ...
+
+    def extractor_records(
+        self, tenant: str, name: str, version: str, *, since: datetime | None
+    ) -> Sequence[MemoryRecord]:
+        """Every record (open or closed) an extractor version wrote, recorded at or after
+        ``since``, oldest first."""
+        ...
 
     # erasure (memledger.write.erase)
     def erasable_events(self, tenant: str, subject: str) -> Sequence[str]:

@@ -31,6 +31,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationErro
 from pydantic import JsonValue as WireValue
 from pydantic_core import ErrorDetails
 
+from memledger.domain.changes import Change, RollbackReceipt, UndoReceipt
 from memledger.domain.families import Family
 from memledger.domain.keys import ApiKey
 from memledger.domain.records import (
@@ -40,6 +41,7 @@ from memledger.domain.records import (
     Actor,
     Channel,
     Claim,
+    FamilyRevision,
     ForgetReceipt,
     Grant,
     HistoryEntry,
@@ -437,15 +439,7 @@ def receipt_to_dict(receipt: Receipt) -> JsonObject:
         "event_id": receipt.event_id,
         "outcome": receipt.outcome,
         "duplicate": receipt.duplicate,
-        "revisions": [
-            {
-                "subject": token.subject,
-                "family": token.family,
-                "revision": token.revision,
-                "generation": token.generation,
-            }
-            for token in receipt.revisions
-        ],
+        "revisions": [_token(token) for token in receipt.revisions],
         "results": [
             {
                 "family": result.family,
@@ -474,6 +468,73 @@ def revocation_to_dict(receipt: RevocationReceipt) -> JsonObject:
         "reason": receipt.reason,
         "also": [revocation_to_dict(r) for r in receipt.also],
         "redacted": list(receipt.redacted),
+        "change_id": receipt.change_id,
+    }
+
+
+def _token(token: FamilyRevision) -> JsonObject:
+    return {
+        "subject": token.subject,
+        "family": token.family,
+        "revision": token.revision,
+        "generation": token.generation,
+    }
+
+
+def undo_to_dict(receipt: UndoReceipt) -> JsonObject:
+    return {
+        "tenant": receipt.tenant,
+        "change_id": receipt.change_id,
+        "undid": receipt.undid,
+        "kind": receipt.kind,
+        "restored": list(receipt.restored),
+        "closed": list(receipt.closed),
+        "not_restored": [{"memory_id": n.memory_id, "why": n.why} for n in receipt.not_restored],
+        "revisions": [_token(t) for t in receipt.revisions],
+        "acknowledged_at": isoformat(receipt.acknowledged_at),
+        "reason": receipt.reason,
+        "duplicate": receipt.duplicate,
+        "unforgotten": list(receipt.unforgotten),
+    }
+
+
+def rollback_to_dict(receipt: RollbackReceipt) -> JsonObject:
+    return {
+        "tenant": receipt.tenant,
+        "change_id": receipt.change_id,
+        "extractor": receipt.extractor,
+        "since": _iso(receipt.since),
+        "events": list(receipt.events),
+        "closed": list(receipt.closed),
+        "restored": list(receipt.restored),
+        "not_restored": [{"memory_id": n.memory_id, "why": n.why} for n in receipt.not_restored],
+        "rederived": list(receipt.rederived),
+        "held": list(receipt.held),
+        "acknowledged_at": isoformat(receipt.acknowledged_at),
+        "reason": receipt.reason,
+    }
+
+
+def change_to_dict(change: Change) -> JsonObject:
+    return {
+        "tenant": change.tenant,
+        "change_id": change.change_id,
+        "kind": change.kind,
+        "at": isoformat(change.at),
+        "reason": change.reason,
+        "parts": [
+            {
+                "subject": p.subject,
+                "family": p.family,
+                "closed": list(p.closed),
+                "opened": list(p.opened),
+                "generation": p.generation,
+            }
+            for p in change.parts
+        ],
+        "forgotten": list(change.forgotten),
+        "undoes": change.undoes,
+        "undone_by": change.undone_by,
     }
 
 
@@ -505,6 +566,7 @@ def forget_to_dict(receipt: ForgetReceipt) -> JsonObject:
         "revocations": [revocation_to_dict(r) for r in receipt.revocations],
         "acknowledged_at": isoformat(receipt.acknowledged_at),
         "reason": receipt.reason,
+        "change_id": receipt.change_id,
     }
 
 

@@ -26,6 +26,7 @@ from pydantic import JsonValue as Json
 from memledger import errors as e
 from memledger.corpus import DocumentKind, HitSource, SkipReason
 from memledger.domain.budget import Section
+from memledger.domain.changes import ChangeKind, NotRestoredWhy
 from memledger.domain.keys import KeyRole, PrincipalKind
 from memledger.domain.records import (
     Channel,
@@ -34,6 +35,7 @@ from memledger.domain.records import (
     ExclusionReason,
     ExtractorKind,
     FamilyRevision,
+    HistoryAction,
     Kind,
     RecordStatus,
     Role,
@@ -138,6 +140,7 @@ class Revocation(WireModel):
     reason: str
     also: list[Revocation]
     redacted: list[str]
+    change_id: str | None
 
 
 class Forget(WireModel):
@@ -148,6 +151,68 @@ class Forget(WireModel):
     revocations: list[Revocation]
     acknowledged_at: AwareDatetime
     reason: str
+    change_id: str | None
+
+
+class NotRestoredOut(WireModel):
+    memory_id: str
+    why: NotRestoredWhy
+
+
+class Undo(WireModel):
+    """:func:`memledger.wire.undo_to_dict`."""
+
+    tenant: str
+    change_id: str
+    undid: str
+    kind: ChangeKind
+    restored: list[str]
+    closed: list[str]
+    not_restored: list[NotRestoredOut]
+    revisions: list[RevisionToken]
+    acknowledged_at: AwareDatetime
+    reason: str
+    duplicate: bool
+    unforgotten: list[str]
+
+
+class Rollback(WireModel):
+    """:func:`memledger.wire.rollback_to_dict`."""
+
+    tenant: str
+    change_id: str | None
+    extractor: str
+    since: AwareDatetime | None
+    events: list[str]
+    closed: list[str]
+    restored: list[str]
+    not_restored: list[NotRestoredOut]
+    rederived: list[str]
+    held: list[str]
+    acknowledged_at: AwareDatetime
+    reason: str
+
+
+class ChangePartOut(WireModel):
+    subject: str
+    family: str
+    closed: list[str]
+    opened: list[str]
+    generation: int | None
+
+
+class ChangeOut(WireModel):
+    """:func:`memledger.wire.change_to_dict`: a recorded change (``GET /v1/changes``)."""
+
+    tenant: str
+    change_id: str
+    kind: ChangeKind
+    at: AwareDatetime
+    reason: str
+    parts: list[ChangePartOut]
+    forgotten: list[str]
+    undoes: str | None
+    undone_by: str | None
 
 
 class QuotasOut(WireModel):
@@ -239,9 +304,7 @@ class HistoryEntry(WireModel):
     family: str
     revision: int
     generation: int
-    action: Literal[
-        "recorded", "closed", "revoked", "mentioned", "review_accepted", "review_rejected"
-    ]
+    action: HistoryAction
     memory_id: str
     status: RecordStatus
     at: AwareDatetime

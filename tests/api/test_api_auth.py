@@ -76,6 +76,10 @@ def test_only_admin_keys_administer(clients: Clients) -> None:
             ("PUT", "/v1/retention/episode", {"days": 90}),
             ("GET", "/v1/quotas", None),
             ("PUT", "/v1/quotas", {"max_records": 5}),
+            ("POST", "/v1/undo", {"change_id": "chg-1"}),
+            ("POST", "/v1/memories/mem-1/restore", {"reason": "x"}),
+            ("GET", "/v1/change-log", None),
+            ("POST", "/v1/rollbacks", {"extractor": "rules@1"}),
         ):
             found = problem(who.request(method, path, json=body), 403, "permission_denied")
             assert "admin" in str(found["detail"])

@@ -500,3 +500,38 @@ def test_forget_an_event(clients: Clients, clock: FrozenClock) -> None:
     )
     assert "daily" not in left
     assert ok(api.get("/v1/events/evt-oct19")).json()["event"]["event_id"] == "evt-oct19"
+
+
+def test_undo_and_restore_over_http(clients: Clients, clock: FrozenClock) -> None:
+    api, admin = clients.writer, clients.admin
+    story(api, clock)
+    clock.set(day(10, 28))
+    (daily,) = ok(api.get(f"{SLOT}/current", params={"valid_at": at(day(10, 28))})).json()
+    revoked = ok(api.post(f"/v1/memories/{daily['memory_id']}/revoke", json={"reason": "wrong"}))
+    change = revoked.json()["change_id"]
+    assert change.startswith("chg-")
+    problem(api.post("/v1/undo", json={"change_id": change}), 403, "permission_denied")
+    problem(admin.post("/v1/undo", json={"change_id": "chg-nope"}), 404, "not_found")
+    problem(admin.post("/v1/undo", json={}), 422, "invalid_request")
+    clock.set(day(10, 29))
+    undone = ok(admin.post("/v1/undo", json={"change_id": change, "reason": "it was right"}))
+    body = undone.json()
+    assert body["undid"] == change and body["kind"] == "revocation" and body["restored"]
+    token = undone.headers[CONSISTENCY_HEADER]
+    assert ConsistencyToken.parse(token).floor(SUBJECT, FAMILY) == body["revisions"][0]["revision"]
+    now = api.get(
+        f"{SLOT}/current", params={"valid_at": at(day(10, 28))}, headers={CONSISTENCY_HEADER: token}
+    )
+    assert values(now) == ["daily"]
+    # restoring a memory undoes the change that closed it: here, the same undo again
+    again = ok(admin.post(f"/v1/memories/{daily['memory_id']}/restore", json={"reason": "x"}))
+    assert again.json()["duplicate"] is True and again.json()["restored"] == body["restored"]
+    log = ok(admin.get("/v1/change-log", params={"limit": 5})).json()
+    assert [(c["kind"], c["undone_by"]) for c in log] == [
+        ("undo", None),
+        ("revocation", body["change_id"]),
+    ]
+    # the story's claims came from the caller: a rollback of an extractor takes nothing
+    rolled = ok(admin.post("/v1/rollbacks", json={"extractor": "rules@1"})).json()
+    assert rolled["change_id"] is None and rolled["events"] == []
+    problem(admin.post("/v1/rollbacks", json={"extractor": "rules"}), 400, "invalid_input")

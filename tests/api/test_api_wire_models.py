@@ -17,6 +17,7 @@ from memledger.read import trace
 from memledger.testing import FrozenClock
 from memledger.testing.scenarios import FAMILY, SUBJECT, TENANT, day, event, pref
 from memledger.wire import (
+    change_to_dict,
     claim_to_dict,
     family_to_dict,
     forget_to_dict,
@@ -29,6 +30,8 @@ from memledger.wire import (
     review_resolution_to_dict,
     review_to_dict,
     revocation_to_dict,
+    rollback_to_dict,
+    undo_to_dict,
     work_report_to_dict,
 )
 from memledger.wire_models import ConsistencyToken
@@ -106,13 +109,20 @@ def _check_helpers(memory: Memory, clock: FrozenClock) -> None:
         _exact(wire_models.Family, family_to_dict(family, source="code"))
     clock.set(day(10, 3))
     (record,) = memory.current(SUBJECT, FAMILY, tenant=TENANT, valid_at=day(10, 3))
-    _exact(
-        wire_models.Revocation, revocation_to_dict(memory.revoke(record.memory_id, tenant=TENANT))
-    )
+    revoked = memory.revoke(record.memory_id, tenant=TENANT)
+    _exact(wire_models.Revocation, revocation_to_dict(revoked))
+    assert revoked.change_id is not None
+    _exact(wire_models.Undo, undo_to_dict(memory.undo(revoked.change_id, tenant=TENANT)))
+    _exact(wire_models.Rollback, rollback_to_dict(memory.rollback("rules@1", tenant=TENANT)))
+    _exact(wire_models.Forget, forget_to_dict(memory.forget("q", tenant=TENANT)))
+    for change in memory.change_log(tenant=TENANT):
+        _exact(wire_models.ChangeOut, change_to_dict(change))
+    _exact(wire_models.Erasure, memory.erase(tenant=TENANT, subject=SUBJECT).to_dict())
+    # every action history records, erasure and restoration included, is on the wire
+    actions = {c.action for c in memory.changes(SUBJECT, FAMILY, tenant=TENANT)}
+    assert {"restored", "erased"} <= actions
     for change in memory.changes(SUBJECT, FAMILY, tenant=TENANT):
         _exact(wire_models.HistoryEntry, history_entry_to_dict(change))
-    _exact(wire_models.Forget, forget_to_dict(memory.forget("q", tenant=TENANT)))
-    _exact(wire_models.Erasure, memory.erase(tenant=TENANT, event="q").to_dict())
 
 
 def test_a_consistency_token_as_text() -> None:

@@ -16,6 +16,8 @@ from memledger.api._bodies import (
     QuotasIn,
     ReasonIn,
     RetentionIn,
+    RollbackIn,
+    UndoIn,
 )
 from memledger.api._consistency import token_response, write_token
 from memledger.api._problems import problem_responses
@@ -26,10 +28,13 @@ from memledger.domain.quotas import Quotas
 from memledger.domain.records import ReviewDecision
 from memledger.wire import (
     JsonObject,
+    change_to_dict,
     family_to_dict,
     key_to_dict,
     review_resolution_to_dict,
     review_to_dict,
+    rollback_to_dict,
+    undo_to_dict,
 )
 
 __all__ = ["router"]
@@ -78,6 +83,79 @@ def erase(body: EraseIn, svc: Svc, who: Admin) -> JsonObject:
 )
 def list_erasures(svc: Svc, who: Admin) -> list[JsonObject]:
     return [r.to_dict() for r in svc.memory.erasures(tenant=who.tenant)]
+
+
+@router.post(
+    "/v1/undo",
+    response_model=wm.Undo,
+    summary="Undo a revocation, a forgotten event, a correction or a rollback",
+    description="What the change closed comes back as new records at the family's next "
+    "revision, over the valid time no open record holds (records written since stay); what "
+    "it wrote is closed; a revocation's sources are usable again. History keeps both. A "
+    "revocation is not undone while a later revocation of the same family stands (409). "
+    "Undoing the same change again returns the first undo (`duplicate`). Admin keys only; "
+    "the header carries the revisions it left.",
+    responses={**problem_responses(404, 409), **token_response()},
+)
+def undo(body: UndoIn, svc: Svc, who: Admin, response: Response) -> JsonObject:
+    same_tenant(who, body.tenant)
+    receipt = svc.memory.undo(body.change_id, tenant=who.tenant, reason=body.reason)
+    write_token(response, list(receipt.revisions))
+    return undo_to_dict(receipt)
+
+
+@router.post(
+    "/v1/memories/{memory_id}/restore",
+    response_model=wm.Undo,
+    summary="Undo the change that closed a memory",
+    description="As `POST /v1/undo` of the revocation, forget, correction or rollback that "
+    "closed it. Admin keys only.",
+    responses={**problem_responses(404, 409), **token_response()},
+)
+def restore(
+    memory_id: Annotated[str, Path(pattern=ID_PATTERN, max_length=255)],
+    body: ReasonIn,
+    svc: Svc,
+    who: Admin,
+    response: Response,
+) -> JsonObject:
+    same_tenant(who, body.tenant)
+    receipt = svc.memory.restore(memory_id, tenant=who.tenant, reason=body.reason)
+    write_token(response, list(receipt.revisions))
+    return undo_to_dict(receipt)
+
+
+@router.get(
+    "/v1/change-log",
+    response_model=list[wm.ChangeOut],
+    summary="The tenant's recorded changes",
+    description="Revocations, forgotten events, undone corrections, rollbacks and undos, "
+    "newest first, each with the records it closed and opened per family (ids only). Admin "
+    "keys only.",
+    responses=problem_responses(),
+)
+def change_log(
+    svc: Svc, who: Admin, limit: Annotated[int, Query(ge=1, le=10_000)] = 100
+) -> list[JsonObject]:
+    return [change_to_dict(c) for c in svc.memory.change_log(tenant=who.tenant, limit=limit)]
+
+
+@router.post(
+    "/v1/rollbacks",
+    response_model=wm.Rollback,
+    summary="Roll back an extractor version",
+    description="Closes what extractor NAME@VERSION wrote (at or after `since`) as one "
+    "recorded change, and restores what its records had closed; turns and what callers "
+    "stated stay. `POST /v1/undo` with its `change_id` takes it back. Re-deriving the same "
+    "events with another extractor is `memledger rollback --rederive`. Admin keys only.",
+    responses={**problem_responses(), **token_response()},
+)
+def rollback(body: RollbackIn, svc: Svc, who: Admin) -> JsonObject:
+    same_tenant(who, body.tenant)
+    receipt = svc.memory.rollback(
+        body.extractor, tenant=who.tenant, since=body.since, reason=body.reason
+    )
+    return rollback_to_dict(receipt)
 
 
 @router.get(

@@ -126,6 +126,26 @@ class ReasonIn(_Body):
     tenant: Tenant = None
 
 
+class UndoIn(_Body):
+    change_id: Id = Field(
+        description="A revocation's or forget's `change_id` (on its receipt), a rollback's, "
+        "or the id of an event whose correction to undo."
+    )
+    reason: Text = "undone"
+    tenant: Tenant = None
+
+
+class RollbackIn(_Body):
+    extractor: Annotated[str, StringConstraints(min_length=3, max_length=255)] = Field(
+        description="The extractor version to take back, NAME@VERSION as on its records."
+    )
+    since: AwareDatetime | None = Field(
+        default=None, description="Only what it wrote at or after this record time."
+    )
+    reason: Text = "rollback"
+    tenant: Tenant = None
+
+
 class EraseIn(_Body):
     event: Id | None = Field(default=None, description="Erase one source event.")
     memory_id: Id | None = Field(

@@ -12,6 +12,7 @@ import json
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated
 
@@ -25,7 +26,13 @@ from memledger.cli._service import stop_on_signals
 from memledger.cli.admin import keys, reviews, schema
 from memledger.cli.bench import bench
 from memledger.cli.corpus import corpus
-from memledger.cli.extractors import ExtractorChoice, RequiredExtractor, describe, open_extractor
+from memledger.cli.extractors import (
+    ExtractorChoice,
+    ExtractorName,
+    RequiredExtractor,
+    describe,
+    open_extractor,
+)
 from memledger.cli.mcp import mcp_command
 from memledger.cli.options import (
     BATCH,
@@ -43,6 +50,7 @@ from memledger.cli.options import (
     Tenant,
     ValidAt,
     check_store_path,
+    parse_moment,
     read_input,
     require_tenant,
     settings_of,
@@ -70,6 +78,7 @@ from memledger.read.trace import recent as recent_traces
 from memledger.settings import Settings
 from memledger.wire import (
     ParsedEvent,
+    change_to_dict,
     forget_to_dict,
     history_entry_to_dict,
     job_to_dict,
@@ -80,6 +89,8 @@ from memledger.wire import (
     rederivation_to_dict,
     review_to_dict,
     revocation_to_dict,
+    rollback_to_dict,
+    undo_to_dict,
     work_report_to_dict,
 )
 from memledger.write.worker import Worker, WorkerSettings
@@ -251,6 +262,133 @@ def forget(
         render.print_json(forget_to_dict(receipt))
     else:
         render.forgotten(render.make_console(), receipt)
+
+
+@app.command()
+def undo(
+    ctx: typer.Context,
+    *,
+    change_id: Annotated[
+        str,
+        typer.Argument(
+            metavar="CHANGE_ID",
+            help="A revocation's or forget's change id (on its receipt), a rollback's, or "
+            "the id of an event whose correction to undo.",
+        ),
+    ],
+    reason: Reason = "undone",
+    db: Db = None,
+    tenant: Tenant = None,
+    as_json: AsJson = False,
+) -> None:
+    """Undo a revocation, a forgotten event, a correction or a rollback: what it closed
+    comes back as new records at the next revision (over the valid time nothing open
+    holds), what it wrote is closed. History keeps both."""
+    who = require_tenant(ctx, tenant)
+    with _memory(ctx, db) as memory:
+        receipt = memory.undo(change_id, tenant=who, reason=reason)
+    if as_json:
+        render.print_json(undo_to_dict(receipt))
+    else:
+        render.undone(render.make_console(), receipt)
+
+
+@app.command()
+def restore(
+    ctx: typer.Context,
+    *,
+    memory_id: Annotated[str, typer.Argument(metavar="MEMORY_ID")],
+    reason: Reason = "restored",
+    db: Db = None,
+    tenant: Tenant = None,
+    as_json: AsJson = False,
+) -> None:
+    """Undo the change that closed MEMORY_ID (see undo): it, and whatever else that
+    change closed, comes back."""
+    who = require_tenant(ctx, tenant)
+    with _memory(ctx, db) as memory:
+        receipt = memory.restore(memory_id, tenant=who, reason=reason)
+    if as_json:
+        render.print_json(undo_to_dict(receipt))
+    else:
+        render.undone(render.make_console(), receipt)
+
+
+@app.command("change-log")
+def change_log(
+    ctx: typer.Context,
+    *,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=10_000, help="How many.")] = 50,
+    db: Db = None,
+    tenant: Tenant = None,
+    as_json: AsJson = False,
+) -> None:
+    """The tenant's recorded changes, newest first: revocations, forgotten events,
+    undone corrections, rollbacks and undos, each with what it closed and opened."""
+    who = require_tenant(ctx, tenant)
+    with _memory(ctx, db) as memory:
+        found = memory.change_log(tenant=who, limit=limit)
+    if as_json:
+        render.print_json([change_to_dict(c) for c in found])
+    else:
+        render.change_log(render.make_console(), found)
+
+
+@app.command()
+def rollback(
+    ctx: typer.Context,
+    *,
+    extractor: Annotated[
+        str,
+        typer.Option(
+            "--extractor",
+            metavar="NAME@VERSION",
+            help="The extractor version to take back, as on its records (rules@1).",
+            show_default=False,
+        ),
+    ],
+    since: Annotated[
+        datetime | None,
+        typer.Option(
+            "--since",
+            metavar="ISO",
+            parser=parse_moment,
+            help="Only what it wrote at or after this record time.",
+            show_default=False,
+        ),
+    ] = None,
+    rederive: Annotated[
+        ExtractorName | None,
+        typer.Option(
+            "--rederive",
+            metavar="rules|llm",
+            help="Extract the same events again with this extractor.",
+            show_default=False,
+        ),
+    ] = None,
+    reason: Reason = "rollback",
+    db: Db = None,
+    tenant: Tenant = None,
+    as_json: AsJson = False,
+) -> None:
+    """Take back what one extractor version wrote, as one recorded change (undo takes
+    it back in turn): its records are closed and what they had closed is restored;
+    turns and what callers stated stay. --rederive extracts the same events again."""
+    who = require_tenant(ctx, tenant)
+    with _memory(ctx, db) as memory:
+        if rederive is None:
+            receipt = memory.rollback(extractor, tenant=who, since=since, reason=reason)
+        else:
+            with open_extractor(
+                rederive, settings_of(ctx), schema=memory.families_of(who)
+            ) as chosen:
+                receipt = memory.rollback(
+                    extractor, tenant=who, since=since, reason=reason, rederive_with=chosen
+                )
+    if as_json:
+        render.print_json(rollback_to_dict(receipt))
+    else:
+        render.rolled_back(render.make_console(), receipt)
 
 
 @app.command()

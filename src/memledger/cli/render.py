@@ -19,6 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
+from memledger.domain.changes import Change, RollbackReceipt, UndoReceipt
 from memledger.domain.records import (
     ForgetReceipt,
     HistoryEntry,
@@ -137,6 +138,8 @@ def revocation(console: Console, receipt: RevocationReceipt) -> None:
             f"acknowledged at {isoformat(receipt.acknowledged_at)}"
         )
     )
+    if receipt.change_id is not None:
+        console.print(Text(f"undo it with: memledger undo {receipt.change_id}"))
     for other in receipt.also:
         console.print(
             Text(
@@ -165,6 +168,68 @@ def forgotten(console: Console, receipt: ForgetReceipt) -> None:
                 f"{item.subject!r} (generation {item.generation})"
             )
         )
+    if receipt.change_id is not None:
+        console.print(Text(f"undo it with: memledger undo {receipt.change_id}"))
+
+
+def undone(console: Console, receipt: UndoReceipt) -> None:
+    if receipt.duplicate:
+        console.print(
+            Text(f"{receipt.kind} {receipt.undid} was undone before ({receipt.change_id})")
+        )
+    else:
+        console.print(
+            Text(
+                f"undid {receipt.kind} {receipt.undid} (tenant {receipt.tenant!r}) as "
+                f"{receipt.change_id}: reason {receipt.reason!r}, acknowledged at "
+                f"{isoformat(receipt.acknowledged_at)}"
+            )
+        )
+    for memory_id in receipt.restored:
+        console.print(Text(f"  restored {memory_id}"))
+    for memory_id in receipt.closed:
+        console.print(Text(f"  closed {memory_id}"))
+    for missing in receipt.not_restored:
+        console.print(Text(f"  not restored {missing.memory_id}: {missing.why}"))
+    for event_id in receipt.unforgotten:
+        console.print(Text(f"  event {event_id} may be used again"))
+
+
+def rolled_back(console: Console, receipt: RollbackReceipt) -> None:
+    if receipt.change_id is None:
+        console.print(Text(f"{receipt.extractor} wrote nothing to take back"))
+        return
+    console.print(
+        Text(
+            f"rolled back {receipt.extractor} over {len(receipt.events)} event(s) as "
+            f"{receipt.change_id}: {len(receipt.closed)} record(s) closed, "
+            f"{len(receipt.restored)} restored, {len(receipt.rederived)} re-derived"
+        )
+    )
+    for missing in receipt.not_restored:
+        console.print(Text(f"  not restored {missing.memory_id}: {missing.why}"))
+    for event_id in receipt.held:
+        console.print(Text(f"  {event_id}: re-derived claims need review, none written"))
+    console.print(Text(f"undo it with: memledger undo {receipt.change_id}"))
+
+
+def change_log(console: Console, changes: Sequence[Change]) -> None:
+    if not changes:
+        console.print(Text("no recorded changes"))
+        return
+    table = _table("change id", "kind", "at", "families", "closed", "opened", "undone by", "reason")
+    for change in changes:
+        table.add_row(
+            _text(change.change_id),
+            _text(change.kind if change.undoes is None else f"undo of {change.undoes}"),
+            _text(isoformat(change.at)),
+            _text(", ".join(sorted({f"{p.subject}/{p.family}" for p in change.parts}))),
+            _text(sum(len(p.closed) for p in change.parts)),
+            _text(sum(len(p.opened) for p in change.parts)),
+            _text(change.undone_by or "-"),
+            _text(change.reason),
+        )
+    console.print(table)
 
 
 def freshness(console: Console, found: Freshness) -> None:

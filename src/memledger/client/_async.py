@@ -164,6 +164,24 @@ class AsyncClient:
     async def erasures(self) -> list[wm.Erasure]:
         return await self.send(calls.erasures())
 
+    @doc_of(calls.undo)
+    async def undo(self, change_id: str, *, reason: str = "undone") -> wm.Undo:
+        return await self.send(calls.undo(change_id, reason=reason))
+
+    @doc_of(calls.restore)
+    async def restore(self, memory_id: str, *, reason: str = "restored") -> wm.Undo:
+        return await self.send(calls.restore(memory_id, reason=reason))
+
+    @doc_of(calls.change_log)
+    async def change_log(self, *, limit: int = 100) -> list[wm.ChangeOut]:
+        return await self.send(calls.change_log(limit=limit))
+
+    @doc_of(calls.rollback)
+    async def rollback(
+        self, extractor: str, *, since: datetime | None = None, reason: str = "rollback"
+    ) -> wm.Rollback:
+        return await self.send(calls.rollback(extractor, since=since, reason=reason))
+
     @doc_of(calls.retention)
     async def retention(self) -> dict[str, int]:
         return await self.send(calls.retention())

@@ -318,6 +318,49 @@ def erasures() -> Call[list[wm.Erasure]]:
     return Call(method="GET", path="/v1/erasures", read=_reader(list[wm.Erasure]))
 
 
+def undo(change_id: str, *, reason: str = "undone") -> Call[wm.Undo]:
+    """Undo a revocation or forget (the ``change_id`` of its receipt), a rollback, or the
+    correction an event made (its event id): what it closed comes back as new records,
+    what it wrote is closed; history keeps both. Admin keys only."""
+    return Call(
+        method="POST",
+        path="/v1/undo",
+        read=_reader(wm.Undo),
+        body={"change_id": change_id, "reason": reason},
+    )
+
+
+def restore(memory_id: str, *, reason: str = "restored") -> Call[wm.Undo]:
+    """Undo the change that closed a memory (as :func:`undo`). Admin keys only."""
+    return Call(
+        method="POST",
+        path=f"/v1/memories/{_segment(memory_id)}/restore",
+        read=_reader(wm.Undo),
+        body={"reason": reason},
+    )
+
+
+def change_log(*, limit: int = 100) -> Call[list[wm.ChangeOut]]:
+    """The tenant's recorded changes, newest first. Admin keys only."""
+    return Call(
+        method="GET",
+        path="/v1/change-log",
+        read=_reader(list[wm.ChangeOut]),
+        params=_params(limit=limit),
+    )
+
+
+def rollback(
+    extractor: str, *, since: datetime | None = None, reason: str = "rollback"
+) -> Call[wm.Rollback]:
+    """Roll back what extractor ``NAME@VERSION`` wrote (at or after ``since``) as one
+    recorded change that :func:`undo` reverses. Admin keys only."""
+    body: dict[str, object] = {"extractor": extractor, "reason": reason}
+    if since is not None:
+        body["since"] = _when(since, "since")
+    return Call(method="POST", path="/v1/rollbacks", read=_reader(wm.Rollback), body=body)
+
+
 def retention() -> Call[dict[str, int]]:
     """Days the tenant keeps records of each kind that has a retention. Admin keys only."""
     return Call(method="GET", path="/v1/retention", read=_reader(dict[str, int]))

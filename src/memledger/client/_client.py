@@ -169,6 +169,24 @@ class Client:
     def erasures(self) -> list[wm.Erasure]:
         return self.send(calls.erasures())
 
+    @doc_of(calls.undo)
+    def undo(self, change_id: str, *, reason: str = "undone") -> wm.Undo:
+        return self.send(calls.undo(change_id, reason=reason))
+
+    @doc_of(calls.restore)
+    def restore(self, memory_id: str, *, reason: str = "restored") -> wm.Undo:
+        return self.send(calls.restore(memory_id, reason=reason))
+
+    @doc_of(calls.change_log)
+    def change_log(self, *, limit: int = 100) -> list[wm.ChangeOut]:
+        return self.send(calls.change_log(limit=limit))
+
+    @doc_of(calls.rollback)
+    def rollback(
+        self, extractor: str, *, since: datetime | None = None, reason: str = "rollback"
+    ) -> wm.Rollback:
+        return self.send(calls.rollback(extractor, since=since, reason=reason))
+
     @doc_of(calls.retention)
     def retention(self) -> dict[str, int]:
         return self.send(calls.retention())

@@ -636,6 +636,9 @@ class RevocationReceipt:
     redacted: tuple[str, ...] = ()
     """Records of the same source event re-issued without the revoked words (the
     turn's episode): the ids of the originals, now closed as revoked."""
+    change_id: str | None = None
+    """The recorded change (``Memory.undo`` takes it back); ``None`` when nothing
+    changed (a repeated revocation) and on the receipts in ``also``."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -649,6 +652,9 @@ class ForgetReceipt:
     revocations: tuple[RevocationReceipt, ...]
     acknowledged_at: datetime
     reason: str
+    change_id: str | None = None
+    """The recorded change (``Memory.undo`` takes it back); ``None`` when nothing
+    changed (the event was forgotten before)."""
 
 
 ReviewDecision = Literal["accept", "reject"]
@@ -718,6 +724,19 @@ class Job:
     lease_until: datetime | None = None
 
 
+HistoryAction = Literal[
+    "recorded",
+    "closed",
+    "revoked",
+    "mentioned",
+    "review_accepted",
+    "review_rejected",
+    "erased",
+    "restored",
+]
+"""What a history entry records (:class:`HistoryEntry`)."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HistoryEntry:
     """One change in a family's append-only history."""
@@ -728,20 +747,13 @@ class HistoryEntry:
     family: str
     revision: int
     generation: int
-    action: Literal[
-        "recorded",
-        "closed",
-        "revoked",
-        "mentioned",
-        "review_accepted",
-        "review_rejected",
-        "erased",
-    ]
+    action: HistoryAction
     """``erased``: the record was erased (its content is gone; ``cause`` names the
-    erasure). ``review_accepted`` / ``review_rejected``: a reviewer resolved a held batch that
-    named this family; ``memory_id`` is then the review item's id, ``status`` is
-    ``active`` (the batch was committed) or ``historical`` (it was not), and ``note``
-    says who decided and why."""
+    erasure). ``restored``: an undo wrote the record again (``memory_id`` is the new
+    record; ``cause`` names the undo). ``review_accepted`` / ``review_rejected``: a
+    reviewer resolved a held batch that named this family; ``memory_id`` is then the
+    review item's id, ``status`` is ``active`` (the batch was committed) or
+    ``historical`` (it was not), and ``note`` says who decided and why."""
     memory_id: str
     status: RecordStatus
     at: datetime

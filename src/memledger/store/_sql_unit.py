@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
 
+from memledger.domain.changes import Change
 from memledger.domain.records import (
     Actor,
     HistoryEntry,
@@ -603,6 +604,116 @@ class SqlUnit(ServiceRows):
             "SELECT 1 FROM forgotten_events WHERE tenant = ? AND event_id = ?", (tenant, event_id)
         )
         return row is not None
+
+    def unforget_event(self, tenant: str, event_id: str) -> None:
+        self._write(
+            "unforget_event",
+            "DELETE FROM forgotten_events WHERE tenant = ? AND event_id = ?",
+            (tenant, event_id),
+        )
+
+    # -- recorded changes ---------------------------------------------------------------
+
+    def put_change(self, change: Change, *, causes: Sequence[str] = ()) -> None:
+        self._write(
+            "put_change",
+            "INSERT INTO change_sets VALUES (?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (tenant, change_id) DO UPDATE SET body = excluded.body",
+            change.row(),
+        )
+        for cause in causes:
+            self._write(
+                "put_change",
+                "INSERT OR IGNORE INTO change_causes VALUES (?, ?, ?)",
+                (change.tenant, cause, change.change_id),
+            )
+
+    _CHANGE_COLUMNS = "tenant, change_id, kind, at, reason, body, undone_by"
+
+    def get_change(self, tenant: str, change_id: str) -> Change | None:
+        row = self._one(
+            f"SELECT {self._CHANGE_COLUMNS} FROM change_sets WHERE tenant = ? AND change_id = ?",
+            (tenant, change_id),
+        )
+        return None if row is None else Change.from_row(*row)
+
+    def change_of_cause(self, tenant: str, cause: str) -> str | None:
+        row = self._one(
+            "SELECT change_id FROM change_causes WHERE tenant = ? AND cause = ?", (tenant, cause)
+        )
+        return None if row is None else str(row[0])
+
+    def mark_undone(self, tenant: str, change_id: str, *, by: str) -> None:
+        self._write(
+            "mark_undone",
+            "UPDATE change_sets SET undone_by = ? WHERE tenant = ? AND change_id = ?",
+            (by, tenant, change_id),
+        )
+
+    def changes(self, tenant: str, *, limit: int) -> Sequence[Change]:
+        rows = self.conn.execute(
+            f"SELECT {self._CHANGE_COLUMNS} FROM change_sets WHERE tenant = ?"
+            " ORDER BY at DESC, change_id LIMIT ?",
+            (tenant, limit),
+        )
+        return [Change.from_row(*row) for row in rows]
+
+    def records_closed_by(self, tenant: str, cause: str) -> Sequence[MemoryRecord]:
+        rows = self.conn.execute(
+            f"SELECT {layout.RECORD_COLUMNS} FROM records WHERE tenant = ? AND closed_by = ?"
+            " ORDER BY subject, family, valid_from, memory_id",
+            (tenant, cause),
+        )
+        return [layout.record(row) for row in rows]
+
+    def lift_revoked_sources(
+        self, tenant: str, subject: str, family: str, *, generation: int
+    ) -> Sequence[str]:
+        rows = self.conn.execute(
+            "SELECT event_id FROM revoked_sources"
+            " WHERE tenant = ? AND subject = ? AND family = ? AND generation = ?",
+            (tenant, subject, family, generation),
+        )
+        lifted = sorted(str(row[0]) for row in rows)
+        self._write(
+            "lift_revoked_sources",
+            "DELETE FROM revoked_sources"
+            " WHERE tenant = ? AND subject = ? AND family = ? AND generation = ?",
+            (tenant, subject, family, generation),
+        )
+        return lifted
+
+    def revocation_generations(self, tenant: str, subject: str, family: str) -> Sequence[int]:
+        rows = self.conn.execute(
+            "SELECT generation FROM revocations WHERE tenant = ? AND subject = ? AND family = ?"
+            " ORDER BY generation",
+            (tenant, subject, family),
+        )
+        return [int(row[0]) for row in rows]
+
+    def extractor_records(
+        self, tenant: str, name: str, version: str, *, since: datetime | None
+    ) -> Sequence[MemoryRecord]:
+        # the extractor column is JSON text written by one codec: the few distinct values
+        # are read and matched here, then the records selected by exact text
+        texts = [
+            str(row[0])
+            for row in self.conn.execute(
+                "SELECT DISTINCT extractor FROM records WHERE tenant = ?", (tenant,)
+            )
+        ]
+        found: list[MemoryRecord] = []
+        for text in texts:
+            info = codec.extractor_from_json(text)
+            if (info.name, info.version) != (name, version):
+                continue
+            sql = f"SELECT {layout.RECORD_COLUMNS} FROM records WHERE tenant = ? AND extractor = ?"
+            params: list[object] = [tenant, text]
+            if since is not None:
+                sql += " AND recorded_at >= ?"
+                params.append(format_time(since))
+            found.extend(layout.record(row) for row in self.conn.execute(sql, params))
+        return sorted(found, key=lambda r: (r.recorded_at, r.memory_id))
 
     # -- erasure ------------------------------------------------------------------------
 

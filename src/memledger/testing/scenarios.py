@@ -331,6 +331,16 @@ def _revoke_daily(memory: Memory) -> object:
     return memory.revoke(target.memory_id, tenant=TENANT)
 
 
+def _daily_revoked(memory: Memory) -> None:
+    _first_then_daily_turn(memory)
+    _revoke_daily(memory)
+
+
+def _undo_latest(memory: Memory) -> object:
+    (change, *_) = memory.change_log(tenant=TENANT)
+    return memory.undo(change.change_id, tenant=TENANT)
+
+
 def _first_then_held(memory: Memory) -> None:
     _first(memory)
     held = event("evt-2", "Mondays", occurred_at=day(10, 3), sequence=1)  # sequence 1 again
@@ -381,6 +391,18 @@ OPERATIONS: dict[str, Operation] = {
     "revoke_family": Operation(
         setup=_first_then_daily_turn,
         run=lambda memory: memory.revoke_family(SUBJECT, FAMILY, tenant=TENANT),
+    ),
+    "undo_revocation": Operation(setup=_daily_revoked, run=_undo_latest),
+    "undo_correction": Operation(
+        setup=_first_then_daily_turn, run=lambda memory: memory.undo("evt-2", tenant=TENANT)
+    ),
+    "rollback": Operation(
+        setup=_first_then_daily_turn,
+        run=lambda memory: memory.rollback(
+            "function@1",
+            tenant=TENANT,
+            rederive_with=FunctionExtractor(lambda e: [pref("weekly", grounding="daily")]),
+        ),
     ),
     "erase": Operation(  # the ledger's transaction, then the receipt's final statuses
         setup=_first_then_daily_turn,

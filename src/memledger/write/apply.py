@@ -350,7 +350,13 @@ class _Writer:
             MemoryRecord(
                 tenant=event.tenant,
                 memory_id=stable_id(
-                    "mem", event.tenant, event.event_id, str(index), claim.family, claim.scope
+                    "mem",
+                    event.tenant,
+                    event.event_id,
+                    str(index),
+                    claim.family,
+                    claim.scope,
+                    *(() if batch.derivation is None else (batch.derivation,)),
                 ),
                 subject=self.slot.subject,
                 family=claim.family,

@@ -44,6 +44,9 @@ class Batch:
     """Why the batch is what it is (``"prefilter:role_play"``); kept on the receipt."""
     from_ledger: bool = False
     """The event was read from this store's ledger (a job): no need to append or compare."""
+    derivation: str | None = None
+    """Another derivation of an event already decided (an extractor's rollback re-deriving
+    it): the new records' ids include it, so they never collide with the first ones."""
 
 
 def _claim_key(claim: Claim) -> str:

@@ -28,7 +28,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from memledger.domain.families import Schema
-from memledger.domain.policy import Position, WritePolicy, authority, order
+from memledger.domain.policy import Ordering, Position, WritePolicy, authority, order
 from memledger.domain.records import (
     Claim,
     ClaimResult,
@@ -41,7 +41,14 @@ from memledger.domain.records import (
 from memledger.errors import ConflictError, EventConflictError, EventErasedError
 from memledger.ports import UnitOfWork
 from memledger.write.apply import FamilyPlan, apply_family
-from memledger.write.batch import Batch, contradiction, distinct_claims, stable_id, validate
+from memledger.write.batch import (
+    Batch,
+    contradiction,
+    distinct_claims,
+    interval_of,
+    stable_id,
+    validate,
+)
 
 __all__ = ["Batch", "append_to_ledger", "commit_event", "finish_job", "job_id_for", "stable_id"]
 
@@ -90,6 +97,7 @@ def commit_event(
     policy: WritePolicy,
     now: datetime,
     reviewed: bool = False,
+    rederived: bool = False,
 ) -> Receipt:
     """Commit ``batch`` atomically inside ``unit``. See the module docstring.
 
@@ -104,7 +112,15 @@ def commit_event(
     meanwhile) it still does, and every other check (authority, generations,
     revoked and forgotten sources) runs as for any batch. A batch that contradicts
     itself cannot be accepted: :class:`ConflictError`, nothing written.
+
+    ``rederived=True`` commits another extractor's claims for an event already decided
+    (an extractor's rollback, ``memledger.write.undo``): the batch needs a
+    ``derivation`` (the new records' ids derive from it), the event's stored outcome
+    stays as it is, and a batch that would go to review changes nothing (its receipt
+    says ``review``).
     """
+    if rederived:
+        return _rederive(unit, batch, schema=schema, policy=policy, now=now)
     event = batch.event
     if batch.from_ledger:
         validate(batch, schema)
@@ -118,6 +134,34 @@ def commit_event(
     ):
         finish_job(unit, event, now=now)
         return replace(prior, duplicate=True)
+    review_id = prior.review_id if reviewed and prior is not None else None
+    return _apply(
+        unit, batch, schema=schema, policy=policy, now=now, reviewed=reviewed, review_id=review_id
+    )
+
+
+def _rederive(
+    unit: UnitOfWork, batch: Batch, *, schema: Schema, policy: WritePolicy, now: datetime
+) -> Receipt:
+    if batch.derivation is None:
+        raise ValueError("a re-derived batch needs a derivation")  # a caller's mistake
+    validate(batch, schema)
+    return _apply(unit, batch, schema=schema, policy=policy, now=now, rederived=True)
+
+
+def _apply(
+    unit: UnitOfWork,
+    batch: Batch,
+    *,
+    schema: Schema,
+    policy: WritePolicy,
+    now: datetime,
+    reviewed: bool = False,
+    review_id: str | None = None,
+    rederived: bool = False,
+) -> Receipt:
+    """Steps 2 to 5 of the module docstring (``rederived``: see :func:`commit_event`)."""
+    event = batch.event
     batch = replace(batch, claims=distinct_claims(batch.claims))
 
     problem = contradiction(batch)
@@ -127,12 +171,15 @@ def commit_event(
                 f"the batch of event {event.event_id!r} cannot be accepted as it stands: "
                 f"{problem}; reject the review item and ingest corrected claims as a new event"
             )
-        return _to_review(unit, batch, problem, now)
+        return _held(batch, problem) if rederived else _to_review(unit, batch, problem, now)
 
     plans: dict[tuple[str, str], FamilyPlan] = {}
     for key in sorted({(c.subject or event.subject, c.family) for c in batch.claims}):
         slot = unit.lock_family(event.tenant, *key)
-        plans[key] = FamilyPlan(slot, order(Position.of(event), slot.position, policy))
+        ordering = order(Position.of(event), slot.position, policy)
+        if rederived and slot.position is not None and slot.position.event_id == event.event_id:
+            ordering = Ordering("apply", None, "the family's latest event, re-derived")
+        plans[key] = FamilyPlan(slot, ordering)
 
     results: list[ClaimResult] = []
     forgotten = unit.is_forgotten(event.tenant, event.event_id)
@@ -158,11 +205,18 @@ def commit_event(
         elif claim.kind == "episode":  # a record that the turn happened: never out of order
             plan.current.append((index, claim))
         elif plan.ordering.decision == "review" and not reviewed:
+            if rederived:
+                return _held(batch, plan.ordering.explanation)
             return _to_review(unit, batch, plan.ordering.explanation, now)
         elif plan.ordering.decision == "historical" and _overtaken(
             unit, event, subject, claim, policy
         ):
-            plan.other.append((index, claim, "historical", plan.ordering.reason))
+            clipped = _clipped(unit, event, subject, claim, policy) if rederived else None
+            if clipped is None:
+                plan.other.append((index, claim, "historical", plan.ordering.reason))
+            else:  # re-derived: the time it had, up to the newer state of its scope
+                plan.current.append((index, clipped))
+                plan.behind = True
         elif plan.ordering.decision == "historical":  # late, but nothing newer in its scope
             plan.current.append((index, claim))
             plan.behind = True
@@ -187,11 +241,20 @@ def commit_event(
         results=tuple(sorted(results, key=lambda r: (r.family, r.scope, r.memory_id or ""))),
         job_id=batch.job_id,
         reason=batch.note,
-        review_id=prior.review_id if reviewed and prior is not None else None,
+        review_id=review_id,
     )
-    unit.put_outcome(receipt, at=now)
-    finish_job(unit, event, now=now)
+    if not rederived:
+        unit.put_outcome(receipt, at=now)
+        finish_job(unit, event, now=now)
     return receipt
+
+
+def _held(batch: Batch, reason: str) -> Receipt:
+    """A re-derived batch the order rule or its own contradictions would hold for review:
+    nothing is written."""
+    return Receipt(
+        tenant=batch.event.tenant, event_id=batch.event.event_id, outcome="review", reason=reason
+    )
 
 
 def _stale(unit: UnitOfWork, batch: Batch, generation: int, subject: str, family: str) -> bool:
@@ -207,6 +270,29 @@ def _stale(unit: UnitOfWork, batch: Batch, generation: int, subject: str, family
         return True
     mark = batch.revocation_mark
     return mark is not None and unit.revoked_after(event.tenant, subject, family, mark)
+
+
+def _clipped(
+    unit: UnitOfWork, event: SourceEvent, subject: str, claim: Claim, policy: WritePolicy
+) -> Claim | None:
+    """A re-derived claim of an event the family has moved past, with the valid time its
+    event had: from its start up to the first open record of its scope from an event
+    after it. ``None`` when no such record starts after it (it stays historical)."""
+    incoming = Position.of(event)
+    window = interval_of(event, claim)
+    starts: list[datetime] = []
+    for record in unit.family_records(event.tenant, subject, claim.family, open_only=True):
+        if record.scope != claim.scope or record.valid_from <= window.start:
+            continue
+        stored = unit.get_event(event.tenant, record.source_event_id)
+        if stored is not None and order(incoming, Position.of(stored.event), policy).decision != (
+            "apply"
+        ):
+            starts.append(record.valid_from)
+    if not starts:
+        return None
+    end = min(starts) if window.end is None else min(window.end, *starts)
+    return replace(claim, valid_from=window.start, valid_until=end)
 
 
 def _overtaken(

@@ -38,6 +38,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
 
+from memledger.domain.changes import ChangeLog, ChangePart
 from memledger.domain.records import (
     ForgetReceipt,
     HistoryEntry,
@@ -48,18 +49,29 @@ from memledger.domain.redact import redact, revoked_words, states
 from memledger.errors import EventNotFoundError, MemoryNotFoundError
 from memledger.ports import FamilySlot, UnitOfWork
 from memledger.write.commit import stable_id
+from memledger.write.undo import revocation_cause
 
 
 def revoke_memory(
-    unit: UnitOfWork, tenant: str, memory_id: str, *, reason: str, now: datetime
+    unit: UnitOfWork,
+    tenant: str,
+    memory_id: str,
+    *,
+    reason: str,
+    now: datetime,
+    log: ChangeLog | None = None,
 ) -> RevocationReceipt:
     """Revoke a memory and what its source event said with the same words (see the
-    module docstring). Revoking it again is acknowledged without another change."""
+    module docstring). Revoking it again is acknowledged without another change.
+    ``log`` collects what changed, for an undo (``memledger.write.undo``)."""
+    log = ChangeLog() if log is None else log
     record = unit.get_record(tenant, memory_id)
     if record is None:
         raise MemoryNotFoundError(f"no memory {memory_id!r} for tenant {tenant!r}")
     if record.proposed_kind == "episode":  # the turn itself: forget all of it
-        forgotten = forget_event(unit, tenant, record.source_event_id, reason=reason, now=now)
+        forgotten = forget_event(
+            unit, tenant, record.source_event_id, reason=reason, now=now, log=log
+        )
         key = (record.subject, record.family)
         own = [r for r in forgotten.revocations if (r.subject, r.family) == key]
         others = tuple(r for r in forgotten.revocations if (r.subject, r.family) != key)
@@ -77,24 +89,32 @@ def revoke_memory(
     # the events that stated the same claim again (NOOP mentions) said these words too
     again = unit.mention_events(tenant, [r.memory_id for r in said])
     sources = sorted({record.source_event_id, *again})
-    receipt = _revoke(unit, slot, targets, sources=sources, reason=reason, now=now)
-    return _scrub_all(unit, receipt, sources, words, now=now)
+    receipt = _revoke(unit, slot, targets, sources=sources, reason=reason, now=now, log=log)
+    return _scrub_all(unit, receipt, sources, words, now=now, log=log)
 
 
 def revoke_family(
-    unit: UnitOfWork, tenant: str, subject: str, family: str, *, reason: str, now: datetime
+    unit: UnitOfWork,
+    tenant: str,
+    subject: str,
+    family: str,
+    *,
+    reason: str,
+    now: datetime,
+    log: ChangeLog | None = None,
 ) -> RevocationReceipt:
     """Revoke everything a family ever held: open records are closed as revoked, every
     source that wrote into it is revoked (so no audit view shows it either), and its
     words are taken out of the other records of those sources."""
+    log = ChangeLog() if log is None else log
     slot = unit.lock_family(tenant, subject, family)
     everything = unit.family_records(tenant, subject, family, open_only=False)
     targets = [r for r in everything if r.superseded_at is None]
     again = unit.mention_events(tenant, [r.memory_id for r in everything])
     sources = sorted({r.source_event_id for r in everything} | set(again))
-    receipt = _revoke(unit, slot, targets, sources=sources, reason=reason, now=now)
+    receipt = _revoke(unit, slot, targets, sources=sources, reason=reason, now=now, log=log)
     words = _words(everything)  # the family's words, wherever its sources put them
-    return _scrub_all(unit, receipt, sources, words, now=now)
+    return _scrub_all(unit, receipt, sources, words, now=now, log=log)
 
 
 def _scrub_all(
@@ -104,13 +124,14 @@ def _scrub_all(
     words: set[str],
     *,
     now: datetime,
+    log: ChangeLog,
 ) -> RevocationReceipt:
     """``receipt`` with what taking ``words`` out of every source's other records did."""
     also: list[RevocationReceipt] = []
     redacted: list[str] = []
     for event_id in sources:
         more, scrubbed = _scrub(
-            unit, receipt.tenant, event_id, set(words), reason=receipt.reason, now=now
+            unit, receipt.tenant, event_id, set(words), reason=receipt.reason, now=now, log=log
         )
         also.extend(more)
         redacted.extend(scrubbed)
@@ -118,13 +139,22 @@ def _scrub_all(
 
 
 def forget_event(
-    unit: UnitOfWork, tenant: str, event_id: str, *, reason: str, now: datetime
+    unit: UnitOfWork,
+    tenant: str,
+    event_id: str,
+    *,
+    reason: str,
+    now: datetime,
+    log: ChangeLog | None = None,
 ) -> ForgetReceipt:
     """Revoke every record derived from a source event, in every subject and family, and
     record the event as forgotten: no job, replay or re-extraction writes from it again.
     Forgetting it again is acknowledged with no revocations."""
+    log = ChangeLog() if log is None else log
     if unit.get_event(tenant, event_id) is None:
         raise EventNotFoundError(f"no event {event_id!r} for tenant {tenant!r}")
+    if not unit.is_forgotten(tenant, event_id):
+        log.forgotten.append(event_id)
     unit.forget_event(tenant, event_id, at=now, reason=reason)
     derived = unit.event_records(tenant, event_id, open_only=False)
     receipts: list[RevocationReceipt] = []
@@ -133,7 +163,9 @@ def forget_event(
         targets = [r for r in derived if (r.subject, r.family) == (subject, family) and _open(r)]
         if not targets and unit.is_revoked_source(tenant, subject, family, event_id):
             continue
-        receipts.append(_revoke(unit, slot, targets, sources=[event_id], reason=reason, now=now))
+        receipts.append(
+            _revoke(unit, slot, targets, sources=[event_id], reason=reason, now=now, log=log)
+        )
     at = max([now, *(r.acknowledged_at for r in receipts)])
     return ForgetReceipt(
         tenant=tenant,
@@ -173,6 +205,7 @@ def _scrub(
     *,
     reason: str,
     now: datetime,
+    log: ChangeLog,
 ) -> tuple[list[RevocationReceipt], list[str]]:
     """Take ``words`` out of the other open records of ``event_id``: revoke the claims
     that state them (their words join in), then re-issue the episodes without them."""
@@ -188,18 +221,20 @@ def _scrub(
             words |= _words(every)
             targets = [r for r in every if _open(r)]
             receipts.append(
-                _revoke(unit, slot, targets, sources=[event_id], reason=reason, now=now)
+                _revoke(unit, slot, targets, sources=[event_id], reason=reason, now=now, log=log)
             )
             changed = True
             break  # the event's records changed: read them again
     redacted: list[str] = []
     for record in unit.event_records(tenant, event_id, open_only=True):
-        if record.proposed_kind == "episode" and _reissue(unit, record, words, now=now):
+        if record.proposed_kind == "episode" and _reissue(unit, record, words, now=now, log=log):
             redacted.append(record.memory_id)
     return receipts, redacted
 
 
-def _reissue(unit: UnitOfWork, record: MemoryRecord, words: set[str], *, now: datetime) -> bool:
+def _reissue(
+    unit: UnitOfWork, record: MemoryRecord, words: set[str], *, now: datetime, log: ChangeLog
+) -> bool:
     """Re-issue an episode without ``words``: the original is closed as revoked, a new
     record with the redacted text takes its place (same window, next revision; the
     generation stays, so jobs of other turns are not turned away)."""
@@ -233,6 +268,13 @@ def _reissue(unit: UnitOfWork, record: MemoryRecord, words: set[str], *, now: da
     unit.add_outbox(replace(closed, revision=revision), op="delete", at=at)
     unit.add_outbox(fresh, op="upsert", at=at)
     unit.put_family(replace(slot, revision=revision, updated_at=at))
+    part = ChangePart(
+        subject=record.subject,
+        family=record.family,
+        closed=(record.memory_id,),
+        opened=(fresh.memory_id,),
+    )
+    log.add(part, cause=cause)
     return True
 
 
@@ -278,10 +320,18 @@ def _revoke(
     sources: Sequence[str],
     reason: str,
     now: datetime,
+    log: ChangeLog,
 ) -> RevocationReceipt:
     at = max(now, slot.updated_at) if slot.updated_at is not None else now
     revision, generation = slot.revision + 1, slot.generation + 1
-    cause = stable_id("rvk", slot.tenant, slot.subject, slot.family, str(generation))
+    cause = revocation_cause(slot.tenant, slot.subject, slot.family, generation)
+    part = ChangePart(
+        subject=slot.subject,
+        family=slot.family,
+        closed=tuple(r.memory_id for r in targets),
+        generation=generation,
+    )
+    log.add(part, cause=cause)
     gone = replace(slot, revision=revision, generation=generation)
     for record in targets:
         unit.close_record(slot.tenant, record.memory_id, status="revoked", at=at, closed_by=cause)

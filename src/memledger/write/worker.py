@@ -253,6 +253,26 @@ class Worker:
             leased.append((job, event, recent))
         return leased
 
+    def derive(self, event: SourceEvent) -> tuple[Claim, ...]:
+        """The claims a job would commit for ``event`` besides its episode: none for a
+        turn the prefilter drops or the agent's own words, else the extractor's claims
+        that pass the gates. An extractor failure raises (:class:`ExtractionError`)."""
+        if prefilter(event.text, turns_last_minute=0, settings=self.settings.prefilter):
+            return ()
+        if event.role == "assistant":
+            return ()
+        try:
+            extraction = self.extractor.extract(event)
+        except ExtractionError:
+            raise
+        except Exception as exc:
+            raise ExtractionError(
+                f"the extractor crashed on event {event.event_id!r}: {type(exc).__name__}: {exc}",
+                reason="extractor_crashed",
+            ) from exc
+        claims, _ = self._admit(event, extraction)
+        return tuple(claims)
+
     def _plan(self, job: Job, event: SourceEvent, recent: int) -> _Commit | _Retry:
         """Everything that happens outside a transaction: prefilter, extraction, gates."""
         reason = prefilter(event.text, turns_last_minute=recent, settings=self.settings.prefilter)

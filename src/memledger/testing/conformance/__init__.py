@@ -24,6 +24,7 @@ from memledger.testing.conformance._properties import PropertyChecks
 from memledger.testing.conformance._revocation import RevocationChecks
 from memledger.testing.conformance._service import ServiceChecks
 from memledger.testing.conformance._story import StoryChecks
+from memledger.testing.conformance._undo import RollbackChecks, UndoChecks
 from memledger.testing.conformance._workers import WorkerChecks
 
 __all__ = ["StoreConformance"]
@@ -36,6 +37,8 @@ class StoreConformance(
     ForgettingChecks,
     ErasureChecks,
     ExpiryChecks,
+    UndoChecks,
+    RollbackChecks,
     InputChecks,
     PropertyChecks,
     ServiceChecks,
