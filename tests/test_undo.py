@@ -119,3 +119,24 @@ def test_seed_000_holds_across_an_undo(tmp_path: Path) -> None:
     assert not hot.get("home_city")
     hits = memory.recall("where does the user live?", tenant=TENANT, subject=SUBJECT)
     assert "Delhi" not in [item.record.value for item in hits.items]
+
+
+def test_the_command_line_consolidates_and_undoes(tmp_path: Path) -> None:
+    memory = Memory(open_store(tmp_path / "m.db"), clock=FrozenClock(day(6, 1)))
+    for event_id, scope, month in (("evt-a", "music:jazz", 3), ("evt-b", "music:Jazz", 2)):
+        said = event(event_id, "Likes jazz.", occurred_at=day(month, 1), who=ANYONE)
+        claim = Claim(family="likes", kind="preference", statement="Likes jazz", value="jazz",
+                      scope=scope, grounding="Likes jazz")  # fmt: skip
+        memory.ingest(said, [claim])
+    memory.close()
+    base = ("--db", str(tmp_path / "m.db"), "--tenant", TENANT)
+    dry = CliRunner().invoke(app, ["consolidate", "--dry-run", *base])
+    assert dry.exit_code == 0 and "would merge 1 group" in dry.output
+    done = _cli("consolidate", "--subject", SUBJECT, "--family", "likes", *base, "--json")
+    assert isinstance(done, dict) and len(done["merges"]) == 1  # type: ignore[arg-type]
+    merged = _cli("timeline", SUBJECT, "likes", *base, "--json")
+    assert [r["mentions"] for r in merged] == [2]  # type: ignore[index]
+    _cli("undo", str(done["change_id"]), *base, "--json")
+    assert len(_cli("timeline", SUBJECT, "likes", *base, "--json")) == 2
+    bad = CliRunner().invoke(app, ["consolidate", "--threshold", "2", *base])
+    assert bad.exit_code == 2 and "threshold" in bad.output

@@ -84,6 +84,8 @@ from memledger.read.trace import Replay, replay
 from memledger.read.views import check_floor, check_min_revision, select
 from memledger.store import floors, open_store
 from memledger.write.commit import Batch, append_to_ledger, commit_event, job_id_for
+from memledger.write.consolidate import ConsolidationReceipt
+from memledger.write.consolidate import consolidate as consolidate_records
 from memledger.write.erase import (
     ErasureReceipt,
     ErasureScope,
@@ -751,6 +753,53 @@ class Memory:
 
         return commit
 
+    def consolidate(
+        self,
+        *,
+        tenant: str,
+        subject: str | None = None,
+        family: str | None = None,
+        threshold: float | None = None,
+        dry_run: bool = False,
+        reason: str = "consolidated",
+    ) -> ConsolidationReceipt:
+        """Merge near-duplicate open records of one family and subject into one, with
+        their mentions summed and their sources kept (:mod:`memledger.write.consolidate`),
+        for one ``subject`` (and ``family``) or every subject of the tenant. One recorded
+        change: :meth:`undo` restores the originals. ``threshold`` defaults to the write
+        policy's NOOP similarity; ``dry_run`` reports the groups and writes nothing."""
+        if subject is None:
+            _tenant(tenant)
+            if family is not None:
+                raise InvalidInputError("a family is consolidated for one subject: give subject")
+        else:
+            _tenant(tenant, subject)
+        if family is not None:
+            self.schema_for(tenant, [family]).family(family)
+        chosen = self.policy.thresholds.noop if threshold is None else threshold
+        if isinstance(chosen, bool) or not isinstance(chosen, int | float) or not 0 < chosen <= 1:
+            raise InvalidInputError(f"threshold must be in (0, 1], got {threshold!r}")
+        check_reason(reason, self.limits)
+        with self.store.read() as unit:
+            subjects = [subject] if subject is not None else _all_subjects(unit, tenant)
+            families = [
+                (s, slot.family)
+                for s in subjects
+                for slot in unit.families(tenant, s)
+                if family is None or slot.family == family
+            ]
+        with self.store.write() as unit:
+            return consolidate_records(
+                unit,
+                tenant,
+                families,
+                threshold=float(chosen),
+                similar=self.policy.similarity,
+                reason=reason,
+                now=self.clock.now(),
+                dry_run=dry_run,
+            )
+
     def change_log(self, *, tenant: str, limit: int = 100) -> tuple[Change, ...]:
         """The tenant's recorded changes (revocations, forgotten events, undone
         corrections, rollbacks, undos), newest first."""
@@ -1237,3 +1286,12 @@ def _extractor_version(text: object) -> tuple[str, str]:
     if not name.strip() or not version.strip():
         raise InvalidInputError(f"extractor must be NAME@VERSION (rules@1), got {text!r}")
     return name, version
+
+
+def _all_subjects(unit: UnitOfWork, tenant: str) -> list[str]:
+    found: list[str] = []
+    after: str | None = None
+    while page := unit.subjects(tenant, after=after, limit=500):
+        found.extend(s.subject for s in page)
+        after = page[-1].subject
+    return found

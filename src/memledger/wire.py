@@ -65,6 +65,7 @@ from memledger.errors import (
     UnknownKindError,
 )
 from memledger.read.recall import RecallResult
+from memledger.write.consolidate import ConsolidationReceipt
 from memledger.write.rederive import Rederivation
 from memledger.write.worker import JobOutcome, WorkReport
 
@@ -418,6 +419,7 @@ def record_to_dict(record: MemoryRecord) -> JsonObject:
         "revision": record.revision,
         "generation": record.generation,
         "confidence": record.confidence,
+        "mentions": record.mentions,
         "grounding": record.grounding,
         "extractor": {
             "kind": record.extractor.kind,
@@ -512,6 +514,28 @@ def rollback_to_dict(receipt: RollbackReceipt) -> JsonObject:
         "held": list(receipt.held),
         "acknowledged_at": isoformat(receipt.acknowledged_at),
         "reason": receipt.reason,
+    }
+
+
+def consolidation_to_dict(receipt: ConsolidationReceipt) -> JsonObject:
+    return {
+        "tenant": receipt.tenant,
+        "change_id": receipt.change_id,
+        "merges": [
+            {
+                "subject": m.subject,
+                "family": m.family,
+                "survivor": m.survivor,
+                "duplicates": list(m.duplicates),
+                "into": m.into,
+                "similarity": m.similarity,
+            }
+            for m in receipt.merges
+        ],
+        "families": receipt.families,
+        "threshold": receipt.threshold,
+        "dry_run": receipt.dry_run,
+        "at": isoformat(receipt.at),
     }
 
 

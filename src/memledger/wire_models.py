@@ -193,6 +193,27 @@ class Rollback(WireModel):
     reason: str
 
 
+class MergeOut(WireModel):
+    subject: str
+    family: str
+    survivor: str
+    duplicates: list[str]
+    into: str | None
+    similarity: float
+
+
+class Consolidation(WireModel):
+    """:func:`memledger.wire.consolidation_to_dict`."""
+
+    tenant: str
+    change_id: str | None
+    merges: list[MergeOut]
+    families: int
+    threshold: float
+    dry_run: bool
+    at: AwareDatetime
+
+
 class ChangePartOut(WireModel):
     subject: str
     family: str
@@ -288,6 +309,8 @@ class Record(WireModel):
     revision: int
     generation: int
     confidence: float
+    mentions: int
+    """Independent statements of this claim (its own and repeats, merged ones included)."""
     grounding: str | None
     extractor: Extractor
     supersedes: str | None

@@ -80,6 +80,7 @@ def test_only_admin_keys_administer(clients: Clients) -> None:
             ("POST", "/v1/memories/mem-1/restore", {"reason": "x"}),
             ("GET", "/v1/change-log", None),
             ("POST", "/v1/rollbacks", {"extractor": "rules@1"}),
+            ("POST", "/v1/consolidations", {}),
         ):
             found = problem(who.request(method, path, json=body), 403, "permission_denied")
             assert "admin" in str(found["detail"])

@@ -535,3 +535,6 @@ def test_undo_and_restore_over_http(clients: Clients, clock: FrozenClock) -> Non
     rolled = ok(admin.post("/v1/rollbacks", json={"extractor": "rules@1"})).json()
     assert rolled["change_id"] is None and rolled["events"] == []
     problem(admin.post("/v1/rollbacks", json={"extractor": "rules"}), 400, "invalid_input")
+    merged = ok(admin.post("/v1/consolidations", json={"dry_run": True})).json()
+    assert merged["dry_run"] is True and merged["merges"] == [] and merged["families"] == 1
+    problem(admin.post("/v1/consolidations", json={"threshold": 0}), 422, "invalid_request")

@@ -19,6 +19,7 @@ from memledger.testing.scenarios import FAMILY, SUBJECT, TENANT, day, event, pre
 from memledger.wire import (
     change_to_dict,
     claim_to_dict,
+    consolidation_to_dict,
     family_to_dict,
     forget_to_dict,
     history_entry_to_dict,
@@ -114,6 +115,7 @@ def _check_helpers(memory: Memory, clock: FrozenClock) -> None:
     assert revoked.change_id is not None
     _exact(wire_models.Undo, undo_to_dict(memory.undo(revoked.change_id, tenant=TENANT)))
     _exact(wire_models.Rollback, rollback_to_dict(memory.rollback("rules@1", tenant=TENANT)))
+    _exact(wire_models.Consolidation, consolidation_to_dict(memory.consolidate(tenant=TENANT)))
     _exact(wire_models.Forget, forget_to_dict(memory.forget("q", tenant=TENANT)))
     for change in memory.change_log(tenant=TENANT):
         _exact(wire_models.ChangeOut, change_to_dict(change))

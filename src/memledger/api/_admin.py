@@ -10,6 +10,7 @@ from memledger import wire_models as wm
 from memledger.api._auth import Admin, Reader, same_tenant
 from memledger.api._bodies import (
     ID_PATTERN,
+    ConsolidateIn,
     EraseIn,
     FamilyIn,
     KeyIn,
@@ -29,6 +30,7 @@ from memledger.domain.records import ReviewDecision
 from memledger.wire import (
     JsonObject,
     change_to_dict,
+    consolidation_to_dict,
     family_to_dict,
     key_to_dict,
     review_resolution_to_dict,
@@ -156,6 +158,29 @@ def rollback(body: RollbackIn, svc: Svc, who: Admin) -> JsonObject:
         body.extractor, tenant=who.tenant, since=body.since, reason=body.reason
     )
     return rollback_to_dict(receipt)
+
+
+@router.post(
+    "/v1/consolidations",
+    response_model=wm.Consolidation,
+    summary="Merge near-duplicate records",
+    description="Open records of one family and subject whose texts are at least `threshold` "
+    "similar (same negation words, overlapping times) are merged into one, with the mentions "
+    "summed and every source kept; one recorded change that `POST /v1/undo` reverses. "
+    "`dry_run` lists the groups and writes nothing. Admin keys only.",
+    responses={**problem_responses(), **token_response()},
+)
+def consolidate(body: ConsolidateIn, svc: Svc, who: Admin) -> JsonObject:
+    same_tenant(who, body.tenant)
+    receipt = svc.memory.consolidate(
+        tenant=who.tenant,
+        subject=body.subject,
+        family=body.family,
+        threshold=body.threshold,
+        dry_run=body.dry_run,
+        reason=body.reason,
+    )
+    return consolidation_to_dict(receipt)
 
 
 @router.get(

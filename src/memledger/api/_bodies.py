@@ -146,6 +146,17 @@ class RollbackIn(_Body):
     tenant: Tenant = None
 
 
+class ConsolidateIn(_Body):
+    subject: Id | None = Field(default=None, description="One subject; default: every one.")
+    family: Id | None = Field(default=None, description="One family of that subject.")
+    threshold: Annotated[float, Field(gt=0, le=1)] | None = Field(
+        default=None, description="Similarity to merge at; default: the NOOP threshold."
+    )
+    dry_run: bool = False
+    reason: Text = "consolidated"
+    tenant: Tenant = None
+
+
 class EraseIn(_Body):
     event: Id | None = Field(default=None, description="Erase one source event.")
     memory_id: Id | None = Field(

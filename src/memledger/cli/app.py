@@ -79,6 +79,7 @@ from memledger.settings import Settings
 from memledger.wire import (
     ParsedEvent,
     change_to_dict,
+    consolidation_to_dict,
     forget_to_dict,
     history_entry_to_dict,
     job_to_dict,
@@ -332,6 +333,53 @@ def change_log(
         render.print_json([change_to_dict(c) for c in found])
     else:
         render.change_log(render.make_console(), found)
+
+
+@app.command()
+def consolidate(
+    ctx: typer.Context,
+    *,
+    subject: Annotated[
+        str | None,
+        typer.Option("--subject", metavar="SUBJECT", help="One subject; default: every one."),
+    ] = None,
+    family: Annotated[
+        str | None,
+        typer.Option("--family", metavar="FAMILY", help="One family of that subject."),
+    ] = None,
+    threshold: Annotated[
+        float | None,
+        typer.Option(
+            "--threshold",
+            metavar="X",
+            help="Similarity to merge at, in (0, 1]; default: the NOOP threshold.",
+            show_default=False,
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="List the groups, write nothing.")
+    ] = False,
+    reason: Reason = "consolidated",
+    db: Db = None,
+    tenant: Tenant = None,
+    as_json: AsJson = False,
+) -> None:
+    """Merge near-duplicate open records of one family and subject into one (mentions
+    summed, every source kept), as one recorded change that undo reverses."""
+    who = require_tenant(ctx, tenant)
+    with _memory(ctx, db) as memory:
+        receipt = memory.consolidate(
+            tenant=who,
+            subject=subject,
+            family=family,
+            threshold=threshold,
+            dry_run=dry_run,
+            reason=reason,
+        )
+    if as_json:
+        render.print_json(consolidation_to_dict(receipt))
+    else:
+        render.consolidated(render.make_console(), receipt)
 
 
 @app.command()

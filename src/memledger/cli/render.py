@@ -36,6 +36,7 @@ from memledger.read.context import Packet
 from memledger.read.recall import RecallResult
 from memledger.read.trace import Replay
 from memledger.wire import isoformat, record_to_dict
+from memledger.write.consolidate import ConsolidationReceipt
 from memledger.write.erase import ErasureReceipt
 from memledger.write.rederive import Rederivation
 from memledger.write.worker import JobOutcome, WorkReport
@@ -211,6 +212,27 @@ def rolled_back(console: Console, receipt: RollbackReceipt) -> None:
     for event_id in receipt.held:
         console.print(Text(f"  {event_id}: re-derived claims need review, none written"))
     console.print(Text(f"undo it with: memledger undo {receipt.change_id}"))
+
+
+def consolidated(console: Console, receipt: ConsolidationReceipt) -> None:
+    if not receipt.merges:
+        console.print(Text(f"no near-duplicates in {receipt.families} families"))
+        return
+    verb = "would merge" if receipt.dry_run else "merged"
+    table = _table("subject", "family", "kept", "duplicates", "into", "similarity")
+    for m in receipt.merges:
+        table.add_row(
+            _text(m.subject),
+            _text(m.family),
+            _text(m.survivor),
+            _text(", ".join(m.duplicates)),
+            _text(m.into or "-"),
+            _text(f"{m.similarity:.2f}"),
+        )
+    console.print(Text(f"{verb} {len(receipt.merges)} group(s) in {receipt.families} families"))
+    console.print(table)
+    if receipt.change_id is not None:
+        console.print(Text(f"undo it with: memledger undo {receipt.change_id}"))
 
 
 def change_log(console: Console, changes: Sequence[Change]) -> None:

@@ -182,6 +182,26 @@ class AsyncClient:
     ) -> wm.Rollback:
         return await self.send(calls.rollback(extractor, since=since, reason=reason))
 
+    @doc_of(calls.consolidate)
+    async def consolidate(
+        self,
+        *,
+        subject: str | None = None,
+        family: str | None = None,
+        threshold: float | None = None,
+        dry_run: bool = False,
+        reason: str = "consolidated",
+    ) -> wm.Consolidation:
+        return await self.send(
+            calls.consolidate(
+                subject=subject,
+                family=family,
+                threshold=threshold,
+                dry_run=dry_run,
+                reason=reason,
+            )
+        )
+
     @doc_of(calls.retention)
     async def retention(self) -> dict[str, int]:
         return await self.send(calls.retention())

@@ -361,6 +361,23 @@ def rollback(
     return Call(method="POST", path="/v1/rollbacks", read=_reader(wm.Rollback), body=body)
 
 
+def consolidate(
+    *,
+    subject: str | None = None,
+    family: str | None = None,
+    threshold: float | None = None,
+    dry_run: bool = False,
+    reason: str = "consolidated",
+) -> Call[wm.Consolidation]:
+    """Merge near-duplicate records of one family and subject (of one ``subject``, or
+    every one) as one recorded change that :func:`undo` reverses. Admin keys only."""
+    body: dict[str, object] = {"dry_run": dry_run, "reason": reason}
+    for name, value in (("subject", subject), ("family", family), ("threshold", threshold)):
+        if value is not None:
+            body[name] = value
+    return Call(method="POST", path="/v1/consolidations", read=_reader(wm.Consolidation), body=body)
+
+
 def retention() -> Call[dict[str, int]]:
     """Days the tenant keeps records of each kind that has a retention. Admin keys only."""
     return Call(method="GET", path="/v1/retention", read=_reader(dict[str, int]))

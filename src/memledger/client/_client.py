@@ -187,6 +187,26 @@ class Client:
     ) -> wm.Rollback:
         return self.send(calls.rollback(extractor, since=since, reason=reason))
 
+    @doc_of(calls.consolidate)
+    def consolidate(
+        self,
+        *,
+        subject: str | None = None,
+        family: str | None = None,
+        threshold: float | None = None,
+        dry_run: bool = False,
+        reason: str = "consolidated",
+    ) -> wm.Consolidation:
+        return self.send(
+            calls.consolidate(
+                subject=subject,
+                family=family,
+                threshold=threshold,
+                dry_run=dry_run,
+                reason=reason,
+            )
+        )
+
     @doc_of(calls.retention)
     def retention(self) -> dict[str, int]:
         return self.send(calls.retention())

@@ -3,7 +3,8 @@
 A *change* is one operation that closed records and may have written others, kept
 by id so that it can be undone: a revocation (``revoke``, ``revoke_family``), a
 forgotten event (``forget``), a correction (an event whose claims closed earlier
-windows: its id is the event's), an extractor's rollback, and an undo itself.
+windows: its id is the event's), an extractor's rollback, a consolidation's merges
+(``merge``), and an undo itself.
 Per family it names what it closed, what it opened and, for a revocation, the
 generation whose revoked sources an undo lifts. Ids only: no content.
 
@@ -20,8 +21,15 @@ from typing import Literal
 
 from memledger.domain.records import FamilyRevision, format_time, parse_time
 
-ChangeKind = Literal["revocation", "forget", "correction", "rollback", "undo"]
-CHANGE_KINDS: tuple[ChangeKind, ...] = ("revocation", "forget", "correction", "rollback", "undo")
+ChangeKind = Literal["revocation", "forget", "correction", "rollback", "merge", "undo"]
+CHANGE_KINDS: tuple[ChangeKind, ...] = (
+    "revocation",
+    "forget",
+    "correction",
+    "rollback",
+    "merge",
+    "undo",
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

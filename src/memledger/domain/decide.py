@@ -129,7 +129,8 @@ def _covers(outer: Interval, inner: Interval) -> bool:
     )
 
 
-def _text(statement: str, value: JsonValue) -> str:
+def claim_text(statement: str, value: JsonValue) -> str:
+    """What similarity compares: the statement, with the value when it is a scalar."""
     return statement if isinstance(value, dict | list) else f"{statement} {value}"
 
 
@@ -151,7 +152,7 @@ _NEGATION = re.compile(
 )
 
 
-def _negations(text: str) -> frozenset[str]:
+def negations(text: str) -> frozenset[str]:
     """The negation (and "always") words of a text: two statements that differ in them
     ("Always include version numbers" / "Never include version numbers") are not the
     same claim however similar their letters."""
@@ -183,11 +184,11 @@ def decide(
         if canonical_json(record.value) == value:
             return Noop(record.memory_id, 1.0)
         ours, theirs = (
-            _text(candidate.statement, candidate.value),
-            _text(record.statement, record.value),
+            claim_text(candidate.statement, candidate.value),
+            claim_text(record.statement, record.value),
         )
         score = similar(ours, theirs)
-        if score >= thresholds.noop and _negations(ours) == _negations(theirs):
+        if score >= thresholds.noop and negations(ours) == negations(theirs):
             return Noop(record.memory_id, score)
     overlapping = tuple(e.memory_id for e in same if e.interval.overlaps(candidate.interval))
     if overlapping:

@@ -308,6 +308,8 @@ def _overtaken(
         if record.scope == claim.scope:
             events.add(record.source_event_id)
             if record.closed_by and record.status in ("superseded", "retracted"):
+                if _merged(unit, event.tenant, record.closed_by):
+                    continue  # a consolidation's merge: no newer state
                 events.add(record.closed_by)  # closed by an event's decision
     events.discard(event.event_id)
     for event_id in sorted(events):
@@ -317,6 +319,11 @@ def _overtaken(
         if order(incoming, Position.of(stored.event), policy).decision != "apply":
             return True
     return False
+
+
+def _merged(unit: UnitOfWork, tenant: str, cause: str) -> bool:
+    change = unit.get_change(tenant, cause)
+    return change is not None and change.kind == "merge"
 
 
 def _rejected(claim: Claim, reason: ExclusionReason) -> ClaimResult:

@@ -24,7 +24,7 @@ from memledger.testing.conformance._properties import PropertyChecks
 from memledger.testing.conformance._revocation import RevocationChecks
 from memledger.testing.conformance._service import ServiceChecks
 from memledger.testing.conformance._story import StoryChecks
-from memledger.testing.conformance._undo import RollbackChecks, UndoChecks
+from memledger.testing.conformance._undo import ConsolidationChecks, RollbackChecks, UndoChecks
 from memledger.testing.conformance._workers import WorkerChecks
 
 __all__ = ["StoreConformance"]
@@ -39,6 +39,7 @@ class StoreConformance(
     ExpiryChecks,
     UndoChecks,
     RollbackChecks,
+    ConsolidationChecks,
     InputChecks,
     PropertyChecks,
     ServiceChecks,

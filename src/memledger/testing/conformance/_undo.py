@@ -304,3 +304,108 @@ class RollbackChecks:
         for bad in ("rules", "@1", "rules@", "a@b@c"):
             with pytest.raises(InvalidInputError, match="NAME@VERSION"):
                 memory.rollback(bad, tenant=TENANT)
+
+
+def _like(
+    memory: Memory,
+    event_id: str,
+    scope: str,
+    month: int,
+    statement: str = "Likes jazz",
+    value: str = "jazz",
+) -> str:
+    said = event(event_id, f"{statement}.", occurred_at=day(month, 1), who=ANYONE)
+    claim = Claim(
+        family="likes",
+        kind="preference",
+        statement=statement,
+        value=value,
+        scope=scope,
+        grounding=statement,
+    )
+    receipt = memory.ingest(said, [claim])
+    (result,) = receipt.results
+    assert result.disposition == "current" and result.memory_id is not None, receipt
+    return result.memory_id
+
+
+def _likes(memory: Memory) -> list[tuple[str, int, int]]:
+    return sorted(
+        (r.scope, r.valid_from.month, r.mentions)
+        for r in memory.timeline(SUBJECT, "likes", tenant=TENANT)
+    )
+
+
+class ConsolidationChecks:
+    def test_near_duplicates_merge_into_one_and_an_undo_restores_them(
+        self, memory: Memory, clock: FrozenClock
+    ) -> None:
+        first = _like(memory, "evt-jazz", "music:jazz", 3)
+        second = _like(memory, "evt-jazz-2", "music:Jazz", 2)  # said earlier, filed apart
+        assert _likes(memory) == [("music:Jazz", 2, 1), ("music:jazz", 3, 1)]
+        dry = memory.consolidate(tenant=TENANT, subject=SUBJECT, dry_run=True)
+        assert [(m.survivor, m.duplicates, m.into) for m in dry.merges] == [
+            (first, (second,), None)
+        ]
+        assert dry.change_id is None and len(_likes(memory)) == 2  # nothing written
+        clock.advance(timedelta(minutes=5))
+        done = memory.consolidate(tenant=TENANT)  # every subject
+        (merge,) = done.merges
+        assert done.change_id is not None and merge.into is not None
+        assert _likes(memory) == [("music:jazz", 2, 2)]  # the hull of both, mentions summed
+        merged = memory.get(merge.into, tenant=TENANT)
+        assert merged.supersedes == first and merged.confidence >= 0.65
+        # nothing left to merge: consolidating again changes nothing
+        assert memory.consolidate(tenant=TENANT).change_id is None
+        memory.undo(done.change_id, tenant=TENANT)
+        assert _likes(memory) == [("music:Jazz", 2, 1), ("music:jazz", 3, 1)]
+
+    def test_revoking_a_merged_record_revokes_every_source_that_said_it(
+        self, memory: Memory
+    ) -> None:
+        _like(memory, "evt-jazz", "music:jazz", 3)
+        _like(memory, "evt-jazz-2", "music:Jazz", 2)
+        (merge,) = memory.consolidate(tenant=TENANT, subject=SUBJECT).merges
+        assert merge.into is not None
+        memory.revoke(merge.into, tenant=TENANT)
+        assert _likes(memory) == []
+        with memory.store.read() as unit:
+            revoked = unit.revoked_sources(TENANT, SUBJECT, "likes")
+        assert revoked == {"evt-jazz", "evt-jazz-2"}
+
+    def test_a_negation_keeps_records_apart_and_bad_settings_are_refused(
+        self, memory: Memory
+    ) -> None:
+        _like(memory, "evt-jazz", "music:jazz", 3)
+        _like(memory, "evt-no-jazz", "music:Jazz", 2, statement="Does not like jazz")
+        assert memory.consolidate(tenant=TENANT, threshold=0.2).merges == ()
+        for bad in (0, 1.5, True, "0.9"):
+            with pytest.raises(InvalidInputError, match="threshold"):
+                memory.consolidate(tenant=TENANT, threshold=bad)  # type: ignore[arg-type]
+        with pytest.raises(InvalidInputError, match="give subject"):
+            memory.consolidate(tenant=TENANT, family="likes")
+
+    def test_a_merge_is_no_newer_state_for_a_late_event(self, memory: Memory) -> None:
+        old = _like(memory, "evt-jazz-a", "music:jazz", 2)
+        repeat = Claim(family="likes", kind="preference", statement="Likes jazz", value="jazz",
+                       scope="music:jazz", grounding="Likes jazz")  # fmt: skip
+        again = event("evt-jazz-a2", "Likes jazz.", occurred_at=day(2, 2), who=ANYONE)
+        memory.ingest(again, [repeat])  # a NOOP: two mentions
+        _like(memory, "evt-jazz-b", "music:Jazz", 1)  # said earlier, filed apart
+        _like(memory, "evt-rock", "music:rock", 5, "Likes rock", "rock")  # moves the family
+        (merge,) = memory.consolidate(tenant=TENANT, subject=SUBJECT).merges
+        assert merge.survivor == old
+        late = event("evt-jazz-c", "Likes jazz.", occurred_at=day(3, 1), who=ANYONE)
+        (result,) = memory.ingest(late, [repeat]).results
+        # behind the family, but nothing newer holds its scope: counted on the merged record
+        assert (result.disposition, result.decision) == ("current", "noop")
+        assert result.memory_id == merge.into
+
+    def test_records_of_disjoint_times_are_history_not_duplicates(self, memory: Memory) -> None:
+        said = event("evt-jazz-then", "Liked jazz in January.", occurred_at=day(1, 1), who=ANYONE)
+        then = Claim(family="likes", kind="preference", statement="Likes jazz", value="jazz",
+                     scope="music:jazz", grounding="Liked jazz", valid_until=day(2, 1))  # fmt: skip
+        memory.ingest(said, [then])
+        _like(memory, "evt-jazz-now", "music:Jazz", 6)
+        assert len(_likes(memory)) == 2
+        assert memory.consolidate(tenant=TENANT, subject=SUBJECT).merges == ()
