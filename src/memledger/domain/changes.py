@@ -126,12 +126,13 @@ class Change:
         )
 
 
-NotRestoredWhy = Literal["erased", "covered", "open", "changed", "forgotten"]
+NotRestoredWhy = Literal["erased", "covered", "open", "changed", "forgotten", "revoked"]
 """Why an undo did not restore a record: ``erased`` (its data is gone), ``covered``
 (records written since hold its whole valid time: they stay), ``open`` (it is open
 already), ``changed`` (what the change wrote in its place was changed again since:
 an episode redacted by a later revocation too keeps that redaction), ``forgotten``
-(its source event was forgotten since: undo that first)."""
+(its source event was forgotten since: undo that first), ``revoked`` (its source
+was revoked in its family by another change that still stands)."""
 
 
 @dataclass(slots=True)

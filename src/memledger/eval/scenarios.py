@@ -4,8 +4,9 @@ with DESIGN.md's invariants checked after every step.
 Each trial is a fresh SQLite store with its index and hot cache, two tenants of two
 subjects each, and a program of random steps drawn with the trial's seed: events
 with claims, events queued for the worker (worked in random batches and order),
-corrections in and out of order, revocations, forgetting, erasure, replays, a write
-failing at a random write step, expiry, reindexing, recalls and hot-cache reads.
+corrections in and out of order, revocations, forgetting, erasure, undoing a recorded
+change or a correction, merging near-duplicates, replays, a write failing at a random
+write step, expiry, reindexing, recalls and hot-cache reads.
 After each step the checks below run; a broken one is counted as a violation of its
 invariant, with the seed and step that broke it.
 
@@ -180,9 +181,12 @@ class _Trial:
                 ("revoke", self._revoke),
                 ("forget", self._forget),
                 ("erase", self._erase),
+                ("undo", self._undo),
             ]
         if self.rng.random() < 0.1:
             steps.append(("reindex", lambda: self._quiet(self.memory.reindex)))
+        if self.rng.random() < 0.1:
+            steps.append(("consolidate", self._consolidate))
         steps.append(("expire", self._expire))
         return steps
 
@@ -282,6 +286,36 @@ class _Trial:
         self.erased[said.tenant].add(said.event_id)
         self.dead_events[said.tenant].add(said.event_id)
         self.dead_records[said.tenant].update(receipt.memory_ids)
+
+    def _undo(self) -> None:
+        """Undo a recorded change (a revocation, a forget, a merge) or an event's
+        correction: what it closed may come back, but never what was erased since, nor
+        what a change still standing revoked or forgot (those stay dead)."""
+        tenant = self.rng.choice(TENANTS)
+        open_changes = [
+            c
+            for c in self.memory.change_log(tenant=tenant, limit=50)
+            if c.undone_by is None and c.kind != "undo"
+        ]
+        said, claims = self._pick()
+        if open_changes and self.rng.random() < 0.7:
+            change = self.rng.choice(open_changes)
+            target, tenant = change.change_id, change.tenant
+        elif claims and said.event_id not in self.erased[said.tenant]:
+            change, target, tenant = None, said.event_id, said.tenant
+        else:
+            return
+        try:
+            self.memory.undo(target, tenant=tenant)
+        except MemledgerError:  # refused: a later change stands, or nothing to undo
+            return
+        if change is not None and change.kind == "forget":
+            for event_id in change.forgotten:
+                if event_id not in self.erased[tenant]:
+                    self.dead_events[tenant].discard(event_id)
+
+    def _consolidate(self) -> None:
+        self.memory.consolidate(tenant=self.rng.choice(TENANTS), threshold=0.5)
 
     def _expire(self) -> None:
         for receipt in self.memory.expire():

@@ -285,6 +285,11 @@ class _FamilyUndo:
             return [NotRestored(memory_id=memory_id, why="changed")]
         if self.unit.is_forgotten(record.tenant, record.source_event_id):
             return [NotRestored(memory_id=memory_id, why="forgotten")]
+        slot = self.slot
+        if self.unit.is_revoked_source(
+            slot.tenant, slot.subject, slot.family, record.source_event_id
+        ):
+            return [NotRestored(memory_id=memory_id, why="revoked")]
         status = self._status(record)
         pieces = [Interval(record.valid_from, record.valid_until)]
         if status == "active" and record.scope_authorized and record.proposed_kind != "episode":

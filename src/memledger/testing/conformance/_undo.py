@@ -198,6 +198,16 @@ class UndoChecks:
         assert memory.restore(ids["home_city"], tenant=TENANT).kind == "revocation"
         assert _city(memory) == ["Lyon"]
 
+    def test_a_correction_undone_after_its_family_was_revoked_restores_nothing(
+        self, memory: Memory
+    ) -> None:
+        lyon = _say(memory, "evt-lyon", "Lyon", 3)
+        _say(memory, "evt-paris", "Paris", 5)
+        memory.revoke_family(SUBJECT, "home_city", tenant=TENANT)  # every source, ever
+        undone = memory.undo("evt-paris", tenant=TENANT)
+        assert (lyon["home_city"], "revoked") in [(n.memory_id, n.why) for n in undone.not_restored]
+        assert _windows(memory) == []
+
     def test_an_erased_record_is_never_restored(self, memory: Memory) -> None:
         ids = _say(memory, "evt-lyon", "Lyon", 3)
         revoked = memory.revoke(ids["home_city"], tenant=TENANT)
