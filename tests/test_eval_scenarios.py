@@ -4,10 +4,12 @@ and the checks do find a planted bug (a test of the checker, not only of the cod
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 import pytest
 from typer.testing import CliRunner
 
+from memledger import RevocationReceipt
 from memledger.cli import app
 from memledger.eval import scenarios
 
@@ -26,7 +28,19 @@ def test_random_interleavings_break_no_invariant() -> None:
 def test_a_revocation_that_writes_nothing_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     import memledger.memory
 
-    monkeypatch.setattr(memledger.memory, "revoke_memory", lambda *a, **k: None)
+    def nothing(unit: object, tenant: str, memory_id: str, **_: object) -> RevocationReceipt:
+        return RevocationReceipt(  # acknowledged, and nothing written
+            tenant=tenant,
+            subject="-",
+            family="-",
+            revision=0,
+            generation=0,
+            revoked=(),
+            acknowledged_at=datetime(2026, 1, 1, tzinfo=UTC),
+            reason="-",
+        )
+
+    monkeypatch.setattr(memledger.memory, "revoke_memory", nothing)
     report = scenarios.run(trials=15, seed=7, steps=30)
     assert report.violations["no_resurrection"] > 0
 
