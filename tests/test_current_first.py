@@ -62,3 +62,33 @@ def test_where_the_user_lives_now_comes_first(tmp_path: Path) -> None:
         assert same.score > old.score
     finally:
         memory.close()
+
+
+def test_an_expired_record_is_never_named_as_the_replacement(tmp_path: Path) -> None:
+    from memledger import Claim
+    from memledger.write.worker import episode_of
+
+    asked = datetime(2026, 3, 20, tzinfo=UTC)
+    memory = Memory.open(
+        f"sqlite:///{tmp_path / 'm.db'}",
+        clock=FrozenClock(datetime(2026, 3, 12, 12, tzinfo=UTC)),
+        index=DerivedIndex(tmp_path / "m.index"),
+    )
+    try:
+
+        def city(value: str, *, expires_at: datetime | None = None) -> Claim:
+            return Claim(family="home_city", kind="fact", statement=f"Lives in {value}",
+                         value=value, grounding=value, expires_at=expires_at)  # fmt: skip
+
+        jan = _said("jan", "I live in Lisbon these days.", datetime(2026, 1, 10, tzinfo=UTC))
+        memory.ingest(jan, [city("Lisbon"), episode_of(jan)])
+        mar = _said("mar", "Staying in Porto until the 15th.", datetime(2026, 3, 12, tzinfo=UTC))
+        until = datetime(2026, 3, 15, tzinfo=UTC)  # Porto's record expires before the question
+        memory.ingest(mar, [city("Porto", expires_at=until), episode_of(mar)])
+        memory.clock.set(asked)  # type: ignore[attr-defined]
+        result = memory.recall("where does the user live?", tenant="acme", subject="user-9")
+        turns = [i for i in result.items if i.record.source_event_id == "jan"]
+        assert turns and turns[0].record.kind == "episode"
+        assert turns[0].outdated_by is None  # Porto expired: nothing holds the slot now
+    finally:
+        memory.close()

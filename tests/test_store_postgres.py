@@ -106,7 +106,8 @@ def test_processes_opening_one_database_at_once_migrate_it_once(url: str) -> Non
     assert errors == []
     with psycopg.connect(url) as conn:
         rows = conn.execute("SELECT version FROM schema_migrations").fetchall()
-    assert rows == [(1,), (2,)]  # each packaged migration once
+    packaged = [(m[0],) for m in pg.load_migrations()]
+    assert len(packaged) >= 3 and rows == packaged  # each packaged migration once
 
 
 def _in_thread(target: object) -> tuple[threading.Thread, list[object]]:

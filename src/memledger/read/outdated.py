@@ -19,10 +19,16 @@ from memledger.ports import UnitOfWork
 
 
 def replaced(
-    unit: UnitOfWork, tenant: str, turns: Iterable[MemoryRecord], *, at: datetime
+    unit: UnitOfWork,
+    tenant: str,
+    turns: Iterable[MemoryRecord],
+    *,
+    at: datetime,
+    now: datetime,
 ) -> dict[str, str]:
     """For each outdated turn among ``turns`` (episodes), the memory id of a record
-    that holds its slot at ``at`` instead (see the module docstring)."""
+    that holds its slot at valid time ``at`` instead, not expired at record time
+    ``now`` (see the module docstring)."""
     found: dict[str, str] = {}
     turns = list(turns)
     by_event: dict[str, list[MemoryRecord]] = {}
@@ -33,18 +39,19 @@ def replaced(
         claims = by_event.get(turn.source_event_id, [])
         for subject, family, scope in sorted({(r.subject, r.family, r.scope) for r in claims}):
             mine = [r for r in claims if (r.subject, r.family, r.scope) == (subject, family, scope)]
-            if any(r.superseded_at is None and r.valid(at) for r in mine):
+            if any(r.superseded_at is None and r.valid(at) and not r.expired(now) for r in mine):
                 continue  # what it said still holds
-            now = [
+            holders = [
                 r
                 for r in unit.family_records(tenant, subject, family, open_only=True)
                 if r.scope == scope
                 and r.authorised
                 and r.status == "active"
                 and r.valid(at)
+                and not r.expired(now)
                 and r.source_event_id != turn.source_event_id
             ]
-            if now:
-                found[turn.memory_id] = now[-1].memory_id
+            if holders:
+                found[turn.memory_id] = holders[-1].memory_id
                 break
     return found

@@ -769,7 +769,7 @@ def recall(
             (r for r in kept.values() if r.kind == "episode"),
             key=lambda r: (-fused.get(r.memory_id, 0.0), r.memory_id),
         )[: 3 * k]
-        overtaken = replaced(unit, tenant, turns, at=at)
+        overtaken = replaced(unit, tenant, turns, at=at, now=now)
         index_lag = unit.outbox_pending(tenant, after=glance.cursor)  # at most: as it began
 
     # 6. rank, 7. abstain
