@@ -108,4 +108,9 @@ def copy_store(source: Store, target: Store, *, progress: Progress | None = None
             copied[table] = count
             if progress is not None:
                 progress(table, count)
+    # the planner's statistics of the loaded tables, now rather than whenever autovacuum
+    # comes by: without them the first queries on a big copy plan from guesses
+    with psycopg.connect(dsn, autocommit=True) as pg:
+        for table in tables:
+            pg.execute(f"ANALYZE {table}")
     return copied
