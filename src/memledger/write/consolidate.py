@@ -31,10 +31,11 @@ from datetime import datetime
 from memledger.domain.changes import Change, ChangePart
 from memledger.domain.decide import Similarity, claim_text, negations
 from memledger.domain.intervals import Interval
-from memledger.domain.records import HistoryEntry, MemoryRecord, format_time
+from memledger.domain.records import HistoryAction, MemoryRecord, format_time
 from memledger.domain.scoring import confidence
 from memledger.ports import FamilySlot, UnitOfWork
 from memledger.write.batch import stable_id
+from memledger.write.history import history_entry
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -237,20 +238,9 @@ class _Merger:
             self.unit.add_mention(survivor.tenant, merged.memory_id, event_id=event_id, at=self.at)
         return merged
 
-    def _history(self, record: MemoryRecord, action: str) -> None:
-        slot = self.slot
+    def _history(self, record: MemoryRecord, action: HistoryAction) -> None:
         self.unit.add_history(
-            HistoryEntry(
-                seq=0,
-                tenant=slot.tenant,
-                subject=slot.subject,
-                family=slot.family,
-                revision=self.revision,
-                generation=slot.generation,
-                action="closed" if action == "closed" else "recorded",
-                memory_id=record.memory_id,
-                status=record.status,
-                at=self.at,
-                cause=self.cause,
+            history_entry(
+                self.slot, record, action, revision=self.revision, at=self.at, cause=self.cause
             )
         )

@@ -41,6 +41,7 @@ from datetime import datetime
 from memledger.domain.changes import ChangeLog, ChangePart
 from memledger.domain.records import (
     ForgetReceipt,
+    HistoryAction,
     HistoryEntry,
     MemoryRecord,
     RevocationReceipt,
@@ -49,6 +50,7 @@ from memledger.domain.redact import redact, revoked_words, states
 from memledger.errors import EventNotFoundError, MemoryNotFoundError
 from memledger.ports import FamilySlot, UnitOfWork
 from memledger.write.commit import stable_id
+from memledger.write.history import history_entry
 from memledger.write.undo import revocation_cause
 
 
@@ -281,19 +283,8 @@ def _reissue(
 def _entry(
     slot: FamilySlot, record: MemoryRecord, action: str, revision: int, at: datetime, cause: str
 ) -> HistoryEntry:
-    return HistoryEntry(
-        seq=0,
-        tenant=slot.tenant,
-        subject=slot.subject,
-        family=slot.family,
-        revision=revision,
-        generation=slot.generation,
-        action="revoked" if action == "revoked" else "recorded",
-        memory_id=record.memory_id,
-        status=record.status,
-        at=at,
-        cause=cause,
-    )
+    chosen: HistoryAction = "revoked" if action == "revoked" else "recorded"
+    return history_entry(slot, record, chosen, revision=revision, at=at, cause=cause)
 
 
 def _acknowledged(

@@ -48,7 +48,7 @@ from memledger.domain.changes import (
 from memledger.domain.intervals import Interval, subtract
 from memledger.domain.records import (
     FamilyRevision,
-    HistoryEntry,
+    HistoryAction,
     MemoryRecord,
     RecordStatus,
     SourceEvent,
@@ -57,6 +57,7 @@ from memledger.domain.records import (
 from memledger.errors import ConflictError, InvalidInputError, NotFoundError
 from memledger.ports import FamilySlot, UnitOfWork
 from memledger.write.batch import stable_id
+from memledger.write.history import history_entry
 
 Rederive = Callable[[UnitOfWork, SourceEvent, str], str]
 """Extract an event again and commit the claims in the unit, with the given derivation
@@ -343,21 +344,10 @@ class _FamilyUndo:
             }
         return self._statuses.get(record.memory_id, "active")
 
-    def _history(self, record: MemoryRecord, action: str) -> None:
-        slot = self.slot
+    def _history(self, record: MemoryRecord, action: HistoryAction) -> None:
         self.unit.add_history(
-            HistoryEntry(
-                seq=0,
-                tenant=slot.tenant,
-                subject=slot.subject,
-                family=slot.family,
-                revision=self.revision,
-                generation=slot.generation,
-                action="restored" if action == "restored" else "closed",
-                memory_id=record.memory_id,
-                status=record.status,
-                at=self.at,
-                cause=self.cause,
+            history_entry(
+                self.slot, record, action, revision=self.revision, at=self.at, cause=self.cause
             )
         )
 
