@@ -31,7 +31,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationErro
 from pydantic import JsonValue as WireValue
 from pydantic_core import ErrorDetails
 
-from memledger.domain.changes import Change, RollbackReceipt, UndoReceipt
+from memledger.domain.changes import Change, NotRestored, RollbackReceipt, UndoReceipt
 from memledger.domain.families import Family
 from memledger.domain.keys import ApiKey
 from memledger.domain.records import (
@@ -483,6 +483,10 @@ def _token(token: FamilyRevision) -> JsonObject:
     }
 
 
+def _not_restored(missing: Sequence[NotRestored]) -> list[JsonValue]:
+    return [{"memory_id": n.memory_id, "why": n.why} for n in missing]
+
+
 def undo_to_dict(receipt: UndoReceipt) -> JsonObject:
     return {
         "tenant": receipt.tenant,
@@ -491,7 +495,7 @@ def undo_to_dict(receipt: UndoReceipt) -> JsonObject:
         "kind": receipt.kind,
         "restored": list(receipt.restored),
         "closed": list(receipt.closed),
-        "not_restored": [{"memory_id": n.memory_id, "why": n.why} for n in receipt.not_restored],
+        "not_restored": _not_restored(receipt.not_restored),
         "revisions": [_token(t) for t in receipt.revisions],
         "acknowledged_at": isoformat(receipt.acknowledged_at),
         "reason": receipt.reason,
@@ -509,7 +513,7 @@ def rollback_to_dict(receipt: RollbackReceipt) -> JsonObject:
         "events": list(receipt.events),
         "closed": list(receipt.closed),
         "restored": list(receipt.restored),
-        "not_restored": [{"memory_id": n.memory_id, "why": n.why} for n in receipt.not_restored],
+        "not_restored": _not_restored(receipt.not_restored),
         "rederived": list(receipt.rederived),
         "held": list(receipt.held),
         "acknowledged_at": isoformat(receipt.acknowledged_at),
