@@ -252,30 +252,37 @@ class PostgresUnit(SqlUnit):
         if self._failpoint is not None:
             self._failpoint("claim_jobs")
         self.wrote.add("claim_jobs")
-        # Lease and due time are checked again on the locked row, not only in the snapshot:
-        # a job another worker leased (or put back for a later retry) and committed after
-        # this statement began is no longer locked, and would otherwise be leased twice.
+        # One statement whose plan does not depend on the jobs table's statistics (a
+        # queue's are stale by design: taken when nothing was queued, they made a join of
+        # queued jobs against candidates cost queued x candidates per claim). Candidates:
+        # each tenant's oldest due jobs, in turns across tenants, by physical address. The
+        # jobs are then read again by those addresses and locked, SKIP LOCKED, in that
+        # order, with the lease and due time checked again on the locked row (a job
+        # another worker leased and committed after this statement began is a newer row
+        # version: it no longer matches and is not leased twice); only what is taken is
+        # locked.
+        due = (
+            " AND (next_attempt_at IS NULL OR next_attempt_at <= ?)"
+            " AND (lease_until IS NULL OR lease_until <= ?)"
+        )
         rows = self.conn.execute(
             f"WITH tenants AS (SELECT DISTINCT tenant FROM jobs WHERE status = 'queued'{only}),"
             " candidates AS ("
-            "  SELECT c.tenant, c.job_id, c.created_at, row_number() OVER"
+            "  SELECT c.row_at, c.created_at, c.job_id, row_number() OVER"
             "   (PARTITION BY c.tenant ORDER BY c.created_at, c.job_id) AS turn"
             "  FROM tenants CROSS JOIN LATERAL ("
-            "   SELECT tenant, job_id, created_at FROM jobs"
-            "   WHERE tenant = tenants.tenant AND status = 'queued'"
-            "    AND (next_attempt_at IS NULL OR next_attempt_at <= ?)"
-            "    AND (lease_until IS NULL OR lease_until <= ?)"
+            "   SELECT tenant, job_id, created_at, ctid AS row_at FROM jobs"
+            f"   WHERE tenant = tenants.tenant AND status = 'queued'{due}"
             "   ORDER BY created_at, job_id LIMIT ?) AS c),"
+            " ordered AS ("
+            "  SELECT array_agg(row_at ORDER BY turn, created_at, job_id) AS rows FROM candidates),"
             " picked AS ("
-            "  SELECT j.tenant, j.job_id FROM jobs AS j"
-            "  JOIN candidates AS c ON c.tenant = j.tenant AND c.job_id = j.job_id"
-            "  WHERE j.status = 'queued' AND (j.lease_until IS NULL OR j.lease_until <= ?)"
-            "   AND (j.next_attempt_at IS NULL OR j.next_attempt_at <= ?)"
-            "  ORDER BY c.turn, c.created_at, c.job_id LIMIT ?"
+            "  SELECT j.ctid AS row_at FROM ordered, jobs AS j"
+            f"  WHERE j.ctid = ANY(ordered.rows) AND j.status = 'queued'{due}"
+            "  ORDER BY array_position(ordered.rows, j.ctid) LIMIT ?"
             "  FOR UPDATE OF j SKIP LOCKED)"
             " UPDATE jobs SET lease_until = ?, lease_owner = ?, attempts = jobs.attempts + 1"
-            " FROM picked WHERE jobs.tenant = picked.tenant AND jobs.job_id = picked.job_id"
-            "  AND jobs.status = 'queued'"
+            " WHERE ctid = ANY(ARRAY(SELECT row_at FROM picked))"
             f" RETURNING {', '.join(f'jobs.{c.strip()}' for c in self._JOB_COLUMNS.split(','))}",
             (
                 *(() if tenant is None else (tenant,)),
