@@ -256,11 +256,10 @@ class PostgresUnit(SqlUnit):
         # queue's are stale by design: taken when nothing was queued, they made a join of
         # queued jobs against candidates cost queued x candidates per claim). Candidates:
         # each tenant's oldest due jobs, in turns across tenants, by physical address. The
-        # jobs are then read again by those addresses and locked, SKIP LOCKED, in that
-        # order, with the lease and due time checked again on the locked row (a job
-        # another worker leased and committed after this statement began is a newer row
-        # version: it no longer matches and is not leased twice); only what is taken is
-        # locked.
+        # jobs are then locked by those addresses, SKIP LOCKED, in that order; the address
+        # is checked again on the locked row, so a job another worker leased and committed
+        # after this statement began (a newer row version, at another address) no longer
+        # matches and is not leased twice. Only what is taken is locked.
         due = (
             " AND (next_attempt_at IS NULL OR next_attempt_at <= ?)"
             " AND (lease_until IS NULL OR lease_until <= ?)"
@@ -278,7 +277,7 @@ class PostgresUnit(SqlUnit):
             "  SELECT array_agg(row_at ORDER BY turn, created_at, job_id) AS rows FROM candidates),"
             " picked AS ("
             "  SELECT j.ctid AS row_at FROM ordered, jobs AS j"
-            f"  WHERE j.ctid = ANY(ordered.rows) AND j.status = 'queued'{due}"
+            "  WHERE j.ctid = ANY(ordered.rows)"
             "  ORDER BY array_position(ordered.rows, j.ctid) LIMIT ?"
             "  FOR UPDATE OF j SKIP LOCKED)"
             " UPDATE jobs SET lease_until = ?, lease_owner = ?, attempts = jobs.attempts + 1"
@@ -289,8 +288,6 @@ class PostgresUnit(SqlUnit):
                 stamp,
                 stamp,
                 2 * limit + 8,  # room for rows another worker holds
-                stamp,
-                stamp,
                 limit,
                 format_time(lease_until),
                 owner,
