@@ -550,18 +550,7 @@ def change_to_dict(change: Change) -> JsonObject:
         "kind": change.kind,
         "at": isoformat(change.at),
         "reason": change.reason,
-        "parts": [
-            {
-                "subject": p.subject,
-                "family": p.family,
-                "closed": list(p.closed),
-                "opened": list(p.opened),
-                "generation": p.generation,
-            }
-            for p in change.parts
-        ],
-        "forgotten": list(change.forgotten),
-        "undoes": change.undoes,
+        **change.body(),
         "undone_by": change.undone_by,
     }
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from memledger.domain.records import FamilyRevision, format_time, parse_time
 
@@ -61,24 +61,26 @@ class Change:
     undone_by: str | None = None
     """The undo that undid it, if one did."""
 
+    def body(self) -> dict[str, Any]:
+        """What it did, as JSON-ready data: its parts, forgotten events and what it undid
+        (the stored body, and the same fields on the wire)."""
+        return {
+            "parts": [
+                {
+                    "subject": p.subject,
+                    "family": p.family,
+                    "closed": list(p.closed),
+                    "opened": list(p.opened),
+                    "generation": p.generation,
+                }
+                for p in self.parts
+            ],
+            "forgotten": list(self.forgotten),
+            "undoes": self.undoes,
+        }
+
     def to_json(self) -> str:
-        return json.dumps(
-            {
-                "parts": [
-                    {
-                        "subject": p.subject,
-                        "family": p.family,
-                        "closed": list(p.closed),
-                        "opened": list(p.opened),
-                        "generation": p.generation,
-                    }
-                    for p in self.parts
-                ],
-                "forgotten": list(self.forgotten),
-                "undoes": self.undoes,
-            },
-            sort_keys=True,
-        )
+        return json.dumps(self.body(), sort_keys=True)
 
     @staticmethod
     def from_row(
