@@ -68,6 +68,7 @@ from memledger.ports import (
     UnitOfWork,
     generations_of,
 )
+from memledger.read.access import AccessLog, flush_quietly
 from memledger.read.context import (
     Constraint,
     DocumentSource,
@@ -130,6 +131,9 @@ class Memory:
         self._index = index
         self._index_lock = threading.Lock()
         self.read_stats = ReadStats()
+        self.accesses = AccessLog()
+        """Memories this process's reads handed out, not yet written
+        (:mod:`memledger.read.access`)."""
         self._quotas: dict[str, tuple[float, Quotas]] = {}
         self._rates = RateGate()
         """This process's recalls: abstentions, lexical-only runs, exclusions by reason."""
@@ -250,7 +254,13 @@ class Memory:
             _tenant(tenant)
         return freshness(self, tenant=tenant)
 
+    def flush_accesses(self) -> int:
+        """Write the access notes this process holds now, rather than at the next batch
+        (:mod:`memledger.read.access`); returns how many memories were written."""
+        return self.accesses.flush(self.store)
+
     def close(self) -> None:
+        flush_quietly(self.accesses, self.store, due_only=False)
         if self._index is not None:
             self._index.close()
         self.store.close()
@@ -281,6 +291,7 @@ class Memory:
         rewriter: QueryRewriter | None = None,
         sync: bool = True,
         visible: Callable[[str], bool] | None = None,
+        touch: bool = True,
     ) -> RecallResult:
         """The ``k`` most useful memories for ``query`` (:func:`memledger.read.recall.recall`).
 
@@ -308,6 +319,7 @@ class Memory:
             settings=settings,
             rewriter=rewriter,
             visible=visible,
+            touch=touch,
         )
 
     # -- context -------------------------------------------------------------------------

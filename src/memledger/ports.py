@@ -220,6 +220,24 @@ class UnitOfWork(Protocol):
     def set_mentions(
         self, tenant: str, memory_id: str, *, mentions: int, confidence: float, revision: int
     ) -> None: ...
+    def record_accesses(self, tenant: str, accesses: Mapping[str, tuple[datetime, int]]) -> int:
+        """Note that reads handed these memories out: per memory id, the last time and how
+        many times. Raises each memory's last access to the later time and adds the
+        counts; a memory the store no longer holds gets no row. Returns rows written."""
+        ...
+
+    def last_touched(
+        self, tenant: str, memory_ids: Sequence[str], *, before: datetime
+    ) -> Mapping[str, datetime]:
+        """When each memory was last read (its last access) or stated again (the
+        occurrence of its latest mention), counting only touches at or before
+        ``before``; memories never touched are absent."""
+        ...
+
+    def access_counts(self, tenant: str, memory_ids: Sequence[str]) -> Mapping[str, int]:
+        """How many times reads handed out each memory (never read: absent)."""
+        ...
+
     def outbox_size(self, tenant: str) -> int: ...
     def outbox_after(
         self, seq: int, *, limit: int, tenant: str | None = None

@@ -759,6 +759,7 @@ def recall_to_dict(result: RecallResult) -> JsonObject:
                 "score": item.score,
                 "relevance": item.relevance,
                 "time_weight": item.time_weight,
+                "confidence": item.confidence,
                 "sources": list(item.sources),
                 "context": list(item.context),
                 "outdated_by": item.outdated_by,

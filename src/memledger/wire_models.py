@@ -554,6 +554,8 @@ class _Recalled(WireModel):
     score: float
     relevance: float
     time_weight: float
+    confidence: float | None
+    """The confidence it ranked with (decayed for a volatile kind)."""
     sources: list[Source]
     context: list[str]
     outdated_by: str | None

@@ -48,6 +48,7 @@ from memledger.domain.records import (
 )
 from memledger.errors import BudgetError, InvalidInputError
 from memledger.index.lexical import entry_text
+from memledger.read.access import flush_quietly
 from memledger.read.when import question_time
 
 if TYPE_CHECKING:
@@ -748,6 +749,7 @@ def build(
             valid_at=at,
             settings=settings,
             visible=visible,
+            touch=False,  # the packet notes what it places, below
         )
         _recalled(found, into=gathered)
         if subject is not None and hot is not None:
@@ -777,6 +779,10 @@ def build(
     )
     if store:
         save(memory, packet, gathered.candidates)
+    placed = [item.memory_id for item in items if item.memory_id is not None]
+    if placed:  # what the model is shown is touched: it keeps its weight in recall
+        memory.accesses.note(tenant, placed, at=created)
+        flush_quietly(memory.accesses, memory.store, due_only=True)
     return packet
 
 

@@ -366,7 +366,9 @@ class HotTier:
         """Run the full recall for the request expected next and keep it for
         :meth:`prepared` (call it between turns, off the response path)."""
         stamp = stamp_of(memory, tenant, subject)
-        result = memory.recall(request, tenant=tenant, subject=subject, k=k, settings=settings)
+        result = memory.recall(
+            request, tenant=tenant, subject=subject, k=k, settings=settings, touch=False
+        )  # a look ahead: the packet that uses it notes what it places
         store = hot_key(memory, tenant, subject).store
         with self._lock:
             self._prepared[(tenant, subject)] = _Prepared(request, store, stamp, result)

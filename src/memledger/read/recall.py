@@ -39,10 +39,14 @@
    ``asking_weight`` of what it owes to windows, vectors and neighbours: its
    answer comes after it) x person and time boosts x time weight
    ``0.3 + 0.7 * exp(-age / tau)`` (old memories are down-weighted, never
-   dropped; ``tau`` is 180 days or 3 times the span of the history the
-   candidates come from, whichever is longer: old is relative to how far back
-   the tenant's memory goes) x confidence x trust (floored at 0.05: untrusted
-   sources rank last rather than vanish). A question across sessions then
+   dropped; ``age`` is the time since the memory was last touched: stated,
+   stated again or handed out by a read, :mod:`memledger.read.access`; ``tau``
+   is 180 days or 3 times the span of the history the candidates come from,
+   whichever is longer: old is relative to how far back the tenant's memory
+   goes) x confidence (for a volatile kind, ``half_lives``, halving with each
+   half-life since the last touch; below ``min_confidence`` the memory is left
+   out as ``faded``) x trust (floored at 0.05: untrusted sources rank last
+   rather than vanish). A question across sessions then
    spreads its top k over the sessions that match (``session_spread``); a
    question about what the assistant said keeps the assistant's turns whole.
 7. **Abstain**: a memory counts as relevant when it covers at least ``floor``
@@ -59,15 +63,18 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal
 
 from memledger.domain.gates import content_words
 from memledger.domain.passages import Passage, best_passage
 from memledger.domain.records import MemoryRecord, require_aware, require_id, require_text
+from memledger.domain.scoring import decayed_confidence, down_weight
 from memledger.domain.text import ends_asking
 from memledger.errors import EmbedderError, InvalidQueryError
 from memledger.index.derived import Hit, Index
 from memledger.index.lexical import entry_text, query_terms
+from memledger.read.access import flush_quietly
 from memledger.read.outdated import replaced
 from memledger.read.understand import Understood, families_named, name_words, understand
 from memledger.read.views import check_floor, check_min_revision
@@ -90,6 +97,7 @@ RecallExclusion = Literal[
     "expired",
     "not_yet_valid",
     "past_expiry",
+    "faded",
 ]
 
 Source = Literal["lexical", "vector", "slot", "context", "standing"]
@@ -101,6 +109,8 @@ _MAX_SETTING = 100_000
 _MAX_WINDOW = 100
 """The most neighbours on each side ``context_after`` or ``context_before`` may weigh."""
 _SEMANTIC_FLOOR = 0.5
+DEFAULT_HALF_LIVES: Mapping[str, float] = MappingProxyType({"working": 1.0})
+"""Working memory loses half its confidence a day after it was last touched."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -168,6 +178,13 @@ class RecallSettings:
     windows, vectors and its neighbours (its own BM25 match counts in full): what
     it asks about is answered, and stated, in the turns after it, which its
     context share reaches."""
+    half_lives: Mapping[str, float] = field(default_factory=lambda: DEFAULT_HALF_LIVES)
+    """Volatile memories, by kind or family name (a family's entry wins): the days in
+    which their confidence halves without a touch
+    (:func:`~memledger.domain.scoring.decayed_confidence`). Working memory by default."""
+    min_confidence: float = 0.05
+    """A volatile memory whose decayed confidence is below this is left out of recall
+    (``faded``); it stays in the store and its views."""
 
     def __post_init__(self) -> None:
         counts = {
@@ -227,6 +244,32 @@ class RecallSettings:
                 and value >= 0
             ):
                 raise InvalidQueryError(f"{name} must be a finite number >= 0, got {value!r}")
+        if not isinstance(self.half_lives, Mapping):
+            raise InvalidQueryError(
+                f"half_lives must map kinds or families to days, got {self.half_lives!r}"
+            )
+        for name, days in self.half_lives.items():
+            if not (isinstance(name, str) and name) or not (
+                isinstance(days, int | float)
+                and not isinstance(days, bool)
+                and math.isfinite(days)
+                and days > 0
+            ):
+                raise InvalidQueryError(
+                    f"half_lives[{name!r}] must be a finite number of days > 0, got {days!r}"
+                )
+        if not (
+            isinstance(self.min_confidence, int | float)
+            and not isinstance(self.min_confidence, bool)
+            and 0 <= self.min_confidence <= 1
+        ):
+            raise InvalidQueryError(
+                f"min_confidence must be a number from 0 to 1, got {self.min_confidence!r}"
+            )
+
+    def half_life(self, record: MemoryRecord) -> float | None:
+        """The days in which ``record``'s confidence halves, ``None`` if it does not decay."""
+        return self.half_lives.get(record.family, self.half_lives.get(record.kind))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -238,6 +281,9 @@ class Recalled:
     sources: tuple[Source, ...]
     context: tuple[str, ...] = ()
     """Memory ids of the turns just before and after this one in its thread."""
+    confidence: float | None = None
+    """The confidence it ranked with: the record's, decayed for a volatile kind
+    (:attr:`RecallSettings.half_lives`) by the time since it was last touched."""
     outdated_by: str | None = None
     """For a turn whose statement has been replaced since, the memory id of the record
     that replaced it (:mod:`memledger.read.outdated`)."""
@@ -281,9 +327,8 @@ class RecallResult:
         )
 
 
-def time_weight(age_days: float, *, tau_days: float) -> float:
-    """``0.3 + 0.7 * exp(-age / tau)``: 1.0 when new, never below 0.3."""
-    return 0.3 + 0.7 * math.exp(-max(0.0, age_days) / tau_days)
+time_weight = down_weight
+"""``0.3 + 0.7 * exp(-age / tau)`` (:func:`memledger.domain.scoring.down_weight`)."""
 
 
 def _stale(hit: Hit, record: MemoryRecord) -> bool:
@@ -643,10 +688,13 @@ def recall(
     settings: RecallSettings | None = None,
     rewriter: QueryRewriter | None = None,
     visible: Callable[[str], bool] | None = None,
+    touch: bool = True,
 ) -> RecallResult:
     """The ``k`` most useful memories for ``query``; see the module docstring.
     ``visible`` (a subject -> bool test, e.g. :meth:`Principal.may_read`) keeps out, at
-    the canonical recheck, every record of a subject the caller may not read."""
+    the canonical recheck, every record of a subject the caller may not read.
+    ``touch=False`` does not count the result as read (:mod:`memledger.read.access`):
+    for a look ahead, or a packet that notes only what it places."""
     check_query(query, tenant, subject, k)
     if min_revision is not None and subject is None:
         raise InvalidQueryError(
@@ -770,7 +818,26 @@ def recall(
             key=lambda r: (-fused.get(r.memory_id, 0.0), r.memory_id),
         )[: 3 * k]
         overtaken = replaced(unit, tenant, turns, at=at, now=now)
+        # when each was last stated again or read (as of ``at``): the clock of decay
+        touched = dict(unit.last_touched(tenant, list(kept), before=at))
         index_lag = unit.outbox_pending(tenant, after=glance.cursor)  # at most: as it began
+
+    for memory_id, last in memory.accesses.pending(tenant, kept, before=at).items():
+        touched[memory_id] = max(last, touched.get(memory_id, last))
+    ages: dict[str, float] = {}
+    confidences: dict[str, float] = {}
+    for memory_id, record in list(kept.items()):
+        last = max(record.valid_from, touched.get(memory_id, record.valid_from))
+        ages[memory_id] = (at - last).total_seconds() / 86400
+        half_life = tuning.half_life(record)
+        confidences[memory_id] = (
+            record.confidence
+            if half_life is None
+            else decayed_confidence(record.confidence, ages[memory_id], half_life_days=half_life)
+        )
+        if confidences[memory_id] < tuning.min_confidence:  # faded: out of recall, still held
+            del kept[memory_id]
+            excluded.append(Excluded(memory_id=memory_id, reason="faded"))
 
     # 6. rank, 7. abstain
     people = frozenset(understood.people)
@@ -791,9 +858,8 @@ def recall(
             score *= 1.0 + tuning.person_boost
         if understood.time is not None:
             score *= 1.0 + tuning.time_boost * time_boost(record.valid_from, understood.time)
-        age = (at - record.valid_from).total_seconds() / 86400
-        weight = time_weight(age, tau_days=tau)
-        score *= weight * record.confidence * max(record.trust, 0.05)
+        weight = down_weight(ages[memory_id], tau_days=tau)
+        score *= weight * confidences[memory_id] * max(record.trust, 0.05)
         ranked.append((score, memory_id, weight))
     ranked.sort(key=lambda item: (-item[0], item[1]))
     ranked = _current_first(ranked, sources, overtaken, tuning=tuning)
@@ -848,6 +914,7 @@ def recall(
             ),
             passage=_passage(r.record, query, words=tuning.passage_words),
             outdated_by=overtaken.get(r.record.memory_id),
+            confidence=confidences[r.record.memory_id],
         )
         for r in chosen
     )
@@ -863,4 +930,7 @@ def recall(
         order="time" if shape.ordered else "relevance",
     )
     memory.read_stats.count(result)
+    if touch:  # what a read hands out is touched: it keeps its weight (decay's clock)
+        memory.accesses.note(tenant, (r.record.memory_id for r in items), at=now)
+        flush_quietly(memory.accesses, memory.store, due_only=True)
     return result

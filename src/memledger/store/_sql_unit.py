@@ -717,6 +717,63 @@ class SqlUnit(ServiceRows):
 
     # -- erasure ------------------------------------------------------------------------
 
+    def record_accesses(self, tenant: str, accesses: Mapping[str, tuple[datetime, int]]) -> int:
+        written = 0
+        for memory_id, (at, count) in sorted(accesses.items()):
+            cursor = self.conn.execute(  # an erased memory gains no row back
+                "INSERT INTO record_access SELECT ?, ?, ?, ? WHERE EXISTS"
+                " (SELECT 1 FROM records WHERE tenant = ? AND memory_id = ?)"
+                " ON CONFLICT (tenant, memory_id) DO UPDATE SET"
+                " last_at = CASE WHEN excluded.last_at > record_access.last_at"
+                " THEN excluded.last_at ELSE record_access.last_at END,"
+                " accesses = record_access.accesses + excluded.accesses",
+                (tenant, memory_id, format_time(at), count, tenant, memory_id),
+            )
+            written += max(0, cursor.rowcount)
+        return written
+
+    def last_touched(
+        self, tenant: str, memory_ids: Sequence[str], *, before: datetime
+    ) -> Mapping[str, datetime]:
+        touched: dict[str, datetime] = {}
+        wanted = sorted(set(memory_ids))
+        stamp = format_time(before)
+        for start in range(0, len(wanted), 400):
+            chunk = wanted[start : start + 400]
+            among = f"({', '.join('?' * len(chunk))})"
+            rows = [
+                *self.conn.execute(
+                    "SELECT memory_id, last_at FROM record_access"
+                    f" WHERE tenant = ? AND memory_id IN {among} AND last_at <= ?",
+                    (tenant, *chunk, stamp),
+                ),
+                *self.conn.execute(
+                    "SELECT m.memory_id, max(e.occurred_at) FROM mentions m JOIN events e"
+                    " ON e.tenant = m.tenant AND e.event_id = m.event_id"
+                    f" WHERE m.tenant = ? AND m.memory_id IN {among} AND e.occurred_at <= ?"
+                    " GROUP BY m.memory_id",
+                    (tenant, *chunk, stamp),
+                ),
+            ]
+            for memory_id, at in rows:
+                when = parse_time(at)
+                if memory_id not in touched or touched[memory_id] < when:
+                    touched[str(memory_id)] = when
+        return touched
+
+    def access_counts(self, tenant: str, memory_ids: Sequence[str]) -> Mapping[str, int]:
+        counts: dict[str, int] = {}
+        wanted = sorted(set(memory_ids))
+        for start in range(0, len(wanted), 400):
+            chunk = wanted[start : start + 400]
+            rows = self.conn.execute(
+                "SELECT memory_id, accesses FROM record_access"
+                f" WHERE tenant = ? AND memory_id IN ({', '.join('?' * len(chunk))})",
+                (tenant, *chunk),
+            )
+            counts.update((str(memory_id), int(n)) for memory_id, n in rows)
+        return counts
+
     def erasable_events(self, tenant: str, subject: str) -> Sequence[str]:
         rows = self.conn.execute(
             "SELECT event_id FROM events WHERE tenant = ? AND subject = ?"
@@ -861,6 +918,10 @@ class SqlUnit(ServiceRows):
                     self.add_outbox(record, op="delete", at=at)
             counts["mentions"] += self._delete(
                 f"DELETE FROM mentions WHERE tenant = ? AND memory_id IN {among}", (tenant, *chunk)
+            )
+            self._delete(
+                f"DELETE FROM record_access WHERE tenant = ? AND memory_id IN {among}",
+                (tenant, *chunk),
             )
             counts["records"] += self._delete(
                 f"DELETE FROM records WHERE tenant = ? AND memory_id IN {among}", (tenant, *chunk)

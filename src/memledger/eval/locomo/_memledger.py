@@ -6,7 +6,9 @@ session's date as its time, the speaker as actor, and as role where the speaker
 is ``user`` or ``assistant``), extracted by the rule
 extractor into claims and an episode, and indexed from the outbox. A question
 is a :func:`memledger.read.recall.recall` with the last session's date as
-now; the distinct source events of the recalled memories are the answer.
+now, that touches nothing (a question is a probe: it must not lift, for the next
+question, what it found); the distinct source events of the recalled memories
+are the answer.
 Turns within a session are spaced 3 seconds apart, in order, so that the
 per-minute rate limit of the prefilter does not mistake a session for a flood.
 The conversations of a run share one store whose clock only moves forward; each
@@ -112,6 +114,7 @@ class MemledgerRetriever:
             k=min(100, k * 3),
             valid_at=now + timedelta(days=1),
             settings=self._settings,
+            touch=False,  # a question is a probe: it must not lift what the next one finds
         )
         found: list[str] = []
         self._passages = {}

@@ -15,6 +15,7 @@ Needs the ``testing`` extra (pytest, hypothesis).
 
 from __future__ import annotations
 
+from memledger.testing.conformance._access import AccessChecks
 from memledger.testing.conformance._atomicity import AtomicityChecks
 from memledger.testing.conformance._base import Base
 from memledger.testing.conformance._erasure import ErasureChecks, ExpiryChecks
@@ -40,6 +41,7 @@ class StoreConformance(
     UndoChecks,
     RollbackChecks,
     ConsolidationChecks,
+    AccessChecks,
     InputChecks,
     PropertyChecks,
     ServiceChecks,
