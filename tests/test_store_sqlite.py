@@ -191,3 +191,25 @@ def test_schema_2_upgrades_to_3_with_its_queued_jobs_and_old_grants(
         assert [(r.disposition, r.reason) for r in done.results] == [("current", None)]
     finally:
         memory.close()
+
+
+def test_an_in_memory_store_writes_no_file_and_shares_no_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its index is in memory too: no ``:memory:.index`` (or ``.lock``) in the working
+    folder, and a second in-memory store never sees the first one's entries."""
+    from memledger.write.worker import episode_of
+
+    monkeypatch.chdir(tmp_path)
+    first = Memory.open(":memory:", clock=FrozenClock(day(10, 2)))
+    second = Memory.open(":memory:", clock=FrozenClock(day(10, 2)))
+    said = event("e1", "The kiln fires stoneware at cone six.", occurred_at=day(10, 1))
+    first.ingest(said, [episode_of(said)])
+    assert [
+        i.record.source_event_id for i in first.recall("kiln stoneware", tenant=TENANT).items
+    ] == ["e1"]
+    other = second.recall("kiln stoneware", tenant=TENANT)
+    assert other.items == () and other.excluded == ()
+    first.close()
+    second.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

@@ -168,8 +168,10 @@ def default_index_path(store: Store) -> Path:
     file of this machine's: ``$MEMLEDGER_INDEX_DIR/<digest of the store URL>.index``,
     the folder defaulting to ``$XDG_CACHE_HOME/memledger`` (``~/.cache/memledger``).
     Derived state: each machine feeds its own from the shared outbox, and a lost one
-    is rebuilt."""
+    is rebuilt. An in-memory store (``:memory:``) gets an in-memory index."""
     prefix = "sqlite:///"
+    if store.url == f"{prefix}:memory:":  # an in-memory store: an in-memory index
+        return Path(":memory:")
     if store.url.startswith(prefix):
         return Path(store.url.removeprefix(prefix) + ".index")
     folder = os.environ.get("MEMLEDGER_INDEX_DIR") or os.path.join(
@@ -247,6 +249,8 @@ class DerivedIndex:
                 f"ann_threshold must be an integer >= 1 or None, got {ann_threshold!r}"
             )
         self.path = Path(path)
+        if str(self.path) == ":memory:":  # nothing to persist an approximate index beside
+            ann_threshold = None
         self.embedder = embedder
         self.prune_after = prune_after
         self.vector_searches: dict[VectorPath, int] = {"exact": 0, "ann": 0}

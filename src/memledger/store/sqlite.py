@@ -60,7 +60,9 @@ class SQLiteStore:
         self._all: list[sqlite3.Connection] = []
         self._guard = threading.Lock()
         self._closed = False
-        self._gate = _WriteGate(Path(f"{self.path}.lock"))
+        # an in-memory store is this process's alone: no lock file (one named
+        # ":memory:.lock" would make every in-memory store of the folder wait on the others)
+        self._gate = _WriteGate(None if str(self.path) == ":memory:" else Path(f"{self.path}.lock"))
         if not self.path.parent.exists():
             raise StoreError(f"cannot open {str(self.path)!r}: folder does not exist")
         if not create and not self.path.exists():
@@ -164,14 +166,14 @@ class _WriteGate:
     is missing (Windows) only the thread lock applies.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path | None) -> None:
         self._path = path
         self._thread_lock = threading.Lock()
         self._fd: int | None = None
         self._pid: int | None = None
 
     def _file(self) -> int | None:
-        if fcntl is None:
+        if fcntl is None or self._path is None:
             return None
         if self._fd is None or self._pid != os.getpid():
             self._fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o644)
