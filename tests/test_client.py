@@ -433,6 +433,32 @@ def test_the_async_client_tells_the_same_story(
     asyncio.run(main())
 
 
+def test_old_sessions_compact_through_both_clients(
+    memory: Memory, base_url: str, keys: Keys, clock: FrozenClock
+) -> None:
+    from memledger.testing.conformance._compaction import _session
+
+    clock.set(day(10, 1))
+    _session(memory)
+    before = day(9, 1)
+
+    async def dry() -> object:
+        async with AsyncClient(base_url, keys.admin) as client:
+            return await client.compact(before=before, dry_run=True)
+
+    planned = asyncio.run(dry())
+    assert [s.session for s in planned.sessions] == ["march"]  # type: ignore[attr-defined]
+    with Client(base_url, keys.admin) as client:
+        done = client.compact(before=before, max_tokens=80, reason="monthly upkeep")
+        (session,) = done.sessions
+        assert session.summary is not None and len(session.covers) == 3
+        assert client.get(session.summary).value["summary_of"] == "march"  # type: ignore[index]
+        undone = client.undo(done.change_id or "")
+        assert undone.closed == [session.summary]
+    with Client(base_url, keys.writer) as writer, pytest.raises(PermissionDeniedError):
+        writer.compact(before=before)
+
+
 def test_the_clients_share_one_core_and_thread_safely(base_url: str, keys: Keys) -> None:
     with Client(base_url, keys.writer) as client:
         errors: list[BaseException] = []

@@ -23,7 +23,7 @@ def test_readme_python_blocks_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert (tmp_path / "example.db").exists()
 
 
-@pytest.mark.parametrize("page", ["erasure.md", "undo.md", "decay.md"])
+@pytest.mark.parametrize("page", ["erasure.md", "undo.md", "decay.md", "compaction.md"])
 def test_docs_python_blocks_run(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     text = (README.parent / "docs" / page).read_text()
     blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)

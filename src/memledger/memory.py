@@ -85,6 +85,8 @@ from memledger.read.trace import Replay, replay
 from memledger.read.views import check_floor, check_min_revision, select
 from memledger.store import floors, open_store
 from memledger.write.commit import Batch, append_to_ledger, commit_event, job_id_for
+from memledger.write.compact import MAX_TOKENS, MIN_TURNS, CompactionReceipt
+from memledger.write.compact import compact as compact_sessions
 from memledger.write.consolidate import ConsolidationReceipt
 from memledger.write.consolidate import consolidate as consolidate_records
 from memledger.write.erase import (
@@ -107,7 +109,7 @@ from memledger.write.worker import Worker, WorkerSettings, WorkReport
 if TYPE_CHECKING:
     from memledger.ports import Tokenizer
     from memledger.read.rewrite import QueryRewriter
-    from memledger.session import SessionView
+    from memledger.session import SessionView, Summarizer
 
 
 class Memory:
@@ -809,6 +811,67 @@ class Memory:
                 similar=self.policy.similarity,
                 reason=reason,
                 now=self.clock.now(),
+                dry_run=dry_run,
+            )
+
+    def compact(
+        self,
+        *,
+        tenant: str,
+        subject: str | None = None,
+        older_than: timedelta | None = None,
+        before: datetime | None = None,
+        min_turns: int = MIN_TURNS,
+        max_tokens: int = MAX_TOKENS,
+        summarizer: Summarizer | None = None,
+        dry_run: bool = False,
+        reason: str = "compacted",
+    ) -> CompactionReceipt:
+        """Compress the old sessions of one ``subject`` (or of every subject of the
+        tenant) into session summary records (:mod:`memledger.write.compact`): a session
+        whose every turn is older than ``before`` (default: ``older_than``, 30 days,
+        before now) and that has at least ``min_turns`` turns not yet covered gets one
+        summary of at most ``max_tokens`` tokens; its episodes leave the index and stay
+        in the store. One recorded change: :meth:`undo` takes it back. ``dry_run``
+        reports the sessions and writes nothing."""
+        if subject is None:
+            _tenant(tenant)
+        else:
+            _tenant(tenant, subject)
+        now = self.clock.now()
+        if before is not None and older_than is not None:
+            raise InvalidInputError("give before or older_than, not both")
+        if before is None:
+            age = timedelta(days=30) if older_than is None else older_than
+            if not isinstance(age, timedelta) or age < timedelta(0):
+                raise InvalidInputError(f"older_than must be a timedelta >= 0, got {age!r}")
+            before = now - age
+        else:
+            before = _moment(before, "before")
+            assert before is not None
+        for name, count, least in (("min_turns", min_turns, 2), ("max_tokens", max_tokens, 20)):
+            if (
+                isinstance(count, bool)
+                or not isinstance(count, int)
+                or not least <= count <= 100_000
+            ):
+                raise InvalidInputError(
+                    f"{name} must be a whole number from {least} to 100,000, got {count!r}"
+                )
+        check_reason(reason, self.limits)
+        with self.store.read() as unit:
+            subjects = [subject] if subject is not None else _all_subjects(unit, tenant)
+        with self.store.write() as unit:
+            return compact_sessions(
+                unit,
+                tenant,
+                subjects,
+                before=before,
+                now=now,
+                reason=reason,
+                min_turns=min_turns,
+                max_tokens=max_tokens,
+                summarizer=summarizer,
                 dry_run=dry_run,
             )
 

@@ -238,6 +238,21 @@ class UnitOfWork(Protocol):
         """How many times reads handed out each memory (never read: absent)."""
         ...
 
+    def add_compaction(self, tenant: str, summary_id: str, memory_ids: Sequence[str]) -> None:
+        """Record that the session summary ``summary_id`` covers these episodes. From
+        then on closing the summary, or closing one of them, dissolves it (the summary
+        closes, the open episodes go back to the index), and erasing one of them erases
+        the summary too (:mod:`memledger.write.compact`)."""
+        ...
+
+    def covered_by(self, tenant: str, memory_ids: Sequence[str]) -> Mapping[str, str]:
+        """The summary covering each of ``memory_ids`` (not covered: absent)."""
+        ...
+
+    def compacted(self, tenant: str, summary_id: str) -> Sequence[str]:
+        """The episodes ``summary_id`` covers, sorted."""
+        ...
+
     def outbox_size(self, tenant: str) -> int: ...
     def outbox_after(
         self, seq: int, *, limit: int, tenant: str | None = None
@@ -387,10 +402,18 @@ class UnitOfWork(Protocol):
         ...
 
     def erase_records(
-        self, tenant: str, memory_ids: Sequence[str], *, erasure_id: str, at: datetime
+        self,
+        tenant: str,
+        memory_ids: Sequence[str],
+        *,
+        erasure_id: str,
+        at: datetime,
+        keep_summaries: bool = False,
     ) -> Mapping[str, int]:
         """Delete the records (history keeps an ``erased`` entry, the index gets a
-        ``delete``) and their mentions; returns how many rows of each kind went."""
+        ``delete``) and their mentions; returns how many rows of each kind went. A
+        session summary covering one of them goes too, unless ``keep_summaries``
+        (expiry); the open episodes of an erased summary go back to the index."""
         ...
 
     def live_event_records(self, tenant: str, event_ids: Sequence[str]) -> Sequence[str]:

@@ -65,6 +65,7 @@ from memledger.errors import (
     UnknownKindError,
 )
 from memledger.read.recall import RecallResult
+from memledger.write.compact import CompactionReceipt
 from memledger.write.consolidate import ConsolidationReceipt
 from memledger.write.rederive import Rederivation
 from memledger.write.worker import JobOutcome, WorkReport
@@ -518,6 +519,27 @@ def rollback_to_dict(receipt: RollbackReceipt) -> JsonObject:
         "held": list(receipt.held),
         "acknowledged_at": isoformat(receipt.acknowledged_at),
         "reason": receipt.reason,
+    }
+
+
+def compaction_to_dict(receipt: CompactionReceipt) -> JsonObject:
+    return {
+        "tenant": receipt.tenant,
+        "change_id": receipt.change_id,
+        "sessions": [
+            {
+                "subject": c.subject,
+                "session": c.session,
+                "summary": c.summary,
+                "covers": list(c.covers),
+                "start": isoformat(c.start),
+                "end": isoformat(c.end),
+            }
+            for c in receipt.sessions
+        ],
+        "before": isoformat(receipt.before),
+        "dry_run": receipt.dry_run,
+        "at": isoformat(receipt.at),
     }
 
 

@@ -214,6 +214,26 @@ class Consolidation(WireModel):
     at: AwareDatetime
 
 
+class CompactedOut(WireModel):
+    subject: str
+    session: str
+    summary: str | None
+    covers: list[str]
+    start: AwareDatetime
+    end: AwareDatetime
+
+
+class Compaction(WireModel):
+    """:func:`memledger.wire.compaction_to_dict`."""
+
+    tenant: str
+    change_id: str | None
+    sessions: list[CompactedOut]
+    before: AwareDatetime
+    dry_run: bool
+    at: AwareDatetime
+
+
 class ChangePartOut(WireModel):
     subject: str
     family: str

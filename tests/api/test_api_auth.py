@@ -81,6 +81,7 @@ def test_only_admin_keys_administer(clients: Clients) -> None:
             ("GET", "/v1/change-log", None),
             ("POST", "/v1/rollbacks", {"extractor": "rules@1"}),
             ("POST", "/v1/consolidations", {}),
+            ("POST", "/v1/compactions", {}),
         ):
             found = problem(who.request(method, path, json=body), 403, "permission_denied")
             assert "admin" in str(found["detail"])

@@ -538,3 +538,8 @@ def test_undo_and_restore_over_http(clients: Clients, clock: FrozenClock) -> Non
     merged = ok(admin.post("/v1/consolidations", json={"dry_run": True})).json()
     assert merged["dry_run"] is True and merged["merges"] == [] and merged["families"] == 1
     problem(admin.post("/v1/consolidations", json={"threshold": 0}), 422, "invalid_request")
+    compacted = ok(admin.post("/v1/compactions", json={"dry_run": True, "older_than_days": 0}))
+    assert compacted.json()["dry_run"] is True and compacted.json()["change_id"] is None
+    problem(admin.post("/v1/compactions", json={"min_turns": 1}), 422, "invalid_request")
+    both = {"older_than_days": 1, "before": at(day(10, 1))}
+    problem(admin.post("/v1/compactions", json=both), 400, "invalid_input")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Response
@@ -10,6 +11,7 @@ from memledger import wire_models as wm
 from memledger.api._auth import Admin, Reader, same_tenant
 from memledger.api._bodies import (
     ID_PATTERN,
+    CompactIn,
     ConsolidateIn,
     EraseIn,
     FamilyIn,
@@ -30,6 +32,7 @@ from memledger.domain.records import ReviewDecision
 from memledger.wire import (
     JsonObject,
     change_to_dict,
+    compaction_to_dict,
     consolidation_to_dict,
     family_to_dict,
     key_to_dict,
@@ -158,6 +161,33 @@ def rollback(body: RollbackIn, svc: Svc, who: Admin) -> JsonObject:
         body.extractor, tenant=who.tenant, since=body.since, reason=body.reason
     )
     return rollback_to_dict(receipt)
+
+
+@router.post(
+    "/v1/compactions",
+    response_model=wm.Compaction,
+    summary="Compact old sessions into summaries",
+    description="Each session whose every turn is older than `older_than_days` (default 30) "
+    "or `before`, with at least `min_turns` turns not yet covered, becomes one session summary "
+    "record (at most `max_tokens`) that names the episodes it covers; they leave the index and "
+    "stay in the store. Closing or erasing a covered turn dissolves or erases its summary. One "
+    "recorded change that `POST /v1/undo` reverses; `dry_run` lists the sessions and writes "
+    "nothing. Admin keys only.",
+    responses={**problem_responses(), **token_response()},
+)
+def compact(body: CompactIn, svc: Svc, who: Admin) -> JsonObject:
+    same_tenant(who, body.tenant)
+    receipt = svc.memory.compact(
+        tenant=who.tenant,
+        subject=body.subject,
+        older_than=None if body.older_than_days is None else timedelta(days=body.older_than_days),
+        before=body.before,
+        min_turns=body.min_turns,
+        max_tokens=body.max_tokens,
+        dry_run=body.dry_run,
+        reason=body.reason,
+    )
+    return compaction_to_dict(receipt)
 
 
 @router.post(

@@ -157,6 +157,22 @@ class ConsolidateIn(_Body):
     tenant: Tenant = None
 
 
+class CompactIn(_Body):
+    subject: Id | None = Field(default=None, description="One subject; default: every one.")
+    older_than_days: Annotated[float, Field(ge=0, le=36_500, strict=True)] | None = Field(
+        default=None,
+        description="Compact sessions whose every turn is older than this; default 30.",
+    )
+    before: AwareDatetime | None = Field(
+        default=None, description="Compact sessions whose every turn is before this time."
+    )
+    min_turns: Annotated[int, Field(ge=2, le=100_000, strict=True)] = 2
+    max_tokens: Annotated[int, Field(ge=20, le=100_000, strict=True)] = 300
+    dry_run: bool = False
+    reason: Text = "compacted"
+    tenant: Tenant = None
+
+
 class EraseIn(_Body):
     event: Id | None = Field(default=None, description="Erase one source event.")
     memory_id: Id | None = Field(

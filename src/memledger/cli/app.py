@@ -12,7 +12,7 @@ import json
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Annotated
 
@@ -79,6 +79,7 @@ from memledger.settings import Settings
 from memledger.wire import (
     ParsedEvent,
     change_to_dict,
+    compaction_to_dict,
     consolidation_to_dict,
     forget_to_dict,
     history_entry_to_dict,
@@ -333,6 +334,69 @@ def change_log(
         render.print_json([change_to_dict(c) for c in found])
     else:
         render.change_log(render.make_console(), found)
+
+
+@app.command()
+def compact(
+    ctx: typer.Context,
+    *,
+    subject: Annotated[
+        str | None,
+        typer.Option("--subject", metavar="SUBJECT", help="One subject; default: every one."),
+    ] = None,
+    older_than: Annotated[
+        float | None,
+        typer.Option(
+            "--older-than",
+            metavar="DAYS",
+            min=0,
+            help="Sessions whose every turn is older than this many days (default 30).",
+            show_default=False,
+        ),
+    ] = None,
+    before: Annotated[
+        datetime | None,
+        typer.Option(
+            "--before",
+            metavar="ISO",
+            parser=parse_moment,
+            help="Sessions whose every turn is before this time (instead of --older-than).",
+            show_default=False,
+        ),
+    ] = None,
+    min_turns: Annotated[
+        int, typer.Option("--min-turns", metavar="N", help="Least turns a session must have.")
+    ] = 2,
+    max_tokens: Annotated[
+        int, typer.Option("--max-tokens", metavar="N", help="Longest summary, in tokens.")
+    ] = 300,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="List the sessions, write nothing.")
+    ] = False,
+    reason: Reason = "compacted",
+    db: Db = None,
+    tenant: Tenant = None,
+    as_json: AsJson = False,
+) -> None:
+    """Compress old sessions into session summary records: each names the episodes it
+    covers, which leave the index and stay in the store; one recorded change that undo
+    reverses."""
+    who = require_tenant(ctx, tenant)
+    with _memory(ctx, db) as memory:
+        receipt = memory.compact(
+            tenant=who,
+            subject=subject,
+            older_than=None if older_than is None else timedelta(days=older_than),
+            before=before,
+            min_turns=min_turns,
+            max_tokens=max_tokens,
+            dry_run=dry_run,
+            reason=reason,
+        )
+    if as_json:
+        render.print_json(compaction_to_dict(receipt))
+    else:
+        render.compacted(render.make_console(), receipt)
 
 
 @app.command()

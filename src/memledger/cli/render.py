@@ -36,6 +36,7 @@ from memledger.read.context import Packet
 from memledger.read.recall import RecallResult
 from memledger.read.trace import Replay
 from memledger.wire import isoformat, record_to_dict
+from memledger.write.compact import CompactionReceipt
 from memledger.write.consolidate import ConsolidationReceipt
 from memledger.write.erase import ErasureReceipt
 from memledger.write.rederive import Rederivation
@@ -212,6 +213,27 @@ def rolled_back(console: Console, receipt: RollbackReceipt) -> None:
     for event_id in receipt.held:
         console.print(Text(f"  {event_id}: re-derived claims need review, none written"))
     console.print(Text(f"undo it with: memledger undo {receipt.change_id}"))
+
+
+def compacted(console: Console, receipt: CompactionReceipt) -> None:
+    if not receipt.sessions:
+        console.print(Text(f"no session to compact before {receipt.before.isoformat()}"))
+        return
+    verb = "would compact" if receipt.dry_run else "compacted"
+    table = _table("subject", "session", "turns", "from", "to", "summary")
+    for c in receipt.sessions:
+        table.add_row(
+            _text(c.subject),
+            _text(c.session),
+            _text(str(len(c.covers))),
+            _text(c.start.isoformat()),
+            _text(c.end.isoformat()),
+            _text(c.summary or "-"),
+        )
+    console.print(Text(f"{verb} {len(receipt.sessions)} session(s)"))
+    console.print(table)
+    if receipt.change_id is not None:
+        console.print(Text(f"undo it with: memledger undo {receipt.change_id}"))
 
 
 def consolidated(console: Console, receipt: ConsolidationReceipt) -> None:

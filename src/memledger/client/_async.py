@@ -182,6 +182,30 @@ class AsyncClient:
     ) -> wm.Rollback:
         return await self.send(calls.rollback(extractor, since=since, reason=reason))
 
+    @doc_of(calls.compact)
+    async def compact(
+        self,
+        *,
+        subject: str | None = None,
+        older_than_days: float | None = None,
+        before: datetime | None = None,
+        min_turns: int = 2,
+        max_tokens: int = 300,
+        dry_run: bool = False,
+        reason: str = "compacted",
+    ) -> wm.Compaction:
+        return await self.send(
+            calls.compact(
+                subject=subject,
+                older_than_days=older_than_days,
+                before=before,
+                min_turns=min_turns,
+                max_tokens=max_tokens,
+                dry_run=dry_run,
+                reason=reason,
+            )
+        )
+
     @doc_of(calls.consolidate)
     async def consolidate(
         self,

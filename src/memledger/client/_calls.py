@@ -361,6 +361,33 @@ def rollback(
     return Call(method="POST", path="/v1/rollbacks", read=_reader(wm.Rollback), body=body)
 
 
+def compact(
+    *,
+    subject: str | None = None,
+    older_than_days: float | None = None,
+    before: datetime | None = None,
+    min_turns: int = 2,
+    max_tokens: int = 300,
+    dry_run: bool = False,
+    reason: str = "compacted",
+) -> Call[wm.Compaction]:
+    """Compact the old sessions (of one ``subject``, or every one) into session summary
+    records, as one recorded change that :func:`undo` reverses. Admin keys only."""
+    body: dict[str, object] = {
+        "min_turns": min_turns,
+        "max_tokens": max_tokens,
+        "dry_run": dry_run,
+        "reason": reason,
+    }
+    if subject is not None:
+        body["subject"] = subject
+    if older_than_days is not None:
+        body["older_than_days"] = older_than_days
+    if before is not None:
+        body["before"] = _when(before, "before")
+    return Call(method="POST", path="/v1/compactions", read=_reader(wm.Compaction), body=body)
+
+
 def consolidate(
     *,
     subject: str | None = None,

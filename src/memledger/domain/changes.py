@@ -17,19 +17,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from memledger.domain.records import FamilyRevision, format_time, parse_time
 
-ChangeKind = Literal["revocation", "forget", "correction", "rollback", "merge", "undo"]
-CHANGE_KINDS: tuple[ChangeKind, ...] = (
-    "revocation",
-    "forget",
-    "correction",
-    "rollback",
-    "merge",
-    "undo",
-)
+ChangeKind = Literal[
+    "revocation", "forget", "correction", "rollback", "merge", "undo", "compaction"
+]
+CHANGE_KINDS: tuple[ChangeKind, ...] = get_args(ChangeKind)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

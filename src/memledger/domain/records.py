@@ -565,6 +565,15 @@ class MemoryRecord:
             and not self.expired(as_of)
         )
 
+    @property
+    def summary_of(self) -> str | None:
+        """For a session summary (:mod:`memledger.write.compact`), the session whose
+        episodes it covers; ``None`` for any other record."""
+        if self.kind == "episode" and isinstance(self.value, dict):
+            session = self.value.get("summary_of")
+            return session if isinstance(session, str) else None
+        return None
+
     def expired(self, now: datetime) -> bool:
         """Whether its expiry has come at record time ``now``."""
         return self.expires_at is not None and self.expires_at <= now
@@ -733,8 +742,10 @@ HistoryAction = Literal[
     "review_rejected",
     "erased",
     "restored",
+    "compacted",
 ]
-"""What a history entry records (:class:`HistoryEntry`)."""
+"""What a history entry records (:class:`HistoryEntry`); ``compacted``: an episode left
+the index for its session's summary (:mod:`memledger.write.compact`)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -5,8 +5,9 @@ Each trial is a fresh SQLite store with its index and hot cache, two tenants of 
 subjects each, and a program of random steps drawn with the trial's seed: events
 with claims, events queued for the worker (worked in random batches and order),
 corrections in and out of order, revocations, forgetting, erasure, undoing a recorded
-change or a correction, merging near-duplicates, replays, a write failing at a random
-write step, expiry, reindexing, recalls and hot-cache reads.
+change or a correction, merging near-duplicates, compacting old sessions into
+summaries, replays, a write failing at a random write step, expiry, reindexing,
+recalls and hot-cache reads.
 After each step the checks below run; a broken one is counted as a violation of its
 invariant, with the seed and step that broke it.
 
@@ -20,7 +21,9 @@ invariant, with the seed and step that broke it.
   record that was revoked, forgotten or erased, and an erased event's replay is refused;
 * ``isolation`` (8): no read returns another tenant's record, nor another subject's
   in a subject-scoped recall;
-* ``recheck`` (read path): every record recall returns is active in the store now.
+* ``recheck`` (read path): every record recall returns is active in the store now,
+  and a session summary it returns covers only episodes still active (a summary of
+  a turn revoked, forgotten or erased since is counted under ``no_resurrection``).
 
 Crashes are modelled by a failing write step (the store raises and rolls back), not
 by killing the process: the conformance suite kills processes at every write step
@@ -47,7 +50,7 @@ from memledger.memory import Memory
 from memledger.store import open_store
 from memledger.testing import FrozenClock, FunctionExtractor
 from memledger.testing.scenarios import FAMILY, actor, snapshot
-from memledger.write.worker import WorkerSettings
+from memledger.write.worker import WorkerSettings, episode_of
 
 __all__ = ["INVARIANTS", "Report", "run"]
 
@@ -152,11 +155,19 @@ class _Trial:
             channel="chat",
             occurred_at=when,
             text=f"Please deliver it on {day.title()}s.",
+            metadata={
+                "session": f"p{(when - START).days // 3}"
+            },  # 3-day sessions: old ones compact
         )
         ttl = None
         if self.rng.random() < 0.2:  # some claims expire within the trial
             ttl = max(when, self.clock.now()) + timedelta(hours=self.rng.randint(1, 30))
-        return said, None if queued else _said(said.text, expires_at=ttl)
+        if queued:
+            return said, None
+        claims = _said(said.text, expires_at=ttl)
+        if self.rng.random() < 0.5:  # the turn kept as an episode too, as the worker does
+            claims.append(episode_of(said))
+        return said, claims
 
     def step(self) -> None:
         self.clock.advance(timedelta(minutes=self.rng.randint(1, 600)))
@@ -187,6 +198,8 @@ class _Trial:
             steps.append(("reindex", lambda: self._quiet(self.memory.reindex)))
         if self.rng.random() < 0.1:
             steps.append(("consolidate", self._consolidate))
+        if self.rng.random() < 0.1:
+            steps.append(("compact", self._compact))
         steps.append(("expire", self._expire))
         return steps
 
@@ -317,6 +330,30 @@ class _Trial:
     def _consolidate(self) -> None:
         self.memory.consolidate(tenant=self.rng.choice(TENANTS), threshold=0.5)
 
+    def _compact(self) -> None:
+        """A session of two or three turns two days back (so that there is one to
+        compact), then compaction of the tenant's sessions older than 0-24 hours. Its
+        turns join the events later steps revoke, forget, erase, replay and undo."""
+        tenant, subject = self.rng.choice(TENANTS), self.rng.choice(SUBJECTS)
+        session = f"old-{self.sequence}"
+        for n in range(self.rng.randint(2, 3)):
+            self.sequence += 1
+            said = SourceEvent(
+                tenant=tenant,
+                event_id=f"e{self.sequence}",
+                subject=subject,
+                actor=actor(FAMILY, actor_id=subject),
+                channel="chat",
+                occurred_at=self.clock.now() - timedelta(days=2) + timedelta(minutes=n),
+                text=f"Please deliver it on {self.rng.choice(DAYS).title()}s.",
+                metadata={"session": session},
+            )
+            claims = [*_said(said.text), episode_of(said)]
+            self.memory.ingest(said, claims)
+            self.events.append((said, claims))
+        hours = self.rng.randint(0, 24)
+        self.memory.compact(tenant=tenant, older_than=timedelta(hours=hours))
+
     def _expire(self) -> None:
         for receipt in self.memory.expire():
             self.dead_records[receipt.tenant].update(receipt.memory_ids)
@@ -378,6 +415,21 @@ class _Trial:
                         self.violation("recheck", f"{step}: recall gave a closed record")
                     if stored.expired(now):
                         self.violation("recheck", f"{step}: recall gave an expired record")
+                    if stored.summary_of is not None:
+                        self._check_summary(step, tenant, stored)
+
+    def _check_summary(self, step: str, tenant: str, summary: Any) -> None:
+        """A summary recall returns covers only turns that are still active and alive."""
+        covers = summary.value.get("covers", [])
+        found = self.memory.store
+        with found.read() as unit:
+            held = unit.get_records(tenant, covers)
+        for memory_id in covers:
+            record = held.get(memory_id)
+            if record is None or self._dead(tenant, record):
+                self.violation("no_resurrection", f"{step}: summary of a dead turn {memory_id}")
+            elif record.superseded_at is not None:
+                self.violation("recheck", f"{step}: summary of a closed turn {memory_id}")
 
 
 def run(

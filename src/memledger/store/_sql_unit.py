@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -60,10 +61,10 @@ class SqlUnit(ServiceRows):
         self._failpoint = failpoint
         self._depth = 0
 
-    def _write(self, step: str, sql: str, params: Sequence[Any]) -> None:
+    def _write(self, step: str, sql: str, params: Sequence[Any]) -> Any:
         if self._failpoint is not None:
             self._failpoint(step)
-        self.conn.execute(sql, params)
+        return self.conn.execute(sql, params)
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:
@@ -272,12 +273,98 @@ class SqlUnit(ServiceRows):
     def close_record(
         self, tenant: str, memory_id: str, *, status: RecordStatus, at: datetime, closed_by: str
     ) -> None:
-        self._write(
+        cursor = self._write(
             "close_record",
             "UPDATE records SET status = ?, superseded_at = ?, closed_by = ?"
             " WHERE tenant = ? AND memory_id = ? AND superseded_at IS NULL",
             (status, format_time(at), closed_by, tenant, memory_id),
         )
+        if cursor.rowcount:  # a summary, or an episode it covers, closed: dissolve it
+            self._dissolve(tenant, memory_id, at=at, cause=f"{memory_id} closed ({closed_by})")
+
+    # -- compaction (memledger.write.compact) -----------------------------------------
+
+    def add_compaction(self, tenant: str, summary_id: str, memory_ids: Sequence[str]) -> None:
+        for memory_id in sorted(set(memory_ids)):
+            self._write(
+                "add_compaction",
+                "INSERT INTO compactions VALUES (?, ?, ?)",
+                (tenant, summary_id, memory_id),
+            )
+
+    def covered_by(self, tenant: str, memory_ids: Sequence[str]) -> Mapping[str, str]:
+        return {m: s for m, s, held in self._compaction_rows(tenant, memory_ids) if held}
+
+    def compacted(self, tenant: str, summary_id: str) -> Sequence[str]:
+        rows = self.conn.execute(
+            "SELECT memory_id FROM compactions WHERE tenant = ? AND summary_id = ?"
+            " ORDER BY memory_id",
+            (tenant, summary_id),
+        )
+        return [str(row[0]) for row in rows]
+
+    def _compaction_rows(
+        self, tenant: str, memory_ids: Sequence[str], *, summaries: bool = False
+    ) -> list[tuple[str, str, bool]]:
+        """(episode, summary, whether the summary is open) for the compactions covering
+        ``memory_ids`` (``summaries=True``: of the summaries among them)."""
+        column = "summary_id" if summaries else "memory_id"
+        found: list[tuple[str, str, bool]] = []
+        wanted = sorted(set(memory_ids))
+        for start in range(0, len(wanted), 400):
+            chunk = wanted[start : start + 400]
+            rows = self.conn.execute(
+                "SELECT c.memory_id, c.summary_id, s.superseded_at IS NULL FROM compactions c"
+                " JOIN records s ON s.tenant = c.tenant AND s.memory_id = c.summary_id"
+                f" WHERE c.tenant = ? AND c.{column} IN ({', '.join('?' * len(chunk))})",
+                (tenant, *chunk),
+            )
+            found.extend((str(m), str(summary), bool(held)) for m, summary, held in rows)
+        return found
+
+    def _dissolve(self, tenant: str, memory_id: str, *, at: datetime, cause: str) -> None:
+        """``memory_id`` closed: if it is an open summary, or an episode one covers, that
+        summary closes (its words are its episodes') and the episodes it covers that are
+        still open go back to the index. The compaction stays as lineage."""
+        rows = [
+            *self._compaction_rows(tenant, [memory_id]),
+            *self._compaction_rows(tenant, [memory_id], summaries=True),
+        ]
+        # (a summary that just closed itself reads as closed: it was open a moment ago)
+        for summary_id in sorted({s for _, s, held in rows if held or s == memory_id}):
+            summary = self.get_record(tenant, summary_id)
+            if summary is None:
+                continue
+            if summary_id != memory_id:  # a covered episode closed: the summary goes too
+                closed_by = f"dissolved: {cause}"
+                self._write(
+                    "dissolve",
+                    "UPDATE records SET status = 'superseded', superseded_at = ?, closed_by = ?"
+                    " WHERE tenant = ? AND memory_id = ? AND superseded_at IS NULL",
+                    (format_time(at), closed_by, tenant, summary_id),
+                )
+                summary = replace(
+                    summary, status="superseded", superseded_at=at, closed_by=closed_by
+                )
+                self.add_history(
+                    HistoryEntry(
+                        seq=0,
+                        tenant=tenant,
+                        subject=summary.subject,
+                        family=summary.family,
+                        revision=summary.revision,
+                        generation=summary.generation,
+                        action="closed",
+                        memory_id=summary_id,
+                        status="superseded",
+                        at=at,
+                        cause=f"summary dissolved: {cause}",
+                    )
+                )
+                self.add_outbox(summary, op="delete", at=at)
+            for record in self.get_records(tenant, self.compacted(tenant, summary_id)).values():
+                if record.superseded_at is None:  # back in the index
+                    self.add_outbox(record, op="upsert", at=at)
 
     def get_record(self, tenant: str, memory_id: str) -> MemoryRecord | None:
         row = self._one(
@@ -891,10 +978,16 @@ class SqlUnit(ServiceRows):
         return [str(row[0]) for row in rows]
 
     def erase_records(
-        self, tenant: str, memory_ids: Sequence[str], *, erasure_id: str, at: datetime
+        self,
+        tenant: str,
+        memory_ids: Sequence[str],
+        *,
+        erasure_id: str,
+        at: datetime,
+        keep_summaries: bool = False,
     ) -> Mapping[str, int]:
         counts = {"records": 0, "mentions": 0}
-        wanted = sorted(set(memory_ids))
+        wanted = sorted(self._with_summaries(tenant, memory_ids, keep=keep_summaries, at=at))
         for start in range(0, len(wanted), 400):
             chunk = wanted[start : start + 400]
             among = f"({', '.join('?' * len(chunk))})"
@@ -927,6 +1020,36 @@ class SqlUnit(ServiceRows):
                 f"DELETE FROM records WHERE tenant = ? AND memory_id IN {among}", (tenant, *chunk)
             )
         return counts
+
+    def _with_summaries(
+        self, tenant: str, memory_ids: Sequence[str], *, keep: bool, at: datetime
+    ) -> set[str]:
+        """``memory_ids`` with every summary that covers one of them, open or dissolved
+        (its words are theirs), unless ``keep`` (expiry: a summary outlives the episodes
+        it covers, under its own expiry). The compactions of what goes are deleted; the
+        open episodes of an open summary that goes return to the index."""
+        wanted = set(memory_ids)
+        covering = self._compaction_rows(tenant, sorted(wanted))
+        if not keep:
+            wanted.update(summary for _, summary, _ in covering)
+        for memory_id, summary_id, _ in covering:
+            self._write(
+                "erase_events",
+                "DELETE FROM compactions WHERE tenant = ? AND summary_id = ? AND memory_id = ?",
+                (tenant, summary_id, memory_id),
+            )
+        going = self._compaction_rows(tenant, sorted(wanted), summaries=True)
+        back = sorted({m for m, _, held in going if held and m not in wanted})
+        for summary_id in sorted({summary for _, summary, _ in going}):
+            self._write(
+                "erase_events",
+                "DELETE FROM compactions WHERE tenant = ? AND summary_id = ?",
+                (tenant, summary_id),
+            )
+        for record in self.get_records(tenant, back).values():
+            if record.superseded_at is None:
+                self.add_outbox(record, op="upsert", at=at)
+        return wanted
 
     def live_event_records(self, tenant: str, event_ids: Sequence[str]) -> Sequence[str]:
         found: set[str] = set()

@@ -154,9 +154,9 @@ class PostgresUnit(SqlUnit):
     _BOOKKEEPING = frozenset({"touch_key"})
     """Writes no read needs to see: they do not make this process wait for replicas."""
 
-    def _write(self, step: str, sql: str, params: Sequence[Any]) -> None:
+    def _write(self, step: str, sql: str, params: Sequence[Any]) -> Any:
         self.wrote.add(step)
-        super()._write(step, sql, params)
+        return super()._write(step, sql, params)
 
     @property
     def changed(self) -> bool:

@@ -139,6 +139,8 @@ class Snapshot:
     """Every job with its attempts, last error, backoff and lease."""
     outbox: tuple[OutboxEntry, ...] = ()
     revoked_sources: tuple[tuple[str, str, frozenset[str]], ...] = ()
+    compactions: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """Each session summary with the episodes it covers."""
     counters: tuple[tuple[str, int], ...] = ()
 
 
@@ -169,6 +171,8 @@ def snapshot(
         for subject, family, _, _ in families:
             revoked.append((subject, family, unit.revoked_sources(tenant, subject, family)))
         counters = tuple(sorted(unit.counters(tenant).items()))
+        summaries = sorted({r.memory_id for r in records if r.summary_of is not None})
+        compactions = tuple((s, tuple(unit.compacted(tenant, s))) for s in summaries)
     present: list[str] = []
     for event_id in event_ids:
         try:
@@ -188,6 +192,7 @@ def snapshot(
         outbox=_ranked(outbox),
         revoked_sources=tuple(revoked),
         counters=counters,
+        compactions=compactions,
     )
 
 
@@ -341,6 +346,22 @@ def _undo_latest(memory: Memory) -> object:
     return memory.undo(change.change_id, tenant=TENANT)
 
 
+def _two_turns(memory: Memory) -> None:
+    """evt-2's turn and evt-5's, one session of two episodes."""
+    _first_then_daily_turn(memory)
+    memory.ingest(event("evt-5", "Weekly would be fine too", occurred_at=day(10, 5, 14)))
+    _process(memory)
+
+
+def _compact_all(memory: Memory) -> object:
+    return memory.compact(tenant=TENANT, older_than=timedelta(0))
+
+
+def _compacted(memory: Memory) -> None:
+    _two_turns(memory)
+    _compact_all(memory)
+
+
 def _first_then_held(memory: Memory) -> None:
     _first(memory)
     held = event("evt-2", "Mondays", occurred_at=day(10, 3), sequence=1)  # sequence 1 again
@@ -408,6 +429,18 @@ OPERATIONS: dict[str, Operation] = {
         setup=_first_then_daily_turn,
         run=lambda memory: memory.erase(tenant=TENANT, event="evt-2"),
         transactions=2,
+    ),
+    "compact": Operation(setup=_two_turns, run=_compact_all, event_ids=("evt-1", "evt-2", "evt-5")),
+    "forget_covered": Operation(  # dissolves the summary
+        setup=_compacted,
+        run=lambda memory: memory.forget("evt-2", tenant=TENANT),
+        event_ids=("evt-1", "evt-2", "evt-5"),
+    ),
+    "erase_covered": Operation(  # erases the summary
+        setup=_compacted,
+        run=lambda memory: memory.erase(tenant=TENANT, event="evt-5"),
+        transactions=2,
+        event_ids=("evt-1", "evt-2", "evt-5"),
     ),
 }
 """By name, so that a child process can find them: the claims and revocations that

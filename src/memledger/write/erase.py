@@ -216,7 +216,9 @@ def expire_in_ledger(
         return None
     erasure_id = stable_id("erasure", tenant, "expiry", format_time(now), expired[0].memory_id)
     ids = [r.memory_id for r in expired]
-    counts = dict(unit.erase_records(tenant, ids, erasure_id=erasure_id, at=now))
+    counts = dict(  # a session summary outlives its episodes, under its own expiry
+        unit.erase_records(tenant, ids, erasure_id=erasure_id, at=now, keep_summaries=True)
+    )
     sources = sorted({r.source_event_id for r in expired})
     live = set(unit.live_event_records(tenant, sources))
     gone = [e for e in sources if e not in live]

@@ -18,6 +18,7 @@ from __future__ import annotations
 from memledger.testing.conformance._access import AccessChecks
 from memledger.testing.conformance._atomicity import AtomicityChecks
 from memledger.testing.conformance._base import Base
+from memledger.testing.conformance._compaction import CompactionChecks
 from memledger.testing.conformance._erasure import ErasureChecks, ExpiryChecks
 from memledger.testing.conformance._forgetting import ForgettingChecks
 from memledger.testing.conformance._input import InputChecks
@@ -42,6 +43,7 @@ class StoreConformance(
     RollbackChecks,
     ConsolidationChecks,
     AccessChecks,
+    CompactionChecks,
     InputChecks,
     PropertyChecks,
     ServiceChecks,
