@@ -160,6 +160,7 @@ def test_removed_rows_never_come_back_from_the_ann(
 ) -> None:
     index = _index(tmp_path)
     try:
+        index.sync(memory.store)
         index.search_vectors(QUERIES[0], tenant=TENANT, k=10)  # builds the graph
         gone = [
             memory.get(h.memory_id, tenant=TENANT).source_event_id
@@ -449,3 +450,43 @@ def test_tenants_get_graphs_of_their_own(tmp_path: Path, memory: Memory) -> None
 def test_a_bad_threshold_is_refused(tmp_path: Path, bad: object) -> None:
     with pytest.raises(InvalidInputError, match="ann_threshold"):
         DerivedIndex(tmp_path / "x.index", ann_threshold=bad)  # type: ignore[arg-type]
+
+
+def test_an_erasure_rebuilds_the_graph_without_the_erased_vectors(
+    tmp_path: Path, memory: Memory
+) -> None:
+    """usearch marks a removed key deleted and keeps its vector in the file; after an
+    erasure the tenant's graph is built again from its live rows and saved over it."""
+    import numpy as np
+
+    from memledger.index.lexical import entry_text
+
+    index = _index(tmp_path)
+    try:
+        index.sync(memory.store)
+        index.search_vectors(QUERIES[0], tenant=TENANT, k=10)  # builds the graph
+        index.close()  # and saves it
+        index = _index(tmp_path)
+        (graph_file,) = ann_folder(tmp_path / "m.index").glob("*.usearch")
+        gone = [memory.get(h.memory_id, tenant=TENANT) for h in index.search_vectors(
+            QUERIES[2], tenant=TENANT, k=3)]  # fmt: skip
+        vectors = [
+            np.asarray(v, dtype=np.float16).tobytes()
+            for v in HashingEmbedder().embed([entry_text(r) for r in gone])
+        ]
+        assert all(v in graph_file.read_bytes() for v in vectors)
+        for record in gone:
+            memory.erase(tenant=TENANT, event=record.source_event_id, reason="asked")
+        index.sync(memory.store)
+        index.search_vectors(QUERIES[2], tenant=TENANT, k=10)  # the graph follows...
+        index.close()  # ...and is saved with the removed vectors still in it
+        assert any(v in graph_file.read_bytes() for v in vectors)
+        index = _index(tmp_path)
+        index.purge(TENANT)
+        assert not any(v in graph_file.read_bytes() for v in vectors)
+        status = _graph(index)
+        assert status.builds == 1
+        found = index.search_vectors(QUERIES[2], tenant=TENANT, k=50)
+        assert not {h.memory_id for h in found} & {r.memory_id for r in gone}
+    finally:
+        index.close()

@@ -132,6 +132,12 @@ def _threads(count: int) -> int:
     return 0 if count >= PARALLEL_ADD else 1
 
 
+def graph_files(folder: Path, tenant: str) -> tuple[Path, Path]:
+    """A tenant's graph file and its sidecar in ``folder``."""
+    name = blake2b(tenant.encode(), digest_size=16).hexdigest()
+    return folder / f"{name}.usearch", folder / f"{name}.json"
+
+
 def ann_folder(index_path: Path) -> Path:
     """Where the graphs of the index at ``index_path`` live."""
     return index_path.with_name(index_path.name + ".ann")
@@ -196,9 +202,7 @@ class TenantAnn:
     def __init__(
         self, folder: Path, tenant: str, *, embedder: str, dimensions: int, epoch: int
     ) -> None:
-        name = blake2b(tenant.encode(), digest_size=16).hexdigest()
-        self.path = folder / f"{name}.usearch"
-        self.sidecar = folder / f"{name}.json"
+        self.path, self.sidecar = graph_files(folder, tenant)
         self.embedder = embedder
         self.dimensions = dimensions
         self.epoch = epoch
@@ -265,6 +269,11 @@ class TenantAnn:
             self._apply(dict.fromkeys(changes))
         if self._churn > max(self.size, 1_000):
             self._build()  # removals leave the graph worse connected: start afresh
+
+    def detach(self) -> None:
+        """Stop following the matrix (the graph is let go)."""
+        if self._matrix is not None:
+            self._matrix.changes = None
 
     def _attach(self, matrix: Matrix) -> None:
         """Index ``matrix``'s live rows by key and follow its changes from now on."""
@@ -574,6 +583,18 @@ class Graphs:
         for ann in self._held.values():
             self.save(ann, stamp=stamp)
         self._held.clear()
+
+    def forget(self, tenant: str) -> bool:
+        """Let go of ``tenant``'s graph and delete its files; whether there was one. A
+        removed key's vector stays in a graph (marked deleted) until it is rebuilt."""
+        held = self._held.pop(tenant, None)
+        if held is not None:
+            held.detach()
+        found = held is not None
+        for file in graph_files(self.folder, tenant):
+            found = file.exists() or found
+            file.unlink(missing_ok=True)
+        return found
 
     def drop(self) -> None:
         """Forget every graph, in memory and on disk (the index was reset)."""

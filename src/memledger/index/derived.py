@@ -938,8 +938,11 @@ class DerivedIndex:
         """After an erasure (synced first): leave nothing of ``tenant``'s deleted entries
         in the file. Their rows' bytes are overwritten as they go (``secure_delete``);
         this merges the tenant's full-text segments, which keep a deleted document's
-        tokens until merged, and checkpoints and truncates the write-ahead log."""
+        tokens until merged, rebuilds the tenant's approximate index if it has one (a
+        graph keeps a removed key's vector until rebuilt), and checkpoints and
+        truncates the write-ahead log."""
         with self._lock:
+            self._rebuild_graph(tenant)
             try:
                 for kind in ("fts", "win"):
                     table = table_name(tenant, kind)
@@ -954,6 +957,15 @@ class DerivedIndex:
                 raise StoreLockedError(
                     f"index {str(self.path)!r}: a reader held the write-ahead log; purge again"
                 )
+
+    def _rebuild_graph(self, tenant: str) -> None:
+        """``tenant``'s graph, if it has one, built again from its live rows and saved
+        over the old file (call with the lock held)."""
+        if not self._graphs.forget(tenant) or self.embedder is None:
+            return
+        ann = self._ann(tenant, self._matrix(tenant))
+        if ann is not None:
+            self._graphs.save(ann, stamp=self._stamp)
 
     def glance(self, tenant: str, *, subject: str | None = None) -> Glance:
         """:meth:`names`, :meth:`cursor_of` and :attr:`degraded` together, as a read
