@@ -459,6 +459,28 @@ def test_old_sessions_compact_through_both_clients(
         writer.compact(before=before)
 
 
+def test_a_rollback_re_derives_with_the_services_extractor(
+    memory: Memory, base_url: str, keys: Keys, clock: FrozenClock
+) -> None:
+    """``rederive`` extracts the rolled-back events again with the service's extractor
+    (here the offline rules, as ``POST /v1/process`` would)."""
+    from memledger.testing.conformance._undo import _extract
+    from memledger.testing.scenarios import actor
+
+    clock.set(day(5, 2))
+    said = event("evt-move", "I moved to Paris last month.", occurred_at=day(5, 1), who=actor("*"))
+    memory.ingest(said)
+    memory.process(
+        extractor=_extract("Paris last", name="bad", version="7"),
+        tenant=TENANT,
+    )
+    with Client(base_url, keys.admin) as client:
+        rolled = client.rollback("bad@7", rederive=True, reason="bad prompt")
+        assert rolled.events == ["evt-move"] and rolled.rederived
+        (city,) = client.current(SUBJECT, "home_city")
+        assert city.value == "Paris" and city.extractor.name == "rules"
+
+
 def test_the_clients_share_one_core_and_thread_safely(base_url: str, keys: Keys) -> None:
     with Client(base_url, keys.writer) as client:
         errors: list[BaseException] = []

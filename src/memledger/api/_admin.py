@@ -151,14 +151,24 @@ def change_log(
     summary="Roll back an extractor version",
     description="Closes what extractor NAME@VERSION wrote (at or after `since`) as one "
     "recorded change, and restores what its records had closed; turns and what callers "
-    "stated stay. `POST /v1/undo` with its `change_id` takes it back. Re-deriving the same "
-    "events with another extractor is `memledger rollback --rederive`. Admin keys only.",
+    "stated stay. `POST /v1/undo` with its `change_id` takes it back. With `rederive` the same "
+    "events are extracted again, in the same change, by the service's extractor (the one "
+    "`POST /v1/process` uses). Admin keys only.",
     responses={**problem_responses(), **token_response()},
 )
 def rollback(body: RollbackIn, svc: Svc, who: Admin) -> JsonObject:
     same_tenant(who, body.tenant)
+    again = None
+    if body.rederive:
+        from memledger.write.extract.rules import RuleExtractor
+
+        again = svc.extractor if svc.extractor is not None else RuleExtractor()
     receipt = svc.memory.rollback(
-        body.extractor, tenant=who.tenant, since=body.since, reason=body.reason
+        body.extractor,
+        tenant=who.tenant,
+        since=body.since,
+        reason=body.reason,
+        rederive_with=again,
     )
     return rollback_to_dict(receipt)
 

@@ -142,6 +142,11 @@ class RollbackIn(_Body):
     since: AwareDatetime | None = Field(
         default=None, description="Only what it wrote at or after this record time."
     )
+    rederive: bool = Field(
+        default=False,
+        description="Extract the same events again with the service's extractor (the one "
+        "`POST /v1/process` uses), in the same change.",
+    )
     reason: Text = "rollback"
     tenant: Tenant = None
 

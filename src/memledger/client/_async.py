@@ -178,9 +178,16 @@ class AsyncClient:
 
     @doc_of(calls.rollback)
     async def rollback(
-        self, extractor: str, *, since: datetime | None = None, reason: str = "rollback"
+        self,
+        extractor: str,
+        *,
+        since: datetime | None = None,
+        rederive: bool = False,
+        reason: str = "rollback",
     ) -> wm.Rollback:
-        return await self.send(calls.rollback(extractor, since=since, reason=reason))
+        return await self.send(
+            calls.rollback(extractor, since=since, rederive=rederive, reason=reason)
+        )
 
     @doc_of(calls.compact)
     async def compact(

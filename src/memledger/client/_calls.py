@@ -351,11 +351,16 @@ def change_log(*, limit: int = 100) -> Call[list[wm.ChangeOut]]:
 
 
 def rollback(
-    extractor: str, *, since: datetime | None = None, reason: str = "rollback"
+    extractor: str,
+    *,
+    since: datetime | None = None,
+    rederive: bool = False,
+    reason: str = "rollback",
 ) -> Call[wm.Rollback]:
     """Roll back what extractor ``NAME@VERSION`` wrote (at or after ``since``) as one
-    recorded change that :func:`undo` reverses. Admin keys only."""
-    body: dict[str, object] = {"extractor": extractor, "reason": reason}
+    recorded change that :func:`undo` reverses; ``rederive`` extracts the same events
+    again with the service's extractor. Admin keys only."""
+    body: dict[str, object] = {"extractor": extractor, "reason": reason, "rederive": rederive}
     if since is not None:
         body["since"] = _when(since, "since")
     return Call(method="POST", path="/v1/rollbacks", read=_reader(wm.Rollback), body=body)

@@ -183,9 +183,14 @@ class Client:
 
     @doc_of(calls.rollback)
     def rollback(
-        self, extractor: str, *, since: datetime | None = None, reason: str = "rollback"
+        self,
+        extractor: str,
+        *,
+        since: datetime | None = None,
+        rederive: bool = False,
+        reason: str = "rollback",
     ) -> wm.Rollback:
-        return self.send(calls.rollback(extractor, since=since, reason=reason))
+        return self.send(calls.rollback(extractor, since=since, rederive=rederive, reason=reason))
 
     @doc_of(calls.compact)
     def compact(
