@@ -21,6 +21,7 @@ from typing import Any
 from memledger.domain.changes import Change
 from memledger.domain.records import (
     Actor,
+    HistoryAction,
     HistoryEntry,
     Job,
     MemoryRecord,
@@ -332,39 +333,41 @@ class SqlUnit(ServiceRows):
         ]
         # (a summary that just closed itself reads as closed: it was open a moment ago)
         for summary_id in sorted({s for _, s, held in rows if held or s == memory_id}):
-            summary = self.get_record(tenant, summary_id)
+            if summary_id == memory_id:  # the summary closed: its episodes are indexed again
+                covered = self.get_records(tenant, self.compacted(tenant, summary_id))
+                for record in covered.values():
+                    if record.superseded_at is None:
+                        self.add_outbox(record, op="upsert", at=at)
+                continue
+            summary = self.get_record(tenant, summary_id)  # a covered episode closed
             if summary is None:
                 continue
-            if summary_id != memory_id:  # a covered episode closed: the summary goes too
-                closed_by = f"dissolved: {cause}"
-                self._write(
-                    "dissolve",
-                    "UPDATE records SET status = 'superseded', superseded_at = ?, closed_by = ?"
-                    " WHERE tenant = ? AND memory_id = ? AND superseded_at IS NULL",
-                    (format_time(at), closed_by, tenant, summary_id),
-                )
-                summary = replace(
-                    summary, status="superseded", superseded_at=at, closed_by=closed_by
-                )
-                self.add_history(
-                    HistoryEntry(
-                        seq=0,
-                        tenant=tenant,
-                        subject=summary.subject,
-                        family=summary.family,
-                        revision=summary.revision,
-                        generation=summary.generation,
-                        action="closed",
-                        memory_id=summary_id,
-                        status="superseded",
-                        at=at,
-                        cause=f"summary dissolved: {cause}",
-                    )
-                )
-                self.add_outbox(summary, op="delete", at=at)
-            for record in self.get_records(tenant, self.compacted(tenant, summary_id)).values():
-                if record.superseded_at is None:  # back in the index
-                    self.add_outbox(record, op="upsert", at=at)
+            closed_by = f"dissolved: {cause}"
+            self.close_record(  # which dissolves it, as above
+                tenant, summary_id, status="superseded", at=at, closed_by=closed_by
+            )
+            closed = replace(summary, status="superseded", superseded_at=at, closed_by=closed_by)
+            self.add_history(self._history(closed, "closed", at=at, cause=f"summary {closed_by}"))
+            self.add_outbox(closed, op="delete", at=at)
+
+    @staticmethod
+    def _history(
+        record: MemoryRecord, action: HistoryAction, *, at: datetime, cause: str
+    ) -> HistoryEntry:
+        """What the store itself did to ``record`` (dissolving, erasing), at its revision."""
+        return HistoryEntry(
+            seq=0,
+            tenant=record.tenant,
+            subject=record.subject,
+            family=record.family,
+            revision=record.revision,
+            generation=record.generation,
+            action=action,
+            memory_id=record.memory_id,
+            status=record.status,
+            at=at,
+            cause=cause,
+        )
 
     def get_record(self, tenant: str, memory_id: str) -> MemoryRecord | None:
         row = self._one(
@@ -993,19 +996,7 @@ class SqlUnit(ServiceRows):
             among = f"({', '.join('?' * len(chunk))})"
             for record in self.get_records(tenant, chunk).values():
                 self.add_history(
-                    HistoryEntry(
-                        seq=0,
-                        tenant=tenant,
-                        subject=record.subject,
-                        family=record.family,
-                        revision=record.revision,
-                        generation=record.generation,
-                        action="erased",
-                        memory_id=record.memory_id,
-                        status=record.status,
-                        at=at,
-                        cause=f"erasure {erasure_id}",
-                    )
+                    self._history(record, "erased", at=at, cause=f"erasure {erasure_id}")
                 )
                 if record.superseded_at is None:  # the index holds it: take it out
                     self.add_outbox(record, op="delete", at=at)
