@@ -421,8 +421,7 @@ class _Trial:
     def _check_summary(self, step: str, tenant: str, summary: Any) -> None:
         """A summary recall returns covers only turns that are still active and alive."""
         covers = summary.value.get("covers", [])
-        found = self.memory.store
-        with found.read() as unit:
+        with self.memory.store.read() as unit:
             held = unit.get_records(tenant, covers)
         for memory_id in covers:
             record = held.get(memory_id)

@@ -46,6 +46,15 @@ from memledger.store import _rows as layout
 from memledger.store._sql_service import ServiceRows
 
 
+def _chunks(ids: Iterable[str]) -> Iterator[tuple[list[str], str]]:
+    """``ids`` sorted, each once, in chunks of at most 400 (under SQLite's bound of
+    parameters) with each chunk's ``(?, ?, ...)``."""
+    wanted = sorted(set(ids))
+    for start in range(0, len(wanted), 400):
+        chunk = wanted[start : start + 400]
+        yield chunk, f"({', '.join('?' * len(chunk))})"
+
+
 class SqlUnit(ServiceRows):
     """One transaction on one connection. See :class:`memledger.ports.UnitOfWork`.
 
@@ -311,13 +320,11 @@ class SqlUnit(ServiceRows):
         ``memory_ids`` (``summaries=True``: of the summaries among them)."""
         column = "summary_id" if summaries else "memory_id"
         found: list[tuple[str, str, bool]] = []
-        wanted = sorted(set(memory_ids))
-        for start in range(0, len(wanted), 400):
-            chunk = wanted[start : start + 400]
+        for chunk, among in _chunks(memory_ids):
             rows = self.conn.execute(
                 "SELECT c.memory_id, c.summary_id, s.superseded_at IS NULL FROM compactions c"
                 " JOIN records s ON s.tenant = c.tenant AND s.memory_id = c.summary_id"
-                f" WHERE c.tenant = ? AND c.{column} IN ({', '.join('?' * len(chunk))})",
+                f" WHERE c.tenant = ? AND c.{column} IN {among}",
                 (tenant, *chunk),
             )
             found.extend((str(m), str(summary), bool(held)) for m, summary, held in rows)
@@ -327,10 +334,12 @@ class SqlUnit(ServiceRows):
         """``memory_id`` closed: if it is an open summary, or an episode one covers, that
         summary closes (its words are its episodes') and the episodes it covers that are
         still open go back to the index. The compaction stays as lineage."""
-        rows = [
-            *self._compaction_rows(tenant, [memory_id]),
-            *self._compaction_rows(tenant, [memory_id], summaries=True),
-        ]
+        rows = self.conn.execute(  # one lookup on every close: as episode or as summary
+            "SELECT c.memory_id, c.summary_id, s.superseded_at IS NULL FROM compactions c"
+            " JOIN records s ON s.tenant = c.tenant AND s.memory_id = c.summary_id"
+            " WHERE c.tenant = ? AND (c.memory_id = ? OR c.summary_id = ?)",
+            (tenant, memory_id, memory_id),
+        ).fetchall()
         # (a summary that just closed itself reads as closed: it was open a moment ago)
         for summary_id in sorted({s for _, s, held in rows if held or s == memory_id}):
             if summary_id == memory_id:  # the summary closed: its episodes are indexed again
@@ -826,11 +835,8 @@ class SqlUnit(ServiceRows):
         self, tenant: str, memory_ids: Sequence[str], *, before: datetime
     ) -> Mapping[str, datetime]:
         touched: dict[str, datetime] = {}
-        wanted = sorted(set(memory_ids))
         stamp = format_time(before)
-        for start in range(0, len(wanted), 400):
-            chunk = wanted[start : start + 400]
-            among = f"({', '.join('?' * len(chunk))})"
+        for chunk, among in _chunks(memory_ids):
             rows = [
                 *self.conn.execute(
                     "SELECT memory_id, last_at FROM record_access"
@@ -853,12 +859,10 @@ class SqlUnit(ServiceRows):
 
     def access_counts(self, tenant: str, memory_ids: Sequence[str]) -> Mapping[str, int]:
         counts: dict[str, int] = {}
-        wanted = sorted(set(memory_ids))
-        for start in range(0, len(wanted), 400):
-            chunk = wanted[start : start + 400]
+        for chunk, among in _chunks(memory_ids):
             rows = self.conn.execute(
                 "SELECT memory_id, accesses FROM record_access"
-                f" WHERE tenant = ? AND memory_id IN ({', '.join('?' * len(chunk))})",
+                f" WHERE tenant = ? AND memory_id IN {among}",
                 (tenant, *chunk),
             )
             counts.update((str(memory_id), int(n)) for memory_id, n in rows)
@@ -877,10 +881,7 @@ class SqlUnit(ServiceRows):
     ) -> Mapping[str, int]:
         counts = dict.fromkeys(("events", "records", "mentions", "jobs", "reviews"), 0)
         stamp = format_time(at)
-        wanted = sorted(set(event_ids))
-        for start in range(0, len(wanted), 400):
-            chunk = wanted[start : start + 400]
-            among = f"({', '.join('?' * len(chunk))})"
+        for chunk, among in _chunks(event_ids):
             found = self.conn.execute(
                 "SELECT event_id, content_hash FROM events"
                 f" WHERE tenant = ? AND event_id IN {among}",
@@ -990,10 +991,8 @@ class SqlUnit(ServiceRows):
         keep_summaries: bool = False,
     ) -> Mapping[str, int]:
         counts = {"records": 0, "mentions": 0}
-        wanted = sorted(self._with_summaries(tenant, memory_ids, keep=keep_summaries, at=at))
-        for start in range(0, len(wanted), 400):
-            chunk = wanted[start : start + 400]
-            among = f"({', '.join('?' * len(chunk))})"
+        wanted = self._with_summaries(tenant, memory_ids, keep=keep_summaries, at=at)
+        for chunk, among in _chunks(wanted):
             for record in self.get_records(tenant, chunk).values():
                 self.add_history(
                     self._history(record, "erased", at=at, cause=f"erasure {erasure_id}")
@@ -1044,12 +1043,10 @@ class SqlUnit(ServiceRows):
 
     def live_event_records(self, tenant: str, event_ids: Sequence[str]) -> Sequence[str]:
         found: set[str] = set()
-        wanted = sorted(set(event_ids))
-        for start in range(0, len(wanted), 400):
-            chunk = wanted[start : start + 400]
+        for chunk, among in _chunks(event_ids):
             rows = self.conn.execute(
                 "SELECT DISTINCT source_event_id FROM records INDEXED BY records_source"
-                f" WHERE tenant = ? AND source_event_id IN ({', '.join('?' * len(chunk))})",
+                f" WHERE tenant = ? AND source_event_id IN {among}",
                 (tenant, *chunk),
             )
             found.update(str(row[0]) for row in rows)
