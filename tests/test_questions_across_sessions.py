@@ -34,9 +34,12 @@ NOW = AT + timedelta(days=30)
         ("In what order did I mention the three books?", Shape(across_sessions=True, ordered=True)),
         (
             "How many new columns did I add to the table across my requests?",
-            Shape(across_sessions=True),
+            Shape(across_sessions=True, gathers=True),
         ),
-        ("How many times has Joanna found new hiking trails?", Shape(across_sessions=True)),
+        (
+            "How many times has Joanna found new hiking trails?",
+            Shape(across_sessions=True, gathers=True),
+        ),
         (
             "How have my essay goals evolved since the first draft?",
             Shape(across_sessions=True),
@@ -48,17 +51,19 @@ NOW = AT + timedelta(days=30)
         ("What approach did you recommend for the hiring process?", Shape(to_agent=True)),
         ("How did you help me balance my spending?", Shape(to_agent=True)),
         ("Remind me of your advice on sleep.", Shape(to_agent=True)),
-        ("When does my first sprint end?", Shape()),
-        ("What tools would you suggest for drafting?", Shape()),  # a request, not a recall
+        ("When does my first sprint end?", Shape(dates=True)),
+        # a request, not a recall (of several tools)
+        ("What tools would you suggest for drafting?", Shape(gathers=True)),
         ("Could you show me how to implement a login feature?", Shape()),
-        ("How many books are on my list?", Shape()),
+        ("How many books are on my list?", Shape(gathers=True)),
+        ("When did I first mention the tracker?", Shape(dates=True)),
     ],
 )
 def test_the_shape_of_a_question(question: str, shape: Shape) -> None:
     found = question_shape(question)
     assert replace(found, words=frozenset()) == shape
     # the words that only give it its shape count for no memory's relevance
-    assert bool(found.words) == (shape != Shape())
+    assert bool(found.words) == (replace(shape, gathers=False, dates=False) != Shape())
 
 
 def test_the_words_of_the_shape_are_not_what_it_asks_about() -> None:
@@ -129,10 +134,12 @@ def test_a_question_across_sessions_spreads_its_top_k(chat: tuple[Memory, Derive
     across = "Which columns did I want for the budget tracker across our conversations?"
     # each further turn of s1 counts half: the once-only sessions join the top 4
     assert sorted(sessions(memory, index, across)) == ["s1", "s1", "s2", "s3"]
-    # without the spread (or without the cue) the first session fills the top 4
-    assert sessions(memory, index, across, session_spread=1.0) == ["s1"] * 4
+    # without the spread (or without the cue) the first session fills the top 4 (its
+    # turns lending each other their scores as for any question: the spread alone differs)
+    lending = {"stated_context_weight": 1.0}
+    assert sessions(memory, index, across, session_spread=1.0, **lending) == ["s1"] * 4
     plain = "Which columns did I want for the budget tracker?"
-    assert sessions(memory, index, plain) == ["s1"] * 4
+    assert sessions(memory, index, plain, **lending) == ["s1"] * 4
 
 
 def test_an_order_question_gives_its_items_in_time_order(

@@ -108,7 +108,7 @@ def test_recall_surfaces_an_instruction_in_scope(tmp_path: Path) -> None:
         )
         memory.ingest(event)
     memory.process(extractor=RuleExtractor())  # the instruction becomes a typed record
-    asked = "Which libraries are used in this project?"
+    asked = "Which library is used in this project?"
     with DerivedIndex(tmp_path / "m.index") as index:
         index.sync(memory.store)
         found = recall(memory, index, asked, tenant="acme", k=5, valid_at=AT + timedelta(days=9))

@@ -128,7 +128,14 @@ class RecallSettings:
     floor: float = 0.25
     candidates: int = 50
     """How many hits each source (BM25, BM25 over windows, vectors) contributes."""
-    vector_weight: float = 0.6
+    vector_weight: float = 1.0
+    """Weight of the vector score (cosine above the typical entry's, relative to the
+    best hit) beside BM25's (relative to its best)."""
+    names_in_vectors: bool = False
+    """Embed the query as asked. By default the people it names are replaced by "they"
+    first (:attr:`~memledger.read.understand.Understood.unnamed`): a name in the
+    query vector pulls every turn near that name, while the person boost already
+    prefers the person's own turns."""
     window_weight: float = 1.0
     """Weight of BM25 over a turn together with the turns around it."""
     context_after: tuple[float, ...] = (0.6, 0.4, 0.2, 0.1)
@@ -168,6 +175,15 @@ class RecallSettings:
     """In a conversation with an assistant (turns with a role), a turn lends its
     neighbours this much of the context share above: the turn after the user's is
     the assistant's answer, not a peer's reply that holds the evidence."""
+    stated_context_weight: float = 0.0
+    """For a question whose evidence is the turn that states each thing it asks about,
+    a matching turn lends its neighbours this much of the context share: a question
+    that gathers several things of one kind
+    (:attr:`~memledger.read.understand.Shape.gathers`: "What activities does she
+    do?"), where the replies around the best matches would crowd out the turns that
+    state the others, and a question that asks when something happened
+    (:attr:`~memledger.read.understand.Shape.dates`: "When did she ...?"), which the
+    stating turn's own time answers."""
     session_spread: float = 0.5
     """For a question that spans sessions (:class:`~memledger.read.understand.Shape`),
     each further turn taken from a session already in the results counts this much
@@ -233,6 +249,7 @@ class RecallSettings:
             "outdated_weight": self.outdated_weight,
             "tau_span": self.tau_span,
             "session_spread": self.session_spread,
+            "stated_context_weight": self.stated_context_weight,
             **{f"context_after[{i}]": w for i, w in enumerate(self.context_after)},
             **{f"context_before[{i}]": w for i, w in enumerate(self.context_before)},
         }
@@ -739,8 +756,9 @@ def recall(
         degraded = "no embedder: lexical only"
     else:
         try:
+            asked = query if tuning.names_in_vectors else understood.unnamed or query
             hits = index.search_vectors(
-                query, tenant=tenant, k=tuning.candidates, subjects=subjects
+                asked, tenant=tenant, k=tuning.candidates, subjects=subjects
             )
         except EmbedderError as exc:
             degraded = f"embedder failed ({exc.reason}): lexical only"
@@ -785,13 +803,15 @@ def recall(
         # 3. context: neighbouring turns share their anchors' scores
         anchors = sorted((m for m in kept), key=lambda m: (-base[m], m))
         window = max(len(tuning.context_after), len(tuning.context_before))
+        stated = understood.shape.gathers or understood.shape.dates
+        lends = tuning.stated_context_weight if stated else 1.0
         near = index.neighbours(tenant, anchors[: tuning.context_anchors], window=window)
         for anchor, neighbours in near.items():
             for neighbour, offset in neighbours:
                 weights = tuning.context_after if offset > 0 else tuning.context_before
                 if abs(offset) > len(weights):
                     continue
-                share = weights[abs(offset) - 1] * base[anchor]
+                share = lends * weights[abs(offset) - 1] * base[anchor]
                 if role_of(kept[anchor]) is not None:  # a conversation with an assistant
                     share *= tuning.agent_context_weight
                 fused[neighbour] = fused.get(neighbour, 0.0) + share

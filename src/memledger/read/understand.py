@@ -10,8 +10,12 @@ which families it touches, and, with a rewriter, how else it could be asked.
   can overlay the slot's current value.
 * **Shape** (:class:`Shape`): whether the question spans sessions ("across
   our conversations", "how many times", "how has ... changed"), asks for an
-  order ("in what order", "list in order"), or asks what the assistant itself
-  said ("what did you recommend").
+  order ("in what order", "list in order"), asks what the assistant itself
+  said ("what did you recommend"), gathers several things of one kind
+  ("what activities ...", "where has she camped?"), or asks when something
+  stated happened ("when did ...").
+* **Without names**: the query with the people it names replaced by "they",
+  for the embedder (:attr:`Understood.unnamed`).
 * **Phrasings**: an optional :class:`~memledger.read.rewrite.QueryRewriter`;
   its failure becomes a note and the original query is used.
 """
@@ -45,6 +49,8 @@ FAMILY_WORDS: Mapping[str, tuple[str, ...]] = {
 }
 SHARED_PART = 3
 _NAME_PART = re.compile(r"[^\W_]+")
+_NAME_WORD = re.compile(r"([^\W_]+)(['\u2019]s\b)?")
+_ROLE_WORDS = frozenset({"user", "assistant", "agent", "bot", "system", "tool", "customer"})
 
 
 _SESSIONS = r"(?:conversations|sessions|chats|messages|discussions|talks|requests|questions)"
@@ -62,6 +68,22 @@ _ORDER = re.compile(
     r"\b(?:in\s+(?:what|which)\s+order|the\s+order\s+(?:in\s+which|of)|in\s+order\b"
     r"|in\s+chronological|chronologically|sequence\s+of|in\s+sequence)",
     re.IGNORECASE,
+)
+_NOT_PLURAL = (
+    "is|was|does|has|this|its|his|hers|ours|yours|theirs|always|us|yes|plus|less|unless"
+    "|across|status|focus|process|business|progress|success|access|address|stress|news"
+)
+_GATHER = re.compile(
+    # "What activities ...", "Which kinds of books ...": a plural asked for
+    rf"^\s*(?:what|which)\s+(?:(?:kinds?|types?|sorts?)\s+of\s+)?(?!(?:{_NOT_PLURAL})\b)"
+    r"[a-z][a-z'\-]*[^s'\W]s\b"
+    # present perfect ("What has she painted?", "Where have I camped?"), "both", "ways"
+    r"|\b(?:what|where|which|who)\s+(?:has|have)\b|\bboth\b|\bwhat\s+ways\b"
+    r"|\bwhat\s+are\s+some\b|\bhow\s+many\b",
+    re.IGNORECASE,
+)
+_DATES = re.compile(
+    r"^\s*when\b|^\s*(?:in\s+|on\s+)?(?:what|which)\s+(?:year|month|day|date)\b", re.IGNORECASE
 )
 _AGENT = re.compile(
     r"\b(?:did|have)\s+you\s+(?:\w+ly\s+)?"
@@ -89,6 +111,16 @@ class Shape:
     to_agent: bool = False
     """It asks what the assistant itself said ("what did you recommend ..."): the
     assistant's turns are the evidence and keep their full weight."""
+    gathers: bool = False
+    """It gathers several things of one kind ("What activities does Melanie do?",
+    "Where has she camped?", "What do they both like?", "In what ways ..."): each is
+    stated in a turn of its own, so recall does not lend a matching turn's score to
+    the replies around it (``RecallSettings.stated_context_weight``)."""
+    dates: bool = False
+    """It asks when something stated happened ("When did Melanie paint a sunrise?",
+    "What year did he start surfing?"): the turn that states it is the evidence, and
+    the replies around it add nothing its own time does not give
+    (``RecallSettings.stated_context_weight``)."""
     words: frozenset[str] = frozenset()
     """The content words that only give the question its shape ("order", "across our
     conversations", "mentioned"): no memory is relevant for holding them."""
@@ -113,6 +145,8 @@ def question_shape(query: str) -> Shape:
         across_sessions=ordered or _ACROSS.search(query) is not None,
         ordered=ordered,
         to_agent=_AGENT.search(query) is not None,
+        gathers=_GATHER.search(query) is not None,
+        dates=_DATES.search(query) is not None,
         words=frozenset().union(*(content_words(m.group(0)) for m in cues), _REPORTING)
         if cues
         else frozenset(),
@@ -128,6 +162,11 @@ class Understood:
     time: TimeFocus | None
     notes: tuple[str, ...] = ()
     shape: Shape = Shape()
+    unnamed: str | None = None
+    """The query with the people it names replaced by "they" ("What instruments does
+    they play?"), ``None`` when it names nobody: what recall embeds, so that the
+    vectors match what is asked rather than every turn near a name (the person
+    boost already prefers the person's own turns)."""
 
 
 def families_named(query: str) -> list[str]:
@@ -157,14 +196,31 @@ class NameBook:
     def find(self, query: str) -> tuple[str, ...]:
         found: set[str] = set()
         for word in _NAME_PART.findall(query):
-            folded = word.casefold()
-            found |= self._owners.get(folded, frozenset())
-            if word[0].isupper() and len(word) >= 3 and folded not in STOP_WORDS:
-                at = bisect_left(self._parts, folded)
-                while at < len(self._parts) and self._parts[at].startswith(folded):
-                    found |= self._owners[self._parts[at]]
-                    at += 1
+            found |= self._named(word)
         return tuple(sorted(found))
+
+    def unnamed(self, query: str) -> str:
+        """``query`` with every word that names someone replaced by "they" ("their" for
+        a possessive): what it asks about them, without who."""
+
+        def pronoun(match: re.Match[str]) -> str:
+            word = match.group(1)
+            if word.casefold() in _ROLE_WORDS or not self._named(word):
+                return match.group(0)  # "the user" is a noun as well as user-9's name
+            return "their" if match.group(2) else "they"
+
+        return _NAME_WORD.sub(pronoun, query)
+
+    def _named(self, word: str) -> frozenset[str]:
+        """The names ``word`` is a part of, or a capitalised prefix of one of."""
+        folded = word.casefold()
+        found = set(self._owners.get(folded, frozenset()))
+        if word[0].isupper() and len(word) >= 3 and folded not in STOP_WORDS:
+            at = bisect_left(self._parts, folded)
+            while at < len(self._parts) and self._parts[at].startswith(folded):
+                found |= self._owners[self._parts[at]]
+                at += 1
+        return frozenset(found)
 
 
 @lru_cache(maxsize=64)
@@ -217,4 +273,5 @@ def understand(
         time=focus,
         notes=tuple(notes),
         shape=question_shape(query),
+        unnamed=name_book(names).unnamed(query) if people else None,
     )
