@@ -180,9 +180,31 @@ def test_the_vectors_see_the_question_without_its_names(memory: Memory, tmp_path
         recall(memory, index, "What does Mel's family do for fun?", tenant=TENANT, touch=False)
         assert embedder.seen == ["What does their family do for fun?"]
         embedder.seen.clear()
-        settings = RecallSettings(names_in_vectors=True)
+        settings = RecallSettings(keep_names=True)
         recall(memory, index, "What does Mel do for fun?", tenant=TENANT, settings=settings)
         assert embedder.seen == ["What does Mel do for fun?"]
+        embedder.seen.clear()
+        recall(memory, index, "Melanie?", tenant=TENANT, touch=False)  # nothing else asked
+        assert embedder.seen == ["Melanie?"]
+
+
+def test_the_words_leave_out_the_one_person_named(memory: Memory, tmp_path: Path) -> None:
+    ids = say(
+        memory,
+        [
+            ("Melanie", "The pottery class was calming, I made two bowls."),
+            ("Caroline", "Thanks, Melanie! Melanie, your bowls look great, Melanie."),
+        ],
+    )
+    with DerivedIndex(tmp_path / "m.index") as index:
+        index.sync(memory.store)
+        plain = _scores(memory, index, "What did Melanie make in class?", window_weight=0.0)
+        kept = _scores(
+            memory, index, "What did Melanie make in class?", window_weight=0.0, keep_names=True
+        )
+    # the name no longer counts for the turn that only addresses her by it
+    assert plain.get(ids[1], 0.0) < kept[ids[1]]
+    assert plain[ids[0]] > plain.get(ids[1], 0.0)
 
 
 def test_only_words_that_name_someone_are_replaced() -> None:
@@ -194,6 +216,7 @@ def test_only_words_that_name_someone_are_replaced() -> None:
         "Where does the user live?"  # a role word is a noun as well as part of a name
     )
     assert understand("Where is the harbour?", names=names, at=at).unnamed is None
+    assert understand("Caroline and Melanie?", names=names, at=at).unnamed is None
 
 
 def test_the_gathering_setting_is_checked() -> None:

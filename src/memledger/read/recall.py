@@ -131,11 +131,12 @@ class RecallSettings:
     vector_weight: float = 1.0
     """Weight of the vector score (cosine above the typical entry's, relative to the
     best hit) beside BM25's (relative to its best)."""
-    names_in_vectors: bool = False
-    """Embed the query as asked. By default the people it names are replaced by "they"
-    first (:attr:`~memledger.read.understand.Understood.unnamed`): a name in the
-    query vector pulls every turn near that name, while the person boost already
-    prefers the person's own turns."""
+    keep_names: bool = False
+    """Search with the query as asked. By default the people it names are replaced by
+    "they" (:attr:`~memledger.read.understand.Understood.unnamed`) in what is
+    embedded, and, when it names one person, in what BM25 matches too: a name pulls
+    every turn near it, the other speaker's "Thanks, Melanie!" among them, while
+    the person boost already prefers the person's own turns."""
     window_weight: float = 1.0
     """Weight of BM25 over a turn together with the turns around it."""
     context_after: tuple[float, ...] = (0.6, 0.4, 0.2, 0.1)
@@ -732,7 +733,10 @@ def recall(
     indexed: dict[str, Hit] = {}  # what the index held for each hit, to check it is current
     lexical: dict[str, float] = {}
     windowed: dict[str, float] = {}
+    unnamed = None if tuning.keep_names else understood.unnamed
     for phrasing in understood.queries:
+        if phrasing == query and unnamed is not None and len(understood.people) == 1:
+            phrasing = unnamed  # the person boost stands for the name
         for found, windows in ((lexical, False), (windowed, True)):
             if windows and not tuning.window_weight:
                 continue
@@ -756,7 +760,7 @@ def recall(
         degraded = "no embedder: lexical only"
     else:
         try:
-            asked = query if tuning.names_in_vectors else understood.unnamed or query
+            asked = unnamed or query
             hits = index.search_vectors(
                 asked, tenant=tenant, k=tuning.candidates, subjects=subjects
             )

@@ -166,7 +166,8 @@ class Understood:
     """The query with the people it names replaced by "they" ("What instruments does
     they play?"), ``None`` when it names nobody: what recall embeds, so that the
     vectors match what is asked rather than every turn near a name (the person
-    boost already prefers the person's own turns)."""
+    boost already prefers the person's own turns); ``None`` too when the names are
+    all it asks ("Melanie?")."""
 
 
 def families_named(query: str) -> list[str]:
@@ -273,5 +274,11 @@ def understand(
         time=focus,
         notes=tuple(notes),
         shape=question_shape(query),
-        unnamed=name_book(names).unnamed(query) if people else None,
+        unnamed=_unnamed(query, names) if people else None,
     )
+
+
+def _unnamed(query: str, names: frozenset[str]) -> str | None:
+    """``query`` without the names it holds, ``None`` when nothing else is asked."""
+    unnamed = name_book(names).unnamed(query)
+    return unnamed if query_terms(unnamed) else None
