@@ -299,6 +299,8 @@ def test_an_order_question_is_shown_in_the_order_things_happened(db: Path) -> No
         "across_sessions": True,
         "ordered": True,
         "to_agent": False,
+        "gathers": False,
+        "dates": False,
     }
     printed = ok(["recall", asked, *ACME, "--db", str(db), *HASHING])
     assert "in the order they happened" in printed
@@ -306,6 +308,8 @@ def test_an_order_question_is_shown_in_the_order_things_happened(db: Path) -> No
     assert printed.index("evt-2") < printed.index("evt-3")  # 10:00, then 11:00
     plain = recall(db, VIOLIN)
     assert plain["order"] == "relevance" and plain["understood"]["shape"]["ordered"] is False
+    gathering = recall(db, "When did I first mention the violin?")
+    assert gathering["understood"]["shape"]["dates"] is True
     assert "in the order they happened" not in ok(
         ["recall", VIOLIN, *ACME, "--db", str(db), *HASHING]
     )

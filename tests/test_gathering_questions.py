@@ -64,6 +64,7 @@ def test_a_question_gathers_when_it_asks_for_several_of_a_kind(
         ("What did Melanie paint when she was young?", False),
         ("What is the date format we agreed on?", False),
         ("Where did Melanie camp?", False),
+        ("When I ask about libraries, what did we pick?", False),  # a condition
     ],
 )
 def test_a_question_dates_when_it_asks_when_something_happened(question: str, dates: bool) -> None:

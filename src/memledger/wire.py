@@ -771,7 +771,10 @@ def recall_to_dict(result: RecallResult) -> JsonObject:
                 "across_sessions": result.understood.shape.across_sessions,
                 "ordered": result.understood.shape.ordered,
                 "to_agent": result.understood.shape.to_agent,
+                "gathers": result.understood.shape.gathers,
+                "dates": result.understood.shape.dates,
             },
+            "unnamed": result.understood.unnamed,
         },
         "items": [
             {

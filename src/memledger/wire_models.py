@@ -550,6 +550,8 @@ class _Shape(WireModel):
     across_sessions: bool
     ordered: bool
     to_agent: bool
+    gathers: bool
+    dates: bool
 
 
 class _Understood(WireModel):
@@ -558,6 +560,8 @@ class _Understood(WireModel):
     time: _Span | None
     notes: list[str]
     shape: _Shape
+    unnamed: str | None
+    """The query with the people it names replaced by "they" (what was embedded)."""
 
 
 class _Passage(WireModel):

@@ -4,9 +4,12 @@
    needed): the people it names (matched
    against the speakers and subjects the index knows, so "Mel" finds
    Melanie), the time it asks about ("in July 2023", "last May", "two weeks
-   ago": :mod:`memledger.read.when`), and, with a rewriter
+   ago": :mod:`memledger.read.when`), its shape
+   (:class:`~memledger.read.understand.Shape`), and, with a rewriter
    (:mod:`memledger.read.rewrite`), alternative phrasings. A failing rewriter
-   is noted and the original query used.
+   is noted and the original query used. The vectors see the query with the
+   people it names replaced by "they", and BM25 does too when it names one
+   person (``keep_names``): the person boost (6) stands for the name.
 2. **Candidates**, filtered by tenant (and subject) inside every source: BM25
    from the tenant's own FTS5 tables (entries and windows), nearest vectors
    from the tenant's own rows (only those nearer than the median entry),
@@ -22,7 +25,9 @@
    score (weights by distance, ``context_after`` and ``context_before``), the
    neighbours joining as candidates: an answer often sits one or two turns
    after the words of the question. Only candidates that pass the recheck (4)
-   lend their score.
+   lend their score. A question whose evidence is the turn that states each
+   thing (one that gathers several of a kind, or asks when something
+   happened) lends only ``stated_context_weight`` (0) of it.
 4. **Canonical recheck**: every candidate is read back from the store in one
    query; a record that is gone, closed (superseded, retracted), revoked, from
    a revoked source, unauthorised, expired or not yet valid at ``valid_at``, or

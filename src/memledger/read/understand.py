@@ -83,7 +83,11 @@ _GATHER = re.compile(
     re.IGNORECASE,
 )
 _DATES = re.compile(
-    r"^\s*when\b|^\s*(?:in\s+|on\s+)?(?:what|which)\s+(?:year|month|day|date)\b", re.IGNORECASE
+    r"^\s*when\b[^,]*\?\s*$"  # "When Jon lost his job?"; not "When I ask ..., what ...?"
+    r"|^\s*when\s+(?:and\s+where\s+)?"
+    r"(?:did|does|do|am|was|were|is|are|will|would|has|have|had|should|can)\b"
+    r"|^\s*(?:in\s+|on\s+)?(?:what|which)\s+(?:year|month|day|date)\b",
+    re.IGNORECASE,
 )
 _AGENT = re.compile(
     r"\b(?:did|have)\s+you\s+(?:\w+ly\s+)?"
