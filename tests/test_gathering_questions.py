@@ -203,9 +203,14 @@ def test_the_words_leave_out_the_one_person_named(memory: Memory, tmp_path: Path
         kept = _scores(
             memory, index, "What did Melanie make in class?", window_weight=0.0, keep_names=True
         )
+        both = "What did Caroline tell Melanie about the bowls?"
+        two = _scores(memory, index, both, window_weight=0.0)
+        two_kept = _scores(memory, index, both, window_weight=0.0, keep_names=True)
     # the name no longer counts for the turn that only addresses her by it
     assert plain.get(ids[1], 0.0) < kept[ids[1]]
     assert plain[ids[0]] > plain.get(ids[1], 0.0)
+    # with two people named no boost stands for either: BM25 keeps the names
+    assert two == pytest.approx(two_kept) and two[ids[1]] > 0
 
 
 def test_only_words_that_name_someone_are_replaced() -> None:
