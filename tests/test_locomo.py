@@ -422,6 +422,35 @@ def test_the_memledger_retriever_runs_through_the_write_and_read_paths(
     assert memledger["recall"]["overall"]["5"] > bm25["recall"]["overall"]["5"]
 
 
+def test_recall_settings_reach_the_memledger_retrievers(locomo_file: Path, tmp_path: Path) -> None:
+    runs = {}
+    for name, extra in (("default", []), ("strict", ["--recall-settings", '{"floor": 1.0}'])):
+        out = tmp_path / f"{name}.json"
+        args = ["bench", "locomo", str(locomo_file), "--retriever", "memledger-hashing"]
+        result = CliRunner().invoke(app, [*args, *extra, "--json", str(out)])
+        assert result.exit_code == 0, result.output
+        runs[name] = json.loads(out.read_text())["recall"]["overall"]["20"]
+    # a floor of 1.0 keeps only the turns that hold every content word of the question
+    assert runs["strict"] < runs["default"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ("{floor: 1}", "not JSON"),
+        ("[1, 2]", "takes a JSON object"),
+        ('{"vector_wieght": 1}', "no setting 'vector_wieght'"),
+        ('{"vector_weight": -1}', "vector_weight must be a finite number >= 0"),
+    ],
+)
+def test_bad_recall_settings_exit_2(locomo_file: Path, settings: str, message: str) -> None:
+    result = CliRunner().invoke(
+        app, ["bench", "locomo", str(locomo_file), "--recall-settings", settings]
+    )
+    assert result.exit_code == 2
+    assert message in result.output
+
+
 def test_the_memledger_retriever_on_postgresql_matches_sqlite(
     locomo_file: Path, tmp_path: Path, postgres: PostgresServer, scratch_databases: list[str]
 ) -> None:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -16,9 +17,13 @@ from rich.progress import Progress, TaskID
 from memledger._openai_http import redact_url
 from memledger.cli import render
 from memledger.cli._run import CliError
+from memledger.errors import InvalidQueryError
 from memledger.eval import bench_recall, bench_write
 from memledger.eval._scratch import is_postgres
 from memledger.eval.machine import describe
+
+if TYPE_CHECKING:
+    from memledger.read.recall import RecallSettings
 
 bench = typer.Typer(help="Benchmarks (figures for the README; not tests).", no_args_is_help=True)
 
@@ -297,6 +302,15 @@ def locomo(
             "there, dropped after the run. Default: a SQLite file in a temporary folder.",
         ),
     ] = None,
+    recall_settings: Annotated[
+        str | None,
+        typer.Option(
+            metavar="JSON",
+            help="RecallSettings of the memledger retrievers as a JSON object, e.g. "
+            '\'{"keep_names": true, "vector_weight": 0.6}\' (the benchmark\'s floor of 0 '
+            "stays unless given): a setting's effect, measured with the same command.",
+        ),
+    ] = None,
 ) -> None:
     """LoCoMo turn-level evidence recall@k over raw turns, one row per retriever x category.
 
@@ -319,7 +333,8 @@ def locomo(
         dataset = dataset.limit(limit_conversations)
     if store is not None and not is_postgres(store):
         raise CliError(f"--store takes a postgresql:// URL, got {store!r}")
-    with _store_server(store):
+    tuning = _recall_settings(recall_settings)
+    with _store_server(store), _tuned(tuning):
         retrievers = [(name, harness.create_retriever(name)) for name in names]
     reports: list[harness.Report] = []
     with render.progress_bar() as progress:
@@ -433,6 +448,42 @@ def serve(
     Console(soft_wrap=True).print(bench_serve.markdown(report), markup=False, highlight=False)
     if json_out is not None:
         json_out.write_text(json.dumps(report, indent=2) + "\n")
+
+
+def _recall_settings(text: str | None) -> RecallSettings | None:
+    """``--recall-settings``: a JSON object of RecallSettings fields, floor 0 unless given."""
+    from memledger.read.recall import RecallSettings
+
+    if text is None:
+        return None
+    try:
+        fields = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CliError(f"--recall-settings is not JSON: {exc}") from exc
+    if not isinstance(fields, dict):
+        raise CliError(f"--recall-settings takes a JSON object, got {text!r}")
+    known = {f.name for f in dataclasses.fields(RecallSettings)}
+    unknown = sorted(set(fields) - known)
+    if unknown:
+        raise CliError(
+            f"--recall-settings: no setting {', '.join(map(repr, unknown))}; "
+            f"known: {', '.join(sorted(known))}"
+        )
+    try:
+        return RecallSettings(**{"floor": 0.0, **fields})
+    except (InvalidQueryError, TypeError) as exc:
+        raise CliError(f"--recall-settings: {exc}") from exc
+
+
+@contextmanager
+def _tuned(settings: RecallSettings | None) -> Iterator[None]:
+    from memledger.eval.locomo._memledger import SETTINGS
+
+    token = SETTINGS.set(settings)
+    try:
+        yield
+    finally:
+        SETTINGS.reset(token)
 
 
 @contextmanager

@@ -52,6 +52,13 @@ STORE_SERVER: ContextVar[str | None] = ContextVar("memledger_bench_store_server"
 in a scratch database there (``bench locomo --store``); unset, a SQLite file."""
 
 
+SETTINGS: ContextVar[RecallSettings | None] = ContextVar(
+    "memledger_bench_recall_settings", default=None
+)
+"""Recall settings for retrievers created while it is set without settings of their own
+(``bench locomo --recall-settings``); unset, ``RecallSettings(floor=0.0)``."""
+
+
 class MemledgerRetriever:
     """recall over a scratch store fed through the normal write path."""
 
@@ -71,7 +78,7 @@ class MemledgerRetriever:
         self._index = open_index(store, embedder=embedder)
         self._memory = Memory(store, clock=self._clock, index=self._index)
         self._tenant = ""
-        self._settings = settings or RecallSettings(floor=0.0)
+        self._settings = settings or SETTINGS.get() or RecallSettings(floor=0.0)
         self._passages: dict[str, str] = {}
 
     def prepare(self, conversation: Conversation, /) -> None:
