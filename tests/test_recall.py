@@ -186,8 +186,8 @@ def test_old_memories_are_down_weighted_not_dropped() -> None:
 def test_old_is_relative_to_how_far_back_the_history_goes(
     memory: Memory, index: DerivedIndex, clock: FrozenClock
 ) -> None:
-    """A turn 400 days old in a history of 400 days keeps 0.3 + 0.7 * exp(-1/3) of its
-    score (the constant is 3 x the span); with ``tau_span=0`` the fixed 180 days
+    """A turn 400 days old in a history of 400 days keeps 0.3 + 0.7 * exp(-1/10) of its
+    score (the constant is 10 x the span); with ``tau_span=0`` the fixed 180 days
     leave it 0.3 + 0.7 * exp(-400/180)."""
     from datetime import timedelta
 
@@ -205,8 +205,9 @@ def test_old_is_relative_to_how_far_back_the_history_goes(
         i.record.source_event_id: i.time_weight
         for i in recall(memory, index, asked, tenant=TENANT, valid_at=now, touch=False).items
     }  # not touched: a read would lift what it hands out (test_decay.py)
-    assert weights["t0"] == pytest.approx(time_weight(400, tau_days=1200))
-    assert weights["t0"] == pytest.approx(0.3 + 0.7 * math.exp(-1 / 3))
+    assert RecallSettings().tau_span == 10.0
+    assert weights["t0"] == pytest.approx(time_weight(400, tau_days=4000))
+    assert weights["t0"] == pytest.approx(0.3 + 0.7 * math.exp(-1 / 10))
     fixed = RecallSettings(tau_span=0.0)
     found = recall(memory, index, asked, tenant=TENANT, valid_at=now, settings=fixed)
     weights = {i.record.source_event_id: i.time_weight for i in found.items}

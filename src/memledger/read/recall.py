@@ -46,7 +46,7 @@
    ``0.3 + 0.7 * exp(-age / tau)`` (old memories are down-weighted, never
    dropped; ``age`` is the time since the memory was last touched: stated,
    stated again or handed out by a read, :mod:`memledger.read.access`; ``tau``
-   is 180 days or 3 times the span of the history the candidates come from,
+   is 180 days or 10 times the span of the history the candidates come from,
    whichever is longer: old is relative to how far back the tenant's memory
    goes) x confidence (for a volatile kind, ``half_lives``, halving with each
    half-life since the last touch; below ``min_confidence`` the memory is left
@@ -125,11 +125,14 @@ class RecallSettings:
     tau_days: float = 180.0
     """The least half-life-like constant of the time weight, in days (see
     ``tau_span``)."""
-    tau_span: float = 3.0
+    tau_span: float = 10.0
     """The time weight's constant is at least this many times the span of the history
     the query's candidates come from (from the oldest to ``valid_at``): "old" is
     relative to how far back this tenant's memory goes, so months-old turns of a
-    year of history are not treated as stale. 0 keeps ``tau_days`` alone."""
+    year of history are not treated as stale (the oldest keeps 0.93 of its score).
+    0 keeps ``tau_days`` alone. Measured on both dev corpora: 3 / 5 / 10 / 20 gave
+    locomo-dev 0.820 / 0.821 / 0.825 / 0.825 and beam-dev 0.702 / 0.711 / 0.714 /
+    0.714."""
     floor: float = 0.25
     candidates: int = 50
     """How many hits each source (BM25, BM25 over windows, vectors) contributes."""
