@@ -14,8 +14,9 @@ which families it touches, and, with a rewriter, how else it could be asked.
   said ("what did you recommend"), gathers several things of one kind
   ("what activities ...", "where has she camped?"), or asks when something
   stated happened ("when did ...").
-* **Without names**: the query with the people it names replaced by "they",
-  for the embedder (:attr:`Understood.unnamed`).
+* **Without names**: the query with the people it names replaced by "they"
+  (:attr:`Understood.unnamed`): what recall embeds, and what BM25 matches when
+  it names one person.
 * **Phrasings**: an optional :class:`~memledger.read.rewrite.QueryRewriter`;
   its failure becomes a note and the original query is used.
 """
