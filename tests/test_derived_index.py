@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from embedder_helpers import HashingWrapper
 from memledger import Claim, InvalidQueryError, Memory
 from memledger.errors import EmbedderError, InvalidInputError
 from memledger.index.derived import DerivedIndex, IndexStatus, default_index_path
@@ -184,21 +185,13 @@ def test_another_tenants_documents_never_change_a_tenants_scores(
 # -- vectors, degradation, reopening, neighbours ----------------------------------------
 
 
-class FlakyEmbedder:
+class FlakyEmbedder(HashingWrapper):
     """The hashing embedder, except that it raises while ``failing`` is set."""
 
     def __init__(self, *, failing: bool = True) -> None:
-        self.inner = HashingEmbedder()
+        super().__init__()
         self.failing = failing
         self.calls = 0
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def dimensions(self) -> int:
-        return self.inner.dimensions
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         self.calls += 1

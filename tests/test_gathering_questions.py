@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from embedder_helpers import HashingWrapper
 from memledger import Memory
 from memledger.domain.records import Actor, SourceEvent
 from memledger.errors import InvalidQueryError
 from memledger.index.derived import DerivedIndex
-from memledger.index.embedders import HashingEmbedder, Vectors
+from memledger.index.embedders import Vectors
 from memledger.read.recall import RecallSettings, recall
 from memledger.read.understand import question_shape, understand
 from memledger.store import open_store
@@ -89,20 +90,12 @@ def say(memory: Memory, lines: Sequence[tuple[str, str]]) -> list[str]:
     return [f"t{n}" for n in range(len(lines))]
 
 
-class RecordingEmbedder:
+class RecordingEmbedder(HashingWrapper):
     """The hashing embedder, keeping every text it was asked to embed."""
 
     def __init__(self) -> None:
-        self.inner = HashingEmbedder()
+        super().__init__()
         self.seen: list[str] = []
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def dimensions(self) -> int:
-        return self.inner.dimensions
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         self.seen.extend(texts)

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from embedder_helpers import HashingWrapper
 from memledger import Memory
 from memledger.domain.records import Actor, SourceEvent
 from memledger.domain.text import ends_asking
@@ -28,20 +29,12 @@ TENANT = "acme"
 START = datetime(2023, 5, 8, 13, 0, tzinfo=UTC)
 
 
-class FlakyEmbedder:
+class FlakyEmbedder(HashingWrapper):
     """The hashing embedder, failing while ``down`` is set."""
 
     def __init__(self) -> None:
-        self.inner = HashingEmbedder()
+        super().__init__()
         self.down = False
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def dimensions(self) -> int:
-        return self.inner.dimensions
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         if self.down:
