@@ -334,7 +334,7 @@ def locomo(
     if store is not None and not is_postgres(store):
         raise CliError(f"--store takes a postgresql:// URL, got {store!r}")
     tuning = _recall_settings(recall_settings)
-    with _store_server(store), _tuned(tuning):
+    with _retrievers_made_with(store, tuning):
         retrievers = [(name, harness.create_retriever(name)) for name in names]
     reports: list[harness.Report] = []
     with render.progress_bar() as progress:
@@ -476,22 +476,14 @@ def _recall_settings(text: str | None) -> RecallSettings | None:
 
 
 @contextmanager
-def _tuned(settings: RecallSettings | None) -> Iterator[None]:
-    from memledger.eval.locomo._memledger import SETTINGS
+def _retrievers_made_with(url: str | None, settings: RecallSettings | None) -> Iterator[None]:
+    """The memledger retrievers created inside keep their store on ``url`` (a
+    PostgreSQL server, else SQLite) and recall with ``settings``."""
+    from memledger.eval.locomo._memledger import SETTINGS, STORE_SERVER
 
-    token = SETTINGS.set(settings)
+    server, tuned = STORE_SERVER.set(url), SETTINGS.set(settings)
     try:
         yield
     finally:
-        SETTINGS.reset(token)
-
-
-@contextmanager
-def _store_server(url: str | None) -> Iterator[None]:
-    from memledger.eval.locomo._memledger import STORE_SERVER
-
-    token = STORE_SERVER.set(url)
-    try:
-        yield
-    finally:
-        STORE_SERVER.reset(token)
+        SETTINGS.reset(tuned)
+        STORE_SERVER.reset(server)
