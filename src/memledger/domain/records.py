@@ -566,6 +566,15 @@ class MemoryRecord:
         )
 
     @property
+    def session(self) -> str | None:
+        """For an episode, the session (``metadata["session"]`` of its event) it was said
+        in; ``None`` for any other record and for a turn outside any session."""
+        if self.kind == "episode" and isinstance(self.value, dict):
+            session = self.value.get("session")
+            return session if isinstance(session, str) else None
+        return None
+
+    @property
     def summary_of(self) -> str | None:
         """For a session summary (:mod:`memledger.write.compact`), the session whose
         episodes it covers; ``None`` for any other record."""

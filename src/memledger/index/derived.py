@@ -216,10 +216,8 @@ def _thread(record: MemoryRecord) -> str | None:
     """The thread a turn belongs to: its session *within its subject*. Two subjects
     never share a thread (not even a session id, or the channel a turn without a
     session falls back to), so no window or neighbour crosses subjects."""
-    if record.kind == "episode" and isinstance(record.value, dict):
-        session = record.value.get("session")
-        return f"{record.subject}\x1f{session}" if isinstance(session, str) else None
-    return None
+    session = record.session
+    return None if session is None else f"{record.subject}\x1f{session}"
 
 
 class DerivedIndex:

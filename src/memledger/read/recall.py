@@ -580,11 +580,10 @@ def _with_standing(
 
 
 def session_of(record: MemoryRecord) -> str | None:
-    """The session (within its subject) a turn was said in; ``None`` for other records."""
-    session = record.value.get("session") if isinstance(record.value, dict) else None
-    if record.kind != "episode" or not isinstance(session, str):
-        return None
-    return f"{record.subject}\x1f{session}"
+    """The session (within its subject) a turn was said in; ``None`` for other records
+    (the index's thread of a turn)."""
+    session = record.session
+    return None if session is None else f"{record.subject}\x1f{session}"
 
 
 def _spread(

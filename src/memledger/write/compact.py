@@ -99,10 +99,9 @@ class CompactionReceipt:
 
 def session_of(record: MemoryRecord) -> str | None:
     """The session of an episode that compaction may cover (open, not a summary)."""
-    if record.kind != "episode" or record.status != "active" or record.summary_of is not None:
+    if record.status != "active" or record.summary_of is not None:
         return None
-    session = record.value.get("session") if isinstance(record.value, dict) else None
-    return session if isinstance(session, str) else None
+    return record.session
 
 
 def due_sessions(
