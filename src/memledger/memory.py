@@ -802,7 +802,7 @@ class Memory:
                 for slot in unit.families(tenant, s)
                 if family is None or slot.family == family
             ]
-        with self.store.write() as unit:
+        with self.store.read() if dry_run else self.store.write() as unit:  # a dry run reads
             return consolidate_records(
                 unit,
                 tenant,
@@ -861,7 +861,7 @@ class Memory:
         check_reason(reason, self.limits)
         with self.store.read() as unit:
             subjects = [subject] if subject is not None else _all_subjects(unit, tenant)
-        with self.store.write() as unit:
+        with self.store.read() if dry_run else self.store.write() as unit:  # a dry run reads
             return compact_sessions(
                 unit,
                 tenant,
