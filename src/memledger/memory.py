@@ -56,6 +56,7 @@ from memledger.errors import (
 )
 from memledger.freshness import Freshness, ReadStats, freshness
 from memledger.gate import Check, GateDecision, decide
+from memledger.index.catchup import CatchUp, catch_up
 from memledger.index.derived import Index, Progress, default_index_path, open_index
 from memledger.index.embedders import default_embedder
 from memledger.ports import (
@@ -125,6 +126,7 @@ class Memory:
         index: Index | None = None,
         limits: Limits | None = None,
         hot: HotTier | None = None,
+        catch_up: CatchUp | None = None,
     ) -> None:
         self.store = store
         self.clock: Clock = clock or SystemClock()
@@ -149,6 +151,10 @@ class Memory:
         """The hot cache of current values and prepared results (latency tiers); pass
         ``hot=HotTier(cache=RedisHotCache(url))`` to share it between processes."""
         self._schemas = TenantSchemas(self.schema, store)
+        if catch_up is not None and not isinstance(catch_up, CatchUp):
+            raise InvalidInputError(f"catch_up must be a CatchUp, got {type(catch_up).__name__}")
+        self.catch_up = catch_up or CatchUp()
+        """How much of its tenant's index backlog a read applies (:class:`CatchUp`)."""
 
     @classmethod
     def open(
@@ -297,9 +303,9 @@ class Memory:
     ) -> RecallResult:
         """The ``k`` most useful memories for ``query`` (:func:`memledger.read.recall.recall`).
 
-        ``sync=True`` first applies what the outbox holds beyond the index's
-        cursor (one cheap query when it is caught up); with ``sync=False`` a
-        lagging index is read as it is, and ``index_lag`` says by how much.
+        ``sync=True`` first applies at most :attr:`catch_up`'s share of what the
+        outbox holds beyond the index's cursor (one cheap query when it is caught up);
+        a lagging index is then read as it is, and ``index_lag`` says by how much.
         ``visible`` (a subject -> bool test, e.g. a key's ``Principal.may_read``) keeps
         every record of a subject it refuses out of the result.
         """
@@ -307,8 +313,8 @@ class Memory:
             query, tenant, subject, k, min_revision=min_revision, settings=settings
         )  # before any index work
         self._take_read(tenant)
-        if sync:
-            self.index.sync(self.store, tenant=tenant)  # this tenant's rows only
+        if sync:  # this tenant's rows only, within the bound
+            catch_up(self.index, self.store, tenant=tenant, bound=self.catch_up)
         return recall(
             self,
             self.index,
@@ -362,7 +368,7 @@ class Memory:
             )
         self._take_read(tenant)
         if sync and tier == "full":
-            self.index.sync(self.store, tenant=tenant)
+            catch_up(self.index, self.store, tenant=tenant, bound=self.catch_up)
         return build(
             self,
             self.index if tier == "full" else self._index,  # the hot tiers need none

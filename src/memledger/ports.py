@@ -269,6 +269,10 @@ class UnitOfWork(Protocol):
         """The newest outbox sequence (0 when empty)."""
         ...
 
+    def outbox_count(self, *, after: int) -> int:
+        """How many outbox rows of every tenant have a sequence above ``after``."""
+        ...
+
     # revocation
     def add_revoked_source(
         self, tenant: str, subject: str, family: str, *, event_id: str, generation: int

@@ -723,6 +723,7 @@ def work_report_to_dict(report: WorkReport, *, mode: str, stopped_by: str | None
         "outcomes": {o: report.outcomes.get(o, 0) for o in get_args(JobOutcome)},
         "errors": list(report.errors),
         "expired": report.expired,
+        "indexed": report.indexed,
     }
 
 

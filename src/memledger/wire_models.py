@@ -441,6 +441,8 @@ class WorkReport(WireModel):
     outcomes: dict[JobOutcome, int]
     errors: list[str]
     expired: int
+    indexed: int
+    """Outbox rows the worker applied to the derived index."""
 
 
 class ClaimOut(WireModel):
@@ -656,6 +658,9 @@ class Packet(WireModel):
     items: list[_PacketItem]
     excluded: list[_Left]
     notes: list[str]
+    index_lag: int | None
+    """Outbox rows of the tenant the index had not applied when the packet's recall read
+    it (``null``: no recall read the index)."""
     sha256: str
     text: str
 

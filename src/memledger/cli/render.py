@@ -485,6 +485,8 @@ def work_report(console: Console, report: WorkReport, *, title: str) -> None:
     console.print(table)
     if report.expired:
         console.print(Text(f"{report.expired} expired record(s) erased"))
+    if report.indexed:
+        console.print(Text(f"{report.indexed} outbox row(s) applied to the index"))
     if report.errors:
         console.print(Text(f"errors ({len(report.errors)}):"))
         for error in report.errors:

@@ -63,6 +63,7 @@ import hashlib
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,6 +86,7 @@ from memledger.index._ann import ANN_THRESHOLD, AnnStatus, Graphs, TenantAnn
 from memledger.index._base import Embedder, Hit
 from memledger.index._fts import scope_token, search_subjects, search_tenant, table_name
 from memledger.index._vectors import Matrix
+from memledger.index.catchup import pending
 from memledger.index.lexical import entry_text, query_terms
 from memledger.ports import Store
 
@@ -383,10 +385,14 @@ class DerivedIndex:
     def lag(self, store: Store, *, tenant: str | None = None) -> int:
         """Outbox rows the index has not applied yet (0: caught up): of every tenant, or
         of ``tenant`` only (what its reads are behind by)."""
-        with store.read() as unit:
-            if tenant is not None:
+        if tenant is not None:
+            with store.read() as unit:
                 return unit.outbox_pending(tenant, after=self.cursor_of(tenant))
-            return max(0, unit.outbox_head() - self.cursor)
+        with self._lock:
+            cursor = int(self._get("cursor") or 0)
+            ahead = dict(self._conn.execute("SELECT tenant, seq FROM cursors").fetchall())
+        with store.read() as unit:
+            return pending(unit, cursor=cursor, ahead=ahead)
 
     @property
     def degraded(self) -> str | None:
@@ -417,9 +423,11 @@ class DerivedIndex:
         tenant: str | None = None,
         batch: int = 500,
         limit: int | None = None,
+        deadline: float | None = None,
         progress: Progress | None = None,
     ) -> int:
-        """Apply outbox rows after the cursor (all, or ``limit``); returns how many.
+        """Apply outbox rows after the cursor (all, or ``limit``, in batches of ``batch``,
+        none begun once :func:`time.monotonic` reaches ``deadline``); returns how many.
 
         With ``tenant`` only that tenant's rows are applied (what a recall needs: its
         work never grows with another tenant's writes) and the tenant's own cursor
@@ -428,10 +436,12 @@ class DerivedIndex:
         transaction), so an older row is never applied after a newer one.
         """
         applied = 0
-        total = self.lag(store, tenant=tenant)
+        total = 0 if progress is None else self.lag(store, tenant=tenant)  # (for the bar)
         if limit is not None:
             total = min(total, limit)
-        while limit is None or applied < limit:
+        while (limit is None or applied < limit) and (
+            deadline is None or time.monotonic() < deadline
+        ):
             size = batch if limit is None else min(batch, limit - applied)
             start = self.cursor if tenant is None else self.cursor_of(tenant)
             with store.read() as unit:

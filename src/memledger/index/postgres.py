@@ -58,6 +58,7 @@ from memledger.index._ann import ANN_THRESHOLD, AnnStatus
 from memledger.index._base import Embedder, Hit
 from memledger.index._fts import _hit
 from memledger.index._tokens import STEMMER_VERSION, stem, tokens
+from memledger.index.catchup import pending
 from memledger.index.derived import (
     WINDOW_AFTER,
     WINDOW_BEFORE,
@@ -315,10 +316,15 @@ class PostgresIndex:
 
     def lag(self, store: Store, *, tenant: str | None = None) -> int:
         """Outbox rows the index has not applied yet: of every tenant, or of ``tenant``."""
-        with store.read() as unit:
-            if tenant is not None:
+        if tenant is not None:
+            with store.read() as unit:
                 return unit.outbox_pending(tenant, after=self.cursor_of(tenant))
-            return max(0, unit.outbox_head() - self.cursor)
+        ns = self.ns
+        with self._connection() as conn:
+            cursor = int(_get(conn, ns, "cursor") or 0)
+            ahead = dict(conn.execute(f"SELECT tenant, seq FROM {ns}.cursors").fetchall())
+        with store.read() as unit:
+            return pending(unit, cursor=cursor, ahead=ahead)
 
     @property
     def degraded(self) -> str | None:
@@ -348,9 +354,11 @@ class PostgresIndex:
         tenant: str | None = None,
         batch: int = 500,
         limit: int | None = None,
+        deadline: float | None = None,
         progress: Progress | None = None,
     ) -> int:
-        """Apply outbox rows after the cursor (all, or ``limit``); returns how many.
+        """Apply outbox rows after the cursor (all, or ``limit``, none begun past
+        ``deadline``); returns how many.
         As :meth:`DerivedIndex.sync <memledger.index.derived.DerivedIndex.sync>`."""
         ns = self.ns
         applied = 0
@@ -359,7 +367,9 @@ class PostgresIndex:
             total = self.lag(store, tenant=tenant)
             if limit is not None:
                 total = min(total, limit)
-        while limit is None or applied < limit:
+        while (limit is None or applied < limit) and (
+            deadline is None or time.monotonic() < deadline
+        ):
             size = batch if limit is None else min(batch, limit - applied)
             start = self.cursor if tenant is None else self.cursor_of(tenant)
             rows, records = _read_outbox(store, start, limit=size, tenant=tenant)

@@ -304,6 +304,7 @@ class _Tools:
                 "tokens": packet.tokens,
                 "budget": packet.budget.total,
                 "memories": memories,
+                "index_lag": packet.index_lag,
                 "text": packet.text,
             }
             return ok_result(payload, text=packet.text)

@@ -327,6 +327,9 @@ class Packet:
     text: str
     tokenizer: str
     notes: tuple[str, ...] = ()
+    index_lag: int | None = None
+    """Outbox rows of the tenant the derived index had not applied when the packet's
+    recall read it (``None``: no recall read the index)."""
 
     @property
     def sha256(self) -> str:
@@ -351,6 +354,7 @@ class Packet:
             "items": [i.to_dict() for i in self.items],
             "excluded": [e.to_dict() for e in self.excluded],
             "notes": list(self.notes),
+            "index_lag": self.index_lag,
             "sha256": self.sha256,
             "text": self.text,
         }
@@ -727,6 +731,7 @@ def build(
     if routing.corpus and corpus is not None:
         queries = (request, *routing.entities)
         _documents(corpus, queries, tenant=tenant, now=created, into=gathered)
+    index_lag: int | None = None
     if routing.memory and tier != "full":
         if subject is None or hot is None:
             raise InvalidInputError(f"tier {tier!r} needs a subject and a hot tier")
@@ -752,6 +757,7 @@ def build(
             touch=False,  # the packet notes what it places, below
         )
         _recalled(found, into=gathered)
+        index_lag = found.index_lag
         if subject is not None and hot is not None:
             _preferences(memory, hot, tenant=tenant, subject=subject, at=valid_at, into=gathered)
     if session is not None:
@@ -776,6 +782,7 @@ def build(
         text=text,
         tokenizer=getattr(counter, "name", type(counter).__name__),
         notes=tuple(gathered.notes),
+        index_lag=index_lag,
     )
     if store:
         save(memory, packet, gathered.candidates)

@@ -528,6 +528,10 @@ class SqlUnit(ServiceRows):
         row = self._one("SELECT coalesce(max(seq), 0) FROM outbox", ())
         return int(row[0])
 
+    def outbox_count(self, *, after: int) -> int:
+        row = self._one("SELECT count(*) FROM outbox WHERE seq > ?", (after,))
+        return int(row[0])
+
     def add_mention(self, tenant: str, memory_id: str, *, event_id: str, at: datetime) -> bool:
         cursor = self.conn.execute(
             "SELECT 1 FROM mentions WHERE tenant = ? AND memory_id = ? AND event_id = ?",

@@ -38,12 +38,14 @@ from memledger.domain.limits import check_claims
 from memledger.domain.prefilter import PrefilterSettings, prefilter
 from memledger.domain.records import Claim, Job, JsonValue, Receipt, SourceEvent
 from memledger.errors import (
+    EmbedderError,
     ExtractionError,
     InvalidInputError,
     LimitExceededError,
     StoreError,
     StoreLockedError,
 )
+from memledger.index.catchup import feed
 from memledger.ports import Extraction, Extractor, UnitOfWork
 from memledger.write.batch import Batch, stable_id, validate
 from memledger.write.commit import commit_event
@@ -70,6 +72,15 @@ class WorkerSettings:
     max_backoff: timedelta = timedelta(minutes=10)
     batch: int = 32
     """Jobs leased and committed per transaction (each under its own savepoint)."""
+    index_rows: int = 500
+    """Outbox rows of the derived index's backlog (every tenant's) :meth:`Worker.run`
+    applies per round, so that reads find the index caught up (0: leave it to reads
+    and ``memledger reindex``; see :mod:`memledger.index.catchup`)."""
+
+    def __post_init__(self) -> None:
+        rows = self.index_rows
+        if isinstance(rows, bool) or not isinstance(rows, int) or rows < 0:
+            raise InvalidInputError(f"index_rows must be an integer >= 0, got {rows!r}")
 
     def delay(self, attempts: int) -> timedelta:
         """Wait before attempt ``attempts + 1``: doubling from ``backoff``, capped."""
@@ -113,6 +124,8 @@ class WorkReport:
     errors: list[str] = field(default_factory=list)
     expired: int = 0
     """Records erased because their expiry came (``run(expire_every=...)``)."""
+    indexed: int = 0
+    """Outbox rows :meth:`Worker.run` applied to the derived index."""
 
     @property
     def jobs(self) -> int:
@@ -421,7 +434,9 @@ class Worker:
         """Run jobs until ``stop`` is set (checked after every batch), sleeping ``poll``
         seconds when idle. Keeps the latest 100 errors. With ``expire_every`` (seconds),
         also erase what expired (:meth:`memledger.memory.Memory.expire`) at that pace,
-        first at the start."""
+        first at the start. Each round also applies up to ``settings.index_rows`` rows of
+        the derived index's backlog; the worker sleeps only when it found neither jobs
+        nor backlog."""
         report = WorkReport()
         due = time.monotonic()
         while not stop.is_set():
@@ -436,6 +451,21 @@ class Worker:
             batch = self.drain(tenant=tenant, limit=self.settings.batch)
             report.outcomes.update(batch.outcomes)
             report.errors = [*report.errors, *batch.errors][-100:]
-            if batch.jobs == 0:
+            indexed = self._feed_index(report, tenant)
+            if batch.jobs == 0 and indexed == 0:
                 stop.wait(poll)
         return report
+
+    def _feed_index(self, report: WorkReport, tenant: str | None) -> int:
+        """One bounded step of the index's catch-up (``tenant``'s, or every tenant's);
+        the rows applied."""
+        if self.settings.index_rows <= 0:
+            return 0
+        rows = self.settings.index_rows
+        try:
+            applied = feed(self.memory.index, self.memory.store, rows=rows, tenant=tenant)
+        except (StoreError, EmbedderError) as exc:  # busy, down or not loading: next round
+            report.errors = [*report.errors, f"index: {exc}"][-100:]
+            return 0
+        report.indexed += applied
+        return applied
