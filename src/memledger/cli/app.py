@@ -1321,6 +1321,8 @@ def worker(
     On the first signal the batch in progress finishes and a summary of the
     jobs by outcome is printed; a second signal stops at once. A job whose
     extraction fails stays queued for a retry, its reason shown by `jobs`.
+    Between batches it applies up to 500 rows of the derived index's backlog, so
+    that reads find the index caught up.
     """
     if tenant is not None:
         require_id(tenant, "tenant", InvalidQueryError)
