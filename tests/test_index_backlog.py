@@ -11,11 +11,13 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+import anyio
 import httpx
 import pytest
 from typer.testing import CliRunner
 
 from embedder_helpers import HashingWrapper
+from mcp_helpers import http_client, payload, serving
 from memledger import Memory, Receipt
 from memledger.api import create_app
 from memledger.cli import app
@@ -25,7 +27,7 @@ from memledger.index.catchup import CatchUp
 from memledger.index.derived import DerivedIndex, Index, default_index_path
 from memledger.index.embedders import Vectors, default_embedder
 from memledger.index.postgres import PostgresIndex
-from memledger.serve import BackgroundWorker
+from memledger.serve import BackgroundWorker, ServeConfig, build_app
 from memledger.store import open_store
 from memledger.testing import FrozenClock, FunctionExtractor
 from memledger.testing.http import serve
@@ -235,6 +237,24 @@ def test_recall_and_context_over_http_say_how_far_behind_the_index_is(memory: Me
     assert packet.json()["index_lag"] == 2 * BURST - 2 * BOUND == _lag(memory)
     (item,) = [i for i in packet.json()["items"] if i["section"] == "memories"]
     assert item["memory_id"] == _current(memory)
+
+
+@sqlite_only
+def test_recall_and_context_over_mcp_say_how_far_behind_the_index_is(memory: Memory) -> None:
+    _burst(memory)
+    _, token = memory.create_key(TENANT, SUBJECT, grants=[FAMILY])
+    lags: list[int] = []
+
+    async def main(url: str) -> None:
+        async with http_client(url, token) as client:
+            recalled = await client.call_tool("recall", {"query": QUERY, "subject": SUBJECT})
+            packet = await client.call_tool("context", {"request": QUERY, "subject": SUBJECT})
+            lags.extend((payload(recalled)["index_lag"], payload(packet)["index_lag"]))
+            assert payload(packet)["memories"][0]["memory_id"] == _current(memory)
+
+    with serving(build_app(memory, ServeConfig(web=False))) as base:
+        anyio.run(main, f"{base}/mcp")
+    assert lags == [2 * BURST - 1 - BOUND, 2 * BURST - 1 - 2 * BOUND] and lags[1] == _lag(memory)
 
 
 def test_the_background_worker_catches_the_index_up(memory: Memory) -> None:
