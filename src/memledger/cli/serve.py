@@ -49,7 +49,11 @@ def serve_command(
     ] = None,
     extractor: ExtractorChoice = "rules",
     no_worker: Annotated[
-        bool, typer.Option("--no-worker", help="Do not run the extraction queue here.")
+        bool,
+        typer.Option(
+            "--no-worker",
+            help="Do not run the extraction queue and the index's catch-up here.",
+        ),
     ] = False,
     poll: Poll = 0.5,
     batch: Batch = BATCH,
