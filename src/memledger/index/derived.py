@@ -10,9 +10,11 @@ speaker, the thread and the time, so recall can match people and read a hit's
 neighbouring turns. A thread is a session within one subject: two subjects
 never share one, so no window or neighbour crosses subjects.
 
-Feeding is per tenant when asked (a recall syncs its own tenant only, moving
-that tenant's cursor ahead of the global one; a sync of every tenant skips the
-rows a tenant's sync applied, checked inside its write transaction).
+Feeding is per tenant when asked (a recall syncs a bounded part of its own
+tenant's rows only, :mod:`memledger.index.catchup`, moving that tenant's cursor
+ahead of the global one; a sync of every tenant skips the rows a tenant's sync
+applied, checked inside its write transaction, and :meth:`DerivedIndex.lag` of
+every tenant counts them as applied).
 
 Lexical: each tenant has its own FTS5 tables (BM25 weighs terms by corpus
 statistics; a shared table would let one tenant's documents change another's
