@@ -209,11 +209,18 @@ def test_a_read_spends_at_most_its_time_budget_on_the_backlog(
         found = memory.recall(QUERY, tenant=TENANT, subject=SUBJECT)
 
         applied = backlog - found.index_lag
-        # each step takes at least PAUSE: no third step begins within 0.1 s
+        # the first step always runs; each takes at least PAUSE: no third begins in 0.1 s
         assert 20 <= applied <= 40 and found.index_lag == _lag(memory)
         assert [item.record.value for item in found.items][:1] == ["plan 200"]
     finally:
         memory.close()
+
+
+def test_a_read_past_its_time_budget_still_applies_one_step(memory: Memory) -> None:
+    _burst(memory, 50)
+    memory.catch_up = CatchUp(seconds=1e-9, rows=1000, batch=10)  # over before it begins
+    found = memory.recall(QUERY, tenant=TENANT, subject=SUBJECT)
+    assert found.index_lag == 99 - 10 == _lag(memory)  # one step: reads always move it on
 
 
 def _frontend(memory: Memory) -> httpx.Client:

@@ -52,10 +52,10 @@ FEED_BATCH = 100
 class CatchUp:
     """How much of its tenant's index backlog a read applies before it answers.
 
-    Steps of ``batch`` rows are applied while fewer than ``seconds`` have passed and
-    fewer than ``rows`` rows are applied; the step under way when the time is up
-    finishes, so one read's work is bounded by ``seconds`` plus one step. ``rows=0``
-    or ``seconds=0`` leaves the index entirely to the indexer.
+    Steps of ``batch`` rows are applied, the first always, the next while fewer than
+    ``seconds`` have passed, until ``rows`` rows are applied; the step under way when
+    the time is up finishes, so one read's work is bounded by ``seconds`` plus one
+    step. ``rows=0`` or ``seconds=0`` leaves the index entirely to the indexer.
     """
 
     seconds: float = READ_SECONDS

@@ -429,7 +429,8 @@ class DerivedIndex:
         progress: Progress | None = None,
     ) -> int:
         """Apply outbox rows after the cursor (all, or ``limit``, in batches of ``batch``,
-        none begun once :func:`time.monotonic` reaches ``deadline``); returns how many.
+        none after the first begun once :func:`time.monotonic` reaches ``deadline``);
+        returns how many.
 
         With ``tenant`` only that tenant's rows are applied (what a recall needs: its
         work never grows with another tenant's writes) and the tenant's own cursor
@@ -442,7 +443,7 @@ class DerivedIndex:
         if limit is not None:
             total = min(total, limit)
         while (limit is None or applied < limit) and (
-            deadline is None or time.monotonic() < deadline
+            deadline is None or applied == 0 or time.monotonic() < deadline
         ):
             size = batch if limit is None else min(batch, limit - applied)
             start = self.cursor if tenant is None else self.cursor_of(tenant)

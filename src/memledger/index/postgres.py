@@ -357,8 +357,8 @@ class PostgresIndex:
         deadline: float | None = None,
         progress: Progress | None = None,
     ) -> int:
-        """Apply outbox rows after the cursor (all, or ``limit``, none begun past
-        ``deadline``); returns how many.
+        """Apply outbox rows after the cursor (all, or ``limit``, none after the first
+        batch begun past ``deadline``); returns how many.
         As :meth:`DerivedIndex.sync <memledger.index.derived.DerivedIndex.sync>`."""
         ns = self.ns
         applied = 0
@@ -368,7 +368,7 @@ class PostgresIndex:
             if limit is not None:
                 total = min(total, limit)
         while (limit is None or applied < limit) and (
-            deadline is None or time.monotonic() < deadline
+            deadline is None or applied == 0 or time.monotonic() < deadline
         ):
             size = batch if limit is None else min(batch, limit - applied)
             start = self.cursor if tenant is None else self.cursor_of(tenant)
