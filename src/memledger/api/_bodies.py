@@ -59,7 +59,6 @@ Token = Annotated[
 Text = Annotated[str, StringConstraints(min_length=1, max_length=10_000)]
 
 
-
 class RecallIn(StrictBody):
     query: Annotated[str, StringConstraints(min_length=1, max_length=MAX_RECALL_QUERY)]
     subject: Id | None = None
