@@ -15,7 +15,7 @@ from api_helpers import Clients, client, ok, problem
 
 from cli_helpers import snapshot
 from memledger import Memory
-from memledger.api import REQUEST_PROBLEMS
+from memledger.api import REQUEST_PROBLEMS, create_app
 from memledger.serve import ServeConfig, build_app
 from memledger.testing.http import serve
 from memledger.testing.scenarios import SUBJECT
@@ -110,7 +110,7 @@ ODD_PATHS = ["/v1/me%0A", "/v1/%0A", "/%00", "/v1/me%0D", "/v1/me%7F", "/v1/%1B/
 
 def test_framework_errors_are_problems_with_codes(memory: Memory) -> None:
     _, token = memory.create_key("acme", "admin-1", role="admin")
-    for app in (build_app(memory, ServeConfig()), build_app(memory, ServeConfig(mcp=False))):
+    for app in (create_app(memory), build_app(memory, ServeConfig())):  # alone, and as served
         with serve(app) as url, client(url, token) as a:
             for path in ODD_PATHS:
                 problem(a.get(path), 404, "no_route")
