@@ -295,7 +295,7 @@ def test_live_state_and_material_must_be_text(bad: str) -> None:
         lambda: LiveState(name="x", value={}, observed_at=NOW, source=bad),
         lambda: Material(name=f"notes{bad}", text="x"),
     ):
-        with pytest.raises(InvalidInputError, match="lone surrogate|NUL"):
+        with pytest.raises(InvalidInputError, match=r"lone surrogate|NUL"):
             make()
 
 
