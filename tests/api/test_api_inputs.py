@@ -16,6 +16,7 @@ from api_helpers import Clients, client, ok, problem
 from cli_helpers import snapshot
 from memledger import Memory
 from memledger.api import REQUEST_PROBLEMS, create_app
+from memledger.domain.records import MAX_DEPTH
 from memledger.serve import ServeConfig, build_app
 from memledger.testing.http import serve
 from memledger.testing.scenarios import SUBJECT
@@ -75,6 +76,21 @@ def test_text_that_is_not_text_is_refused_in_every_body_field(
         problem(send(a, "POST", "/v1/events", {**event, **fields}), 400, "invalid_event")
     assert snapshot(tmp_path / "memledger.db") == before
     ok(a.post("/v1/context", json=_live({"state": "fine", "ü": "ß"})))  # text is fine
+
+
+def test_a_json_value_in_a_body_nests_as_deep_as_an_events(clients: Clients) -> None:
+    def packet(depth: int) -> httpx.Response:
+        value = '{"k": ' * depth + "1" + "}" * depth
+        live = f'[{{"name": "n", "value": {value}, "observed_at": "{WHEN}"}}]'
+        body = f'{{"request": "x", "live": {live}}}'.encode()
+        return clients.admin.post(
+            "/v1/context", content=body, headers={"content-type": "application/json"}
+        )
+
+    ok(packet(MAX_DEPTH))
+    found = problem(packet(MAX_DEPTH + 1), 422, "invalid_request")
+    assert f"nests more than {MAX_DEPTH} levels" in found["errors"][0]["msg"]  # type: ignore[index]
+    problem(packet(100_000), 400, "malformed_json")  # deeper than the parser goes
 
 
 def test_every_body_is_strict(clients: Clients) -> None:

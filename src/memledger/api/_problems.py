@@ -59,7 +59,8 @@ REQUEST_PROBLEMS: Mapping[str, ProblemKind] = {
         status=400,
         code="malformed_json",
         title="Malformed JSON",
-        detail="The body is not valid JSON (UTF-8 text holding one JSON value).",
+        detail="The body is not JSON this server reads: not UTF-8, not valid JSON, or "
+        "nested too deeply to parse.",
     ),
     "no_route": ProblemKind(
         status=404,

@@ -28,7 +28,7 @@ __all__ = ["Moment", "StrictBody", "require_body_text"]
 
 _ENVELOPE = 3
 """Levels of a body above a JSON value in it: the body, a list in it, an item of
-the list (``live[0].value``)."""
+the list (``live[0].value``). A container counts one level, as in an event."""
 
 
 def require_body_text(data: object) -> None:
@@ -38,8 +38,8 @@ def require_body_text(data: object) -> None:
     stack: list[tuple[object, int, str]] = [(data, 1, "")]
     while stack:
         item, depth, path = stack.pop()
-        if depth > MAX_DEPTH + _ENVELOPE:
-            raise ValueError(f"the body nests more than {MAX_DEPTH + _ENVELOPE} levels deep")
+        if isinstance(item, dict | list) and depth > MAX_DEPTH + _ENVELOPE:
+            raise ValueError(f"a JSON value in the body nests more than {MAX_DEPTH} levels deep")
         if isinstance(item, str):
             require_text(item, path or "the body", ValueError)
         elif isinstance(item, dict):
