@@ -111,6 +111,17 @@ def test_keys_errors_are_one_line(db: Path) -> None:
     assert snapshot(db) == before
 
 
+def test_keys_revoke_refuses_the_last_admin_key(db: Path) -> None:
+    where = ["--db", str(db), "--tenant", TENANT]
+    first = ok_json(["keys", "create", "--actor", "admin-1", "--role", "admin", *where])
+    key_id = first["key"]["key_id"]
+    before = snapshot(db)
+    assert_one_error(run(["keys", "revoke", key_id, *where]), "last live admin key")
+    assert snapshot(db) == before
+    ok(["keys", "create", "--actor", "admin-2", "--role", "admin", *where])
+    assert ok_json(["keys", "revoke", key_id, *where])["revoked_at"] is not None
+
+
 # -- schema -----------------------------------------------------------------------------
 
 

@@ -285,6 +285,20 @@ def test_bad_input_is_refused_before_anything_is_stored(memory: Memory) -> None:
         assert unit.traces("acme") == []
 
 
+@pytest.mark.parametrize("bad", ["\ud800", "\x00"], ids=["surrogate", "nul"])
+def test_live_state_and_material_must_be_text(bad: str) -> None:
+    """Else the packet's text reaches its hash (and the trace its store) unencodable."""
+    for make in (
+        lambda: LiveState(name="x", value={"state": bad}, observed_at=NOW),
+        lambda: LiveState(name="x", value={bad: 1}, observed_at=NOW),
+        lambda: LiveState(name="x", value={"a": [{"b": bad}]}, observed_at=NOW),
+        lambda: LiveState(name="x", value={}, observed_at=NOW, source=bad),
+        lambda: Material(name=f"notes{bad}", text="x"),
+    ):
+        with pytest.raises(InvalidInputError, match=r"lone surrogate|NUL"):
+            make()
+
+
 class Lumpy:
     """A tokenizer whose count of a whole is more than the sum of its parts."""
 

@@ -379,6 +379,51 @@ def test_errors_are_tool_results_with_codes(memory: Memory, keys: Keys) -> None:
     assert error_code(StoreLockedError("x")) == "store_locked"
 
 
+def test_text_that_is_not_text_is_a_tool_error(memory: Memory, keys: Keys) -> None:
+    """A lone surrogate or a NUL in any tool's text is a one-line tool error with a code,
+    and nothing is written; ``remember`` derives its event id from the text, so it checks
+    the text first."""
+
+    async def main() -> None:
+        async with in_process(memory, keys.write) as client:
+            made = payload(
+                await client.call_tool("remember", {"subject": SUBJECT, "text": STATEMENT})
+            )
+            memory_id = made["stored"][0]["memory_id"]
+            event_id = made["receipt"]["event_id"]
+            cases = [
+                (
+                    "remember",
+                    {"subject": SUBJECT, "text": "I live in \ud800 Berlin."},
+                    "invalid_event",
+                ),
+                ("remember", {"subject": "user-\ud800", "text": STATEMENT}, "invalid_event"),
+                (
+                    "remember",
+                    {"subject": SUBJECT, "text": "I live in \x00 Paris."},
+                    "invalid_event",
+                ),
+                ("recall", {"query": "where \ud800"}, "invalid_query"),
+                ("context", {"request": "where \ud800", "subject": SUBJECT}, "invalid_input"),
+                ("forget", {"memory_id": memory_id, "reason": "\ud800"}, "invalid_input"),
+                ("forget", {"event_id": event_id, "reason": "\x00"}, "invalid_input"),
+                ("history", {"subject": SUBJECT, "family": "home\ud800"}, "invalid_query"),
+            ]
+            for tool, arguments, code in cases:
+                error = error_of(await client.call_tool(tool, arguments))
+                assert error["code"] == code, (tool, error)
+                assert (
+                    "lone surrogate" in error["message"]
+                    or "NUL" in error["message"]
+                    or ("not a valid identifier" in error["message"])
+                ), error
+
+    run(main)
+    (record,) = memory.current(SUBJECT, "home_city", tenant=TENANT)
+    assert record.value == "Berlin"  # no remember wrote, neither forget took
+    assert len(memory.history(SUBJECT, "home_city", tenant=TENANT)) == 1
+
+
 def test_forget_by_event(memory: Memory, keys: Keys) -> None:
     async def main() -> None:
         async with in_process(memory, keys.write) as client:

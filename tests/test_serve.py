@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from memledger.domain.records import Claim, SourceEvent
-from memledger.errors import InvalidInputError
+from memledger.errors import InvalidInputError, LastAdminKeyError
 from memledger.memory import Memory
 from memledger.serve import BackgroundWorker, ServeConfig, ensure_admin_key, key_file_for
 from memledger.testing import FunctionExtractor
@@ -43,10 +43,13 @@ def test_the_first_admin_key_is_made_once_and_kept_from_other_users(tmp_path: Pa
         assert again.token is None and again.key_id == first.key_id  # never shown twice
         assert first.path.read_text().strip() == first.token
 
-        memory.revoke_key("acme", first.key_id)  # lost or leaked: a new start makes another
+        with pytest.raises(LastAdminKeyError):
+            memory.revoke_key("acme", first.key_id)  # the tenant's only admin key
+        # lost or leaked: another admin key first (memledger keys create), then revoke it
+        spare, _ = memory.create_key("acme", "ops-1", role="admin")
+        memory.revoke_key("acme", first.key_id)
         renewed = ensure_admin_key(memory, config)
-        assert renewed.token is not None and renewed.key_id != first.key_id
-        assert renewed.path.read_text().strip() == renewed.token
+        assert renewed.token is None and renewed.key_id == spare.key_id
         assert [k.role for k in memory.keys("globex")] == []
 
 

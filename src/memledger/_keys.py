@@ -27,6 +27,7 @@ from memledger.errors import (
     AuthenticationError,
     InvalidInputError,
     KeyNotFoundError,
+    LastAdminKeyError,
     StoreLockedError,
 )
 from memledger.ports import Store, UnitOfWork
@@ -101,11 +102,23 @@ def authenticate(store: Store, token: object, *, now: datetime, touch: bool) -> 
 
 
 def revoke_key(unit: UnitOfWork, tenant: str, key_id: str, *, now: datetime) -> ApiKey:
-    """Revoke a key of ``tenant``; revoking it again returns it as it was revoked."""
+    """Revoke a key of ``tenant``; revoking it again returns it as it was revoked.
+
+    The tenant's last live admin key is not revoked (:class:`LastAdminKeyError`): no
+    key could manage keys after it. The rule is checked after the write, in the same
+    unit, which then rolls back: the store takes a tenant's key revocations one at a
+    time, so two admin keys revoked at once cannot both see the other as live."""
     stored = unit.get_key(key_id)
     if stored is None or stored.key.tenant != tenant:
         raise KeyNotFoundError(f"no API key {key_id!r} for tenant {tenant!r}")
     if stored.key.revoked:
         return stored.key
     unit.revoke_key(tenant, key_id, at=now)
+    if stored.key.role == "admin" and not any(
+        key.role == "admin" and not key.revoked for key in unit.keys(tenant)
+    ):
+        raise LastAdminKeyError(
+            f"API key {key_id!r} is the last live admin key of tenant {tenant!r}; "
+            "create another admin key before revoking it"
+        )
     return replace(stored.key, revoked_at=now)

@@ -16,7 +16,8 @@ who do not know memledger's classes::
     │   └── BudgetError                         a context budget that cannot hold what must fit
     ├── ConflictError                           the request contradicts stored state
     │   ├── EventConflictError                  event id reused with other content
-    │   └── EventErasedError                    the id of an erased event, sent again
+    │   ├── EventErasedError                    the id of an erased event, sent again
+    │   └── LastAdminKeyError                   revoking the tenant's last live admin key
     ├── AuthenticationError                     an API key that is unknown, malformed or revoked
     ├── PermissionDeniedError                   a valid key that may not do this
     ├── NotFoundError (LookupError)
@@ -56,6 +57,7 @@ __all__ = [
     "InvalidIntervalError",
     "InvalidQueryError",
     "KeyNotFoundError",
+    "LastAdminKeyError",
     "LimitExceededError",
     "MemledgerError",
     "MemoryNotFoundError",
@@ -137,6 +139,11 @@ class QuotaExceededError(MemledgerError):
 
 class EventErasedError(ConflictError):
     """The event was erased: its id (a replay, or new content under it) is refused."""
+
+
+class LastAdminKeyError(ConflictError):
+    """The key is the tenant's last live admin key: revoking it would leave no key that
+    can manage keys. Create another admin key first."""
 
 
 class AuthenticationError(MemledgerError):

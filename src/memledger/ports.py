@@ -500,7 +500,9 @@ class UnitOfWork(Protocol):
         ...
 
     def revoke_key(self, tenant: str, key_id: str, *, at: datetime) -> None:
-        """Mark a key of the tenant revoked at ``at`` (a revoked key stays revoked)."""
+        """Mark a key of the tenant revoked at ``at`` (a revoked key stays revoked). A
+        tenant's revocations take turns: once it returns, :meth:`keys` in this unit sees
+        every other revocation of the tenant's keys that committed."""
         ...
 
     def touch_key(self, key_id: str, *, at: datetime) -> None:

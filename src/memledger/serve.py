@@ -45,6 +45,7 @@ from memledger.write.worker import Worker, WorkerSettings, WorkReport
 try:
     import uvicorn
     from starlette.applications import Starlette
+    from starlette.exceptions import HTTPException
     from starlette.responses import RedirectResponse
     from starlette.routing import Mount, Route
     from starlette.types import ASGIApp
@@ -221,6 +222,7 @@ def build_app(
     ``extractor`` is what ``POST /v1/process`` and MCP's ``remember`` extract with
     (default: the offline rule-based one)."""
     from memledger.api import create_app
+    from memledger.api._problems import OddPath, http_problem
 
     config = config or ServeConfig()
     routes: list[Route | Mount] = []
@@ -253,7 +255,12 @@ def build_app(
                 await stack.enter_async_context(enter())
             yield
 
-    return Starlette(routes=routes, lifespan=lifespan)
+    # the host's own refusals are problems too, and a path with a control character
+    # (which a Mount's pattern may take for its prefix) is no route of any app
+    host = Starlette(
+        routes=routes, lifespan=lifespan, exception_handlers={HTTPException: http_problem}
+    )
+    return OddPath(host)
 
 
 async def _to_ui(request: object) -> RedirectResponse:

@@ -823,6 +823,7 @@ _TABLE: tuple[tuple[type[e.MemledgerError], int, str, str, str | None], ...] = (
     (e.ConflictError, 409, "conflict", "Conflict", None),
     (e.EventConflictError, 409, "event_conflict", "Event id reused with other content", None),
     (e.EventErasedError, 409, "event_erased", "The event was erased", None),
+    (e.LastAdminKeyError, 409, "last_admin_key", "The tenant's last admin key", None),
     (e.QuotaExceededError, 429, "quota_exceeded", "Quota exceeded", None),
     (e.AuthenticationError, 401, "unauthenticated", "Not authenticated", None),
     (e.PermissionDeniedError, 403, "permission_denied", "Permission denied", None),

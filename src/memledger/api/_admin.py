@@ -330,8 +330,9 @@ def create_key(body: KeyIn, svc: Svc, who: Admin) -> JsonObject:
     response_model=wm.Key,
     summary="Revoke an API key",
     description="From now on it authenticates nothing; revoking it again is a no-op. A key "
-    "of another tenant is answered exactly as a missing one. Admin keys only.",
-    responses=problem_responses(404),
+    "of another tenant is answered exactly as a missing one. The tenant's last live admin "
+    "key is not revoked (409 `last_admin_key`): create another first. Admin keys only.",
+    responses=problem_responses(404, 409),
 )
 def revoke_key(key_id: KeyId, svc: Svc, who: Admin) -> JsonObject:
     return key_to_dict(svc.memory.revoke_key(who.tenant, key_id))

@@ -1,7 +1,8 @@
 """The JSON bodies the API reads (source events excepted: those are parsed by
 :mod:`memledger.wire`, the one parser of events for every edge).
 
-Unknown fields are refused. ``tenant`` is accepted only so that a body naming
+Every body is a :class:`~memledger.api._strict.StrictBody`: unknown fields refused,
+no type coercion, every string text. ``tenant`` is accepted only so that a body naming
 another tenant than its key's can be refused (403): leave it out.
 """
 
@@ -9,10 +10,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import Field, StringConstraints
 from pydantic import JsonValue as Json
 
 from memledger.api._extra import NAME_PATTERN, MediaType
+from memledger.api._strict import Moment, StrictBody
 from memledger.corpus import DEFAULT_FLOOR, MAX_K, MAX_QUERY
 from memledger.domain.budget import MAX_TOKENS, Section
 from memledger.domain.keys import KeyRole, PrincipalKind
@@ -57,53 +59,49 @@ Token = Annotated[
 Text = Annotated[str, StringConstraints(min_length=1, max_length=10_000)]
 
 
-class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class RecallIn(_Body):
+class RecallIn(StrictBody):
     query: Annotated[str, StringConstraints(min_length=1, max_length=MAX_RECALL_QUERY)]
     subject: Id | None = None
     k: Annotated[int, Field(ge=1, le=MAX_RECALL_K)] = 10
-    valid_at: AwareDatetime | None = Field(
+    valid_at: Moment | None = Field(
         default=None, description="The valid time to answer at (default: now)."
     )
     consistency: Token = None
     tenant: Tenant = None
 
 
-class BudgetIn(_Body):
+class BudgetIn(StrictBody):
     total: Annotated[int, Field(ge=1, le=MAX_TOKENS)]
     sections: dict[Section, Annotated[int, Field(ge=1, le=MAX_TOKENS)]] = Field(
         default_factory=dict, description="A cap in tokens per section."
     )
 
 
-class LiveIn(_Body):
+class LiveIn(StrictBody):
     """Current business state the caller read just now from its system of record."""
 
     name: Id
     value: dict[str, Json]
-    observed_at: AwareDatetime
+    observed_at: Moment
     source: Annotated[str, StringConstraints(max_length=255)] = "caller"
 
 
-class ConstraintIn(_Body):
+class ConstraintIn(StrictBody):
     """A rule in force (current policy)."""
 
     id: Id
     rule: Text
-    effective_from: AwareDatetime | None = None
+    effective_from: Moment | None = None
 
 
-class MaterialIn(_Body):
+class MaterialIn(StrictBody):
     """Long material the user supplied with this request."""
 
     name: Annotated[str, StringConstraints(min_length=1, max_length=255)]
     text: Annotated[str, StringConstraints(min_length=1, max_length=2_000_000)]
 
 
-class ContextIn(_Body):
+class ContextIn(StrictBody):
     request: Annotated[str, StringConstraints(min_length=1, max_length=MAX_REQUEST)]
     subject: Id | None = None
     budget: Annotated[int, Field(ge=1, le=MAX_TOKENS)] | BudgetIn = Field(
@@ -113,7 +111,7 @@ class ContextIn(_Body):
     constraints: list[ConstraintIn] = Field(default_factory=list, max_length=100)
     material: list[MaterialIn] = Field(default_factory=list, max_length=20)
     k: Annotated[int, Field(ge=1, le=MAX_RECALL_K)] = 20
-    valid_at: AwareDatetime | None = None
+    valid_at: Moment | None = None
     corpus: bool = Field(
         default=True, description="Consult the tenant's shared corpus when routing says so."
     )
@@ -121,12 +119,12 @@ class ContextIn(_Body):
     tenant: Tenant = None
 
 
-class ReasonIn(_Body):
+class ReasonIn(StrictBody):
     reason: Text = Field(description="Why (recorded).")
     tenant: Tenant = None
 
 
-class UndoIn(_Body):
+class UndoIn(StrictBody):
     change_id: Id = Field(
         description="A revocation's or forget's `change_id` (on its receipt), a rollback's, "
         "or the id of an event whose correction to undo."
@@ -135,11 +133,11 @@ class UndoIn(_Body):
     tenant: Tenant = None
 
 
-class RollbackIn(_Body):
+class RollbackIn(StrictBody):
     extractor: Annotated[str, StringConstraints(min_length=3, max_length=255)] = Field(
         description="The extractor version to take back, NAME@VERSION as on its records."
     )
-    since: AwareDatetime | None = Field(
+    since: Moment | None = Field(
         default=None, description="Only what it wrote at or after this record time."
     )
     rederive: bool = Field(
@@ -151,7 +149,7 @@ class RollbackIn(_Body):
     tenant: Tenant = None
 
 
-class ConsolidateIn(_Body):
+class ConsolidateIn(StrictBody):
     subject: Id | None = Field(default=None, description="One subject; default: every one.")
     family: Id | None = Field(default=None, description="One family of that subject.")
     threshold: Annotated[float, Field(gt=0, le=1)] | None = Field(
@@ -162,23 +160,23 @@ class ConsolidateIn(_Body):
     tenant: Tenant = None
 
 
-class CompactIn(_Body):
+class CompactIn(StrictBody):
     subject: Id | None = Field(default=None, description="One subject; default: every one.")
-    older_than_days: Annotated[float, Field(ge=0, le=36_500, strict=True)] | None = Field(
+    older_than_days: Annotated[float, Field(ge=0, le=36_500)] | None = Field(
         default=None,
         description="Compact sessions whose every turn is older than this; default 30.",
     )
-    before: AwareDatetime | None = Field(
+    before: Moment | None = Field(
         default=None, description="Compact sessions whose every turn is before this time."
     )
-    min_turns: Annotated[int, Field(ge=2, le=100_000, strict=True)] = 2
-    max_tokens: Annotated[int, Field(ge=20, le=100_000, strict=True)] = 300
+    min_turns: Annotated[int, Field(ge=2, le=100_000)] = 2
+    max_tokens: Annotated[int, Field(ge=20, le=100_000)] = 300
     dry_run: bool = False
     reason: Text = "compacted"
     tenant: Tenant = None
 
 
-class EraseIn(_Body):
+class EraseIn(StrictBody):
     event: Id | None = Field(default=None, description="Erase one source event.")
     memory_id: Id | None = Field(
         default=None, description="Erase a memory and the event its words came from."
@@ -190,7 +188,7 @@ class EraseIn(_Body):
     tenant: Tenant = None
 
 
-class RetentionIn(_Body):
+class RetentionIn(StrictBody):
     days: Annotated[int, Field(ge=1, le=1_000_000)] | None = Field(
         description="Keep the kind this many days from when each record is written; null: "
         "no retention."
@@ -198,7 +196,7 @@ class RetentionIn(_Body):
     tenant: Tenant = None
 
 
-class QuotasIn(_Body):
+class QuotasIn(StrictBody):
     max_records: Annotated[int, Field(ge=1)] | None = Field(
         default=None, description="Open records the tenant may hold."
     )
@@ -214,14 +212,14 @@ class QuotasIn(_Body):
     tenant: Tenant = None
 
 
-class ProcessIn(_Body):
+class ProcessIn(StrictBody):
     max_jobs: Annotated[int, Field(ge=1, le=10_000)] = Field(
         default=100, description="Run at most this many jobs in this request."
     )
     tenant: Tenant = None
 
 
-class KeyIn(_Body):
+class KeyIn(StrictBody):
     actor: Id = Field(description="Who the key acts as, e.g. user-42.")
     principal: PrincipalKind = "user"
     role: KeyRole = "write"
@@ -239,7 +237,7 @@ class KeyIn(_Body):
     tenant: Tenant = None
 
 
-class FamilyIn(_Body):
+class FamilyIn(StrictBody):
     name: Id
     kinds: list[Kind] = Field(min_length=1, max_length=6)
     description: Annotated[str, StringConstraints(max_length=2_000)] = ""
@@ -250,7 +248,7 @@ class FamilyIn(_Body):
     tenant: Tenant = None
 
 
-class DocumentIn(_Body):
+class DocumentIn(StrictBody):
     name: Annotated[str, StringConstraints(pattern=f"^{NAME_PATTERN}$")] = Field(
         description="A file name; the media type's suffix is added when missing."
     )
@@ -259,7 +257,7 @@ class DocumentIn(_Body):
     tenant: Tenant = None
 
 
-class SearchIn(_Body):
+class SearchIn(StrictBody):
     query: Annotated[str, StringConstraints(min_length=1, max_length=MAX_QUERY)]
     k: Annotated[int, Field(ge=1, le=MAX_K)] = 5
     floor: Annotated[float, Field(ge=0.0, le=1.0)] = DEFAULT_FLOOR

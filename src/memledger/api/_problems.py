@@ -2,25 +2,29 @@
 
 Every error is ``application/problem+json``: ``type``
 (``https://memledger.dev/problems/<code>``), ``title``, ``status``, ``detail`` and a
-stable ``code``. A :class:`~memledger.errors.MemledgerError` is told as
+stable ``code``, one per cause (the list, with causes: ``docs/problems.md``). A
+:class:`~memledger.errors.MemledgerError` is told as
 :data:`memledger.wire_models.PROBLEMS` says; the framework's own refusals (a request
-that does not match its schema, malformed JSON, an unknown route or method, a body
-over the size limit) have codes of their own (:data:`REQUEST_PROBLEMS`); anything else
-is a 500 ``internal`` problem whose body holds no exception text or trace (it is
-logged here, server-side).
+that does not match its schema, a body that is not JSON, an unknown route, a path
+with a control character included, or method, a body over the size limit) have codes
+of their own (:data:`REQUEST_PROBLEMS`); anything else is a 500 ``internal`` problem
+whose body holds no exception text or trace (it is logged here, server-side).
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
+from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memledger.errors import MemledgerError, QuotaExceededError
@@ -36,6 +40,8 @@ __all__ = [
     "PROBLEM_MEDIA_TYPE",
     "REQUEST_PROBLEMS",
     "CatchAll",
+    "OddPath",
+    "http_problem",
     "install_handlers",
     "problem_response",
     "problem_responses",
@@ -49,7 +55,13 @@ REQUEST_PROBLEMS: Mapping[str, ProblemKind] = {
     "invalid_request": ProblemKind(
         status=422, code="invalid_request", title="Request does not match its schema"
     ),
-    "malformed_json": ProblemKind(status=400, code="malformed_json", title="Malformed JSON"),
+    "malformed_json": ProblemKind(
+        status=400,
+        code="malformed_json",
+        title="Malformed JSON",
+        detail="The body is not JSON this server reads: not UTF-8, not valid JSON, or "
+        "nested too deeply to parse.",
+    ),
     "no_route": ProblemKind(
         status=404,
         code="no_route",
@@ -72,6 +84,7 @@ REQUEST_PROBLEMS: Mapping[str, ProblemKind] = {
         detail="The service has as many requests in flight as it takes; retry shortly.",
         retry_after=1,
     ),
+    "refused": ProblemKind(status=400, code="request_refused", title="Request refused"),
     "not_ready": ProblemKind(
         status=503,
         code="not_ready",
@@ -80,7 +93,8 @@ REQUEST_PROBLEMS: Mapping[str, ProblemKind] = {
         retry_after=5,
     ),
 }
-"""Refusals of the HTTP layer itself, by name."""
+"""Refusals of the HTTP layer itself, by name. ``refused`` is any other refusal of the
+framework, answered with the framework's status."""
 
 _INTERNAL = PROBLEMS[MemledgerError]
 
@@ -91,8 +105,12 @@ def problem_response(
     *,
     errors: Sequence[ProblemError] | None = None,
     request: Request | None = None,
+    status: int | None = None,
 ) -> JSONResponse:
-    """The response telling ``kind``: its fixed detail if it has one, else ``detail``."""
+    """The response telling ``kind``: its fixed detail if it has one, else ``detail``;
+    with ``status`` instead of the kind's (``refused`` only)."""
+    if status is not None:
+        kind = replace(kind, status=status)
     body = Problem(
         type=kind.type,
         title=kind.title,
@@ -165,14 +183,74 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     )
 
 
-async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+_HTTP_ERRORS = {
+    400: "malformed_json",  # the body could not be parsed: not UTF-8, nested too deep
+    404: "no_route",
+    405: "method_not_allowed",
+    413: "body_too_large",
+}
+
+
+async def http_problem(request: Request, exc: Exception) -> JSONResponse:
+    """A refusal of the framework (Starlette's ``HTTPException``) as its problem, with
+    the headers it names (a 405's ``Allow``)."""
     assert isinstance(exc, HTTPException)
-    names = {404: "no_route", 405: "method_not_allowed", 413: "body_too_large"}
-    name = names.get(exc.status_code)
+    name = _HTTP_ERRORS.get(exc.status_code)
     if name is not None:
-        return problem_response(REQUEST_PROBLEMS[name], str(exc.detail), request=request)
-    kind = ProblemKind(status=exc.status_code, code=f"http_{exc.status_code}", title="HTTP error")
-    return problem_response(kind, str(exc.detail), request=request)
+        response = problem_response(REQUEST_PROBLEMS[name], str(exc.detail), request=request)
+    else:
+        response = problem_response(
+            REQUEST_PROBLEMS["refused"], str(exc.detail), request=request, status=exc.status_code
+        )
+    for header, value in (exc.headers or {}).items():
+        response.headers[header] = value
+    if exc.status_code == 405:
+        response.headers["Allow"] = _allowed(request) or response.headers.get("Allow", "")
+    return response
+
+
+def _allowed(request: Request) -> str:
+    """Every method some route of this path answers (a path may have a route per
+    method: ``GET`` and ``PUT /v1/quotas``), for a 405's ``Allow``."""
+    methods: set[str] = set()
+    for route in _routes(getattr(request.app, "routes", ())):
+        match, _ = route.matches(request.scope)
+        if match is not Match.NONE:
+            methods.update(getattr(route, "methods", None) or ())
+    return ", ".join(sorted(methods))
+
+
+def _routes(routes: Iterable[BaseRoute]) -> Iterator[BaseRoute]:
+    """The routes of an app, those of its included routers too (which a FastAPI app
+    may keep as routers of their own)."""
+    for route in routes:
+        inner = getattr(route, "original_router", None)
+        if inner is not None:
+            yield from _routes(inner.routes)
+        else:
+            yield route
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
+
+
+class OddPath:
+    """Answers a path holding a control character (``%0A``, ``%00`` ...) with a
+    ``no_route`` problem: no route has one, and a route's pattern, whose ``$`` also
+    matches before a final newline, must not take ``/v1/me%0A`` for ``/v1/me``."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and _CONTROL.search(scope.get("path", "")):
+            state = getattr(scope.get("app"), "state", None)
+            metrics = getattr(state, "memledger_metrics", None)
+            if metrics is not None:
+                metrics.problem(REQUEST_PROBLEMS["no_route"].code)
+            await problem_response(REQUEST_PROBLEMS["no_route"])(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
 
 
 class CatchAll:
@@ -211,16 +289,18 @@ def install_handlers(app: FastAPI) -> None:
     """Translate every error at the boundary, nothing else."""
     app.add_exception_handler(MemledgerError, _memledger_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
-    app.add_exception_handler(HTTPException, _http_error)
+    app.add_exception_handler(HTTPException, http_problem)
     app.add_middleware(CatchAll)  # the innermost middleware: added first
+    app.add_middleware(OddPath)
 
 
 # -- the OpenAPI side ---------------------------------------------------------------------------
 
-_ALWAYS = (400, 401, 403, 413, 422, 500, 503)
+_ALWAYS = (400, 401, 403, 404, 413, 422, 500, 503)
 """Statuses any authenticated route may answer: a malformed token or parameter, a
-missing or refused key, another tenant named, a body too large, a request that does
-not match its schema, a server failure, a busy store."""
+missing or refused key, another tenant named, a path parameter holding a control
+character (no route), a body too large, a request that does not match its schema, a
+server failure, a busy store."""
 
 
 def _codes(status: int) -> list[str]:

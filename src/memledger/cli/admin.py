@@ -187,7 +187,8 @@ def keys_revoke(
     tenant: Tenant = None,
     as_json: AsJson = False,
 ) -> None:
-    """Revoke an API key: from now on it authenticates nothing. Revoking again is a no-op."""
+    """Revoke an API key: from now on it authenticates nothing. Revoking again is a no-op;
+    the tenant's last live admin key is not revoked (create another admin key first)."""
     who = require_tenant(ctx, tenant)
     with _memory(ctx, db) as memory:
         key = memory.revoke_key(who, key_id)

@@ -30,9 +30,10 @@ from pydantic import Field
 
 from memledger import __version__
 from memledger.domain.keys import Principal
-from memledger.domain.records import JsonValue, Receipt, SourceEvent
+from memledger.domain.records import JsonValue, Receipt, SourceEvent, require_id, require_text
 from memledger.errors import (
     EventNotFoundError,
+    InvalidEventError,
     InvalidInputError,
     MemledgerError,
     MemoryNotFoundError,
@@ -228,6 +229,9 @@ class _Tools:
     ) -> CallToolResult:
         def act(principal: Principal) -> CallToolResult:
             require_write(principal, "remember")
+            # before the id is derived from them (hashing needs text UTF-8 can encode)
+            require_id(subject, "subject", InvalidEventError)
+            require_text(text, "text", InvalidEventError)
             when = _moment(occurred_at, "occurred_at") or self._memory.clock.now()
             given = event_id
             if given is None:

@@ -42,6 +42,7 @@ from memledger.domain.keys import namespace_of
 from memledger.domain.records import (
     JsonValue,
     MemoryRecord,
+    json_depth,
     require_aware,
     require_id,
     require_text,
@@ -85,6 +86,7 @@ class LiveState:
     def __post_init__(self) -> None:
         require_id(self.name, "live state name", InvalidInputError)
         require_aware(self.observed_at, "observed_at", InvalidInputError)
+        require_text(self.source, "live state source", InvalidInputError)
         if not isinstance(self.value, Mapping):
             raise InvalidInputError(f"live state {self.name!r} must be a mapping")
         _json(dict(self.value), f"live state {self.name!r}")
@@ -120,6 +122,7 @@ class Material:
             raise InvalidInputError("material needs a name")
         if not isinstance(self.text, str) or not self.text.strip():
             raise InvalidInputError(f"material {self.name!r} is empty")
+        require_text(self.name, "material name", InvalidInputError)
         require_text(self.text, "material", InvalidInputError)
 
 
@@ -446,10 +449,7 @@ def _time(value: datetime | None) -> str | None:
 
 
 def _json(value: object, what: str) -> None:
-    try:
-        json.dumps(value, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInputError(f"{what} is not JSON data: {exc}") from exc
+    json_depth(value, what, InvalidInputError)  # JSON data, every string and key text
 
 
 def _limits(record: MemoryRecord, *, outdated_by: str | None) -> list[JsonValue]:

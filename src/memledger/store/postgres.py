@@ -195,6 +195,14 @@ class PostgresUnit(SqlUnit):
         slot = self._family(tenant, subject, family, lock=True)
         return slot or FamilySlot(tenant=tenant, subject=subject, family=family)
 
+    # -- API keys ---------------------------------------------------------------------
+
+    def revoke_key(self, tenant: str, key_id: str, *, at: datetime) -> None:
+        # a tenant's key revocations take turns: what this unit reads of the keys
+        # after it (the last-admin rule of memledger._keys) includes the last one's
+        self._lock("keys", tenant)
+        super().revoke_key(tenant, key_id, at=at)
+
     # -- revocation log ---------------------------------------------------------------
 
     def add_revocation(

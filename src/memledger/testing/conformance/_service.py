@@ -7,7 +7,8 @@ the same URL, as another process of the service would.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import pytest
@@ -18,6 +19,7 @@ from memledger.errors import (
     AuthenticationError,
     ConflictError,
     KeyNotFoundError,
+    LastAdminKeyError,
     UnknownFamilyError,
 )
 from memledger.memory import Memory
@@ -27,8 +29,10 @@ from memledger.testing.scenarios import FAMILY, SUBJECT, TENANT, day, event, pre
 
 
 @contextmanager
-def _other(url: str, clock: FrozenClock) -> Iterator[Memory]:
-    memory = Memory(open_store(url), clock=clock)
+def _other(
+    url: str, clock: FrozenClock, failpoint: Callable[[str], None] | None = None
+) -> Iterator[Memory]:
+    memory = Memory(open_store(url, failpoint=failpoint), clock=clock)
     try:
         yield memory
     finally:
@@ -59,6 +63,61 @@ class ServiceChecks:
             memory.authenticate(token)
         (stored,) = memory.keys(TENANT)
         assert stored.revoked_at == clock.now() and stored.last_used_at == clock.now()
+
+    def test_the_last_live_admin_key_is_not_revoked(
+        self, memory: Memory, store_url: str, clock: FrozenClock
+    ) -> None:
+        first, token = memory.create_key(TENANT, "admin-1", role="admin")
+        writer, _ = memory.create_key(TENANT, "user-1")
+        with pytest.raises(LastAdminKeyError, match="last live admin key"):
+            memory.revoke_key(TENANT, first.key_id)
+        assert memory.authenticate(token).role == "admin"  # nothing was written
+        memory.revoke_key(TENANT, writer.key_id)  # not an admin key: no rule
+        second, _ = memory.create_key(TENANT, "admin-2", role="admin")
+        memory.revoke_key(TENANT, first.key_id)
+        with pytest.raises(LastAdminKeyError):
+            memory.revoke_key(TENANT, second.key_id)
+        assert memory.revoke_key(TENANT, first.key_id).revoked  # again: a no-op
+
+    def test_two_admin_keys_revoked_at_once_leave_one(
+        self, memory: Memory, store_url: str, clock: FrozenClock
+    ) -> None:
+        """The first revocation holds its unit open past its write until the second has
+        had a second to reach its own write: a store that lets both read the other's key
+        as live before either commits ends with no admin key."""
+        keys = [memory.create_key(TENANT, f"admin-{n}", role="admin")[0] for n in (1, 2)]
+        first_in, second_in = threading.Event(), threading.Event()
+        outcomes: list[str] = []
+
+        def first_waits(step: str) -> None:
+            if step == "revoke_key":
+                first_in.set()
+                second_in.wait(timeout=1)
+
+        def second_arrives(step: str) -> None:
+            if step == "revoke_key":
+                second_in.set()
+
+        def revoke(n: int, failpoint: Callable[[str], None]) -> None:
+            with _other(store_url, clock, failpoint) as other:
+                if n == 1:
+                    first_in.wait(timeout=10)
+                try:
+                    other.revoke_key(TENANT, keys[n].key_id)
+                    outcomes.append("revoked")
+                except LastAdminKeyError:
+                    outcomes.append("refused")
+
+        threads = [
+            threading.Thread(target=revoke, args=(0, first_waits)),
+            threading.Thread(target=revoke, args=(1, second_arrives)),
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+        assert sorted(outcomes) == ["refused", "revoked"], outcomes
+        assert [k.revoked for k in memory.keys(TENANT)].count(False) == 1
 
     def test_registered_families_belong_to_their_tenant_and_persist(
         self, memory: Memory, store_url: str, clock: FrozenClock
