@@ -80,7 +80,7 @@ def _may_see(who: Principal, subject: object, held: list[str | None]) -> bool:
 
 
 def _trace_for(svc: Svc, who: Principal, trace_id: str) -> StoredTrace:
-    stored = trace.get(svc.memory, trace_id, tenant=who.tenant)
+    stored = trace.get(svc.memory, trace_id, tenant=who.tenant, namespaces=who.namespaces)
     body = json.loads(stored.body)
     ids = [i["memory_id"] for i in body.get("items", ()) if "memory_id" in i]
     subjects = _subjects_of(svc, who, ids)
