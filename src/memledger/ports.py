@@ -457,9 +457,15 @@ class UnitOfWork(Protocol):
         ...
 
     def traces(
-        self, tenant: str, *, subject: str | None = None, limit: int = 50
+        self,
+        tenant: str,
+        *,
+        subject: str | None = None,
+        limit: int = 50,
+        namespaces: frozenset[str] | None = None,
     ) -> Sequence[StoredTrace]:
-        """The tenant's (or subject's) most recent traces, newest first."""
+        """The tenant's (or subject's) most recent traces, newest first; of the private
+        namespaces only those in ``namespaces`` (``None``: every namespace)."""
         ...
 
     # review queue and jobs

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import timedelta
 
 import httpx
 import pytest
 from api_helpers import client, event_json, ok, problem
 
 from memledger import Memory
+from memledger.testing import FrozenClock
 from memledger.testing.scenarios import FAMILY, TENANT
 
 PRIVATE = "agent:planner/customer-7"
@@ -235,3 +237,27 @@ def test_forgetting_a_private_event_is_answered_as_a_missing_one(
     assert (hidden.status_code, hidden.content) == (missing.status_code, missing.content)
     problem(hidden, 404, "event_not_found")
     assert _private_status(agents, private_id) == "active"
+
+
+def test_trace_pages_are_filled_with_what_the_key_may_see(
+    agents: dict[str, httpx.Client], clock: FrozenClock
+) -> None:
+    planner, booker = agents["planner"], agents["booker"]
+    note = event_json(
+        "p-1",
+        "Deliver weekly.",
+        occurred_at=WHEN,
+        subject=PRIVATE,
+        claims=[_claim(PRIVATE, "weekly")],
+    )
+    ok(planner.post("/v1/events", json=note))
+    ask = {"request": "How should deliveries go?", "budget": 500}
+    mine = ok(booker.post("/v1/context", json=ask)).json()["trace_id"]
+    for n, body in enumerate(({**ask, "subject": PRIVATE}, ask, {**ask, "subject": PRIVATE})):
+        clock.set(clock.now() + timedelta(minutes=n + 1))
+        packet = ok(planner.post("/v1/context", json=body)).json()
+        assert any(i.get("memory_id") for i in packet["items"]), packet  # the planner's note
+    for limit in (1, 2, 20):
+        listed = ok(booker.get("/v1/traces", params={"limit": limit})).json()
+        assert [t["trace_id"] for t in listed] == [mine]
+    assert len(ok(planner.get("/v1/traces", params={"limit": 3})).json()) == 3

@@ -208,12 +208,18 @@ def replay(
 
 
 def recent(
-    memory: Memory, *, tenant: str, subject: str | None = None, limit: int = 20
+    memory: Memory,
+    *,
+    tenant: str,
+    subject: str | None = None,
+    limit: int = 20,
+    namespaces: frozenset[str] | None = None,
 ) -> list[dict[str, JsonValue]]:
-    """The tenant's most recent traces, newest first, as summaries."""
+    """The tenant's most recent traces, newest first, as summaries (of the private
+    ``namespaces`` only; ``None``: any)."""
     require_id(tenant, "tenant", InvalidInputError)
     with memory.store.read() as unit:
-        found = unit.traces(tenant, subject=subject, limit=limit)
+        found = unit.traces(tenant, subject=subject, limit=limit, namespaces=namespaces)
     out: list[dict[str, JsonValue]] = []
     for trace in found:
         body = json.loads(trace.body)

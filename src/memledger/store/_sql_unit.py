@@ -1174,12 +1174,19 @@ class SqlUnit(ServiceRows):
         ]
 
     def traces(
-        self, tenant: str, *, subject: str | None = None, limit: int = 50
+        self,
+        tenant: str,
+        *,
+        subject: str | None = None,
+        limit: int = 50,
+        namespaces: frozenset[str] | None = None,
     ) -> Sequence[StoredTrace]:
+        hide, hidden = visible_sql("subject", namespaces)
         sql = "SELECT subject, created_at, rendered_sha256, body, trace_id FROM traces"
-        sql += " WHERE tenant = ?" + (" AND subject = ?" if subject is not None else "")
+        sql += " WHERE tenant = ?" + (" AND subject = ?" if subject is not None else "") + hide
         sql += " ORDER BY created_at DESC, trace_id DESC LIMIT ?"
-        params = (tenant, subject, limit) if subject is not None else (tenant, limit)
+        named = () if subject is None else (subject,)
+        params = (tenant, *named, *hidden, limit)
         return [_trace(tenant, row[4], row[:4]) for row in self.conn.execute(sql, params)]
 
     # -- review queue and jobs --------------------------------------------------------

@@ -144,17 +144,17 @@ class ServiceChecks:
     ) -> None:
         clock.set(day(10, 2))
         subjects = ("agent:", "agent:/x", "agent:bo", "agent:planner", "agent:planner/c-7", "c-7")
-        ids = {}
+        ids: dict[str, str | None] = {}
         for n, subject in enumerate(subjects):
             said = event(f"e{n}", "Deliver on Fridays.", occurred_at=day(10, 2), subject=subject)
             (result,) = memory.ingest(said, [pref("friday")]).results
             ids[subject] = result.memory_id
         with memory.store.write() as unit:
-            for subject in (None, "agent:planner/c-7"):
+            for whose in (None, "agent:planner/c-7"):
                 trace = StoredTrace(
                     tenant=TENANT,
-                    trace_id=f"ctx-{subject is None}",
-                    subject=subject,
+                    trace_id=f"ctx-{whose is None}",
+                    subject=whose,
                     created_at=day(10, 2),
                     rendered_sha256="0" * 64,
                     body="{}",
@@ -162,7 +162,10 @@ class ServiceChecks:
                 unit.put_trace(trace)
         hidden = {"agent:bo", "agent:planner", "agent:planner/c-7"}
         with _other(store_url, clock) as other, other.store.read() as unit:
-            for seen, shown in ((frozenset(), hidden), ({"agent:planner"}, {"agent:bo"})):
+            for seen, shown in (
+                (frozenset[str](), hidden),
+                (frozenset({"agent:planner"}), {"agent:bo"}),
+            ):
                 listed = [s.subject for s in unit.subjects(TENANT, limit=10, namespaces=seen)]
                 assert listed == [s for s in subjects if s not in shown]
                 after = unit.subjects(TENANT, after="agent:/x", limit=1, namespaces=seen)
@@ -175,5 +178,7 @@ class ServiceChecks:
                 found = unit.get_trace(TENANT, "ctx-False", namespaces=seen)
                 assert (found is not None) == ("agent:planner" in seen)
                 assert unit.get_trace(TENANT, "ctx-True", namespaces=seen) is not None
+                listed_traces = [t.trace_id for t in unit.traces(TENANT, namespaces=seen)]
+                assert listed_traces == ["ctx-True"] + (["ctx-False"] if seen else [])
             every = unit.subjects(TENANT, limit=10, namespaces=None)
             assert [s.subject for s in every] == list(subjects)
