@@ -187,6 +187,10 @@ def test_forgetting_a_shared_event_leaves_another_agents_records(
     # the planner itself may forget its own note: the event's other record is gone already
     own = ok(planner.post("/v1/events/s-1/forget", json={"reason": "mine"})).json()
     assert [(r["subject"], r["revoked"]) for r in own["revocations"]] == [(PRIVATE, [private_id])]
+    # the booker's forget did not stop writes from the event into the planner's namespace;
+    # the planner's, which covers every record the event gave, did
+    log = ok(agents["admin"].get("/v1/change-log")).json()
+    assert sorted((c["reason"], c["forgotten"]) for c in log) == [("mine", ["s-1"]), ("wrong", [])]
 
 
 def test_revoking_a_shared_memory_leaves_the_same_words_in_a_private_note(
