@@ -265,3 +265,27 @@ def test_trace_pages_are_filled_with_what_the_key_may_see(
         listed = ok(booker.get("/v1/traces", params={"limit": limit})).json()
         assert [t["trace_id"] for t in listed] == [mine]
     assert len(ok(planner.get("/v1/traces", params={"limit": 3})).json()) == 3
+
+
+def test_revoking_a_shared_memory_leaves_a_private_episode_of_its_event(
+    agents: dict[str, httpx.Client],
+) -> None:
+    planner, booker = agents["planner"], agents["booker"]
+    turn = {
+        "family": "conversation",
+        "kind": "episode",
+        "statement": "Deliver weekly, said the customer.",
+        "value": {"text": "Deliver weekly, said the customer."},
+        "subject": PRIVATE,
+    }
+    said = event_json(
+        "p-2",
+        "Deliver weekly, said the customer.",
+        occurred_at=WHEN,
+        subject=PRIVATE,
+        claims=[_claim(SHARED, "weekly"), turn],
+    )
+    shared_id, private_id = _written(planner, said)
+    revoked = ok(booker.post(f"/v1/memories/{shared_id}/revoke", json={"reason": "wrong"}))
+    assert revoked.json()["redacted"] == [] and private_id not in revoked.text
+    assert _private_status(agents, private_id) == "active"
