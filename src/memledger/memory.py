@@ -534,33 +534,53 @@ class Memory:
             )
             return commit_event(unit, batch, schema=schema, policy=self.policy, now=now)
 
-    def revoke(self, memory_id: str, *, tenant: str, reason: str = "revoked") -> RevocationReceipt:
+    def revoke(
+        self,
+        memory_id: str,
+        *,
+        tenant: str,
+        reason: str = "revoked",
+        may_change: Callable[[str], bool] | None = None,
+    ) -> RevocationReceipt:
         """Revoke a memory: every claim its source event made in its family, remnants
         included, and its words wherever else that event put them (claims of other
         families that state them are revoked, the turn's episode is re-issued without
         them; see :mod:`memledger.write.revoke`). Revoking a turn's episode forgets
         the turn (:meth:`forget`). Bumps the generation of every family it revokes;
         acknowledged with a receipt (``also``: the other families, ``redacted``:
-        the records re-issued without the words)."""
+        the records re-issued without the words). ``may_change`` (a subject -> bool
+        test, e.g. :meth:`Principal.may_write_to`) leaves every other record as it is."""
         _tenant(tenant)
         require_id(memory_id, "memory_id", InvalidQueryError)
         check_reason(reason, self.limits)
         with self.store.write() as unit:
             log, now = ChangeLog(), self.clock.now()
-            receipt = revoke_memory(unit, tenant, memory_id, reason=reason, now=now, log=log)
+            receipt = revoke_memory(
+                unit, tenant, memory_id, reason=reason, now=now, log=log, may_change=may_change
+            )
             change = record_change(unit, tenant, log, kind="revocation", reason=reason, at=now)
             return replace(receipt, change_id=change)
 
-    def forget(self, event_id: str, *, tenant: str, reason: str = "forgotten") -> ForgetReceipt:
+    def forget(
+        self,
+        event_id: str,
+        *,
+        tenant: str,
+        reason: str = "forgotten",
+        may_change: Callable[[str], bool] | None = None,
+    ) -> ForgetReceipt:
         """Stop using everything a source event gave: every record derived from it is
         revoked, in every subject and family, and no job, replay or re-extraction
-        writes from it again. The event stays in the ledger (deleting it is erasure)."""
+        writes from it again. The event stays in the ledger (deleting it is erasure).
+        ``may_change`` limits it to the subjects it allows (:mod:`memledger.write.revoke`)."""
         _tenant(tenant)
         require_id(event_id, "event_id", InvalidQueryError)
         check_reason(reason, self.limits)
         with self.store.write() as unit:
             log, now = ChangeLog(), self.clock.now()
-            receipt = forget_event(unit, tenant, event_id, reason=reason, now=now, log=log)
+            receipt = forget_event(
+                unit, tenant, event_id, reason=reason, now=now, log=log, may_change=may_change
+            )
             change = record_change(unit, tenant, log, kind="forget", reason=reason, at=now)
             return replace(receipt, change_id=change)
 
@@ -969,11 +989,14 @@ class Memory:
 
     # -- reads ------------------------------------------------------------------------
 
-    def get(self, memory_id: str, *, tenant: str) -> MemoryRecord:
-        """One record by id, whatever its status."""
+    def get(
+        self, memory_id: str, *, tenant: str, namespaces: frozenset[str] | None = None
+    ) -> MemoryRecord:
+        """One record by id, whatever its status (in the private ``namespaces`` only,
+        :attr:`Principal.namespaces`; ``None``: any)."""
         _tenant(tenant)
         with self.store.read() as unit:
-            record = unit.get_record(tenant, memory_id)
+            record = unit.get_record(tenant, memory_id, namespaces=namespaces)
         if record is None:
             raise MemoryNotFoundError(f"no memory {memory_id!r} for tenant {tenant!r}")
         return record
@@ -1105,11 +1128,18 @@ class Memory:
             return tuple(unit.families(tenant, subject))
 
     def subjects(
-        self, *, tenant: str, prefix: str = "", after: str | None = None, limit: int = 100
+        self,
+        *,
+        tenant: str,
+        prefix: str = "",
+        after: str | None = None,
+        limit: int = 100,
+        namespaces: frozenset[str] | None = None,
     ) -> tuple[SubjectSummary, ...]:
         """The tenant's subjects in order (those with events or family slots), each with
         its family and event counts: ``prefix`` narrows, ``after`` (the last subject of
-        the previous page) pages, ``limit`` (1-1000) bounds."""
+        the previous page) pages, ``limit`` (1-1000) bounds; of the private namespaces
+        only ``namespaces`` are listed (``None``: all)."""
         _tenant(tenant)
         if not isinstance(prefix, str):
             raise InvalidQueryError(f"prefix must be a string, got {prefix!r}")
@@ -1120,13 +1150,18 @@ class Memory:
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
             raise InvalidQueryError(f"limit must be a whole number 1-1000, got {limit!r}")
         with self.store.read() as unit:
-            return tuple(unit.subjects(tenant, prefix=prefix, after=after, limit=limit))
+            found = unit.subjects(
+                tenant, prefix=prefix, after=after, limit=limit, namespaces=namespaces
+            )
+            return tuple(found)
 
-    def event(self, event_id: str, *, tenant: str) -> SourceEvent:
-        """A source event from the ledger."""
+    def event(
+        self, event_id: str, *, tenant: str, namespaces: frozenset[str] | None = None
+    ) -> SourceEvent:
+        """A source event from the ledger (of the private ``namespaces`` only; ``None``: any)."""
         _tenant(tenant)
         with self.store.read() as unit:
-            stored = unit.get_event(tenant, event_id)
+            stored = unit.get_event(tenant, event_id, namespaces=namespaces)
         if stored is None:
             raise EventNotFoundError(f"no event {event_id!r} for tenant {tenant!r}")
         return stored.event

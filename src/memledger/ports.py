@@ -168,7 +168,13 @@ class UnitOfWork(Protocol):
         ...
 
     # source-event ledger
-    def get_event(self, tenant: str, event_id: str) -> StoredEvent | None: ...
+    def get_event(
+        self, tenant: str, event_id: str, *, namespaces: frozenset[str] | None = None
+    ) -> StoredEvent | None:
+        """The event, ``None`` when there is none or its subject is in a private namespace
+        not among ``namespaces`` (``None``: every namespace)."""
+        ...
+
     def event_hash(self, tenant: str, event_id: str) -> str | None:
         """The content hash of a ledger event, or ``None`` if the ledger lacks it."""
         ...
@@ -191,7 +197,13 @@ class UnitOfWork(Protocol):
     def close_record(
         self, tenant: str, memory_id: str, *, status: RecordStatus, at: datetime, closed_by: str
     ) -> None: ...
-    def get_record(self, tenant: str, memory_id: str) -> MemoryRecord | None: ...
+    def get_record(
+        self, tenant: str, memory_id: str, *, namespaces: frozenset[str] | None = None
+    ) -> MemoryRecord | None:
+        """The record, ``None`` when there is none or it is in a private namespace not
+        among ``namespaces`` (``None``: every namespace)."""
+        ...
+
     def get_records(self, tenant: str, memory_ids: Sequence[str]) -> Mapping[str, MemoryRecord]: ...
     def event_records(
         self, tenant: str, event_id: str, *, open_only: bool
@@ -433,7 +445,13 @@ class UnitOfWork(Protocol):
         """Store a context packet's trace; a second trace with the same id is refused."""
         ...
 
-    def get_trace(self, tenant: str, trace_id: str) -> StoredTrace | None: ...
+    def get_trace(
+        self, tenant: str, trace_id: str, *, namespaces: frozenset[str] | None = None
+    ) -> StoredTrace | None:
+        """The trace, ``None`` when there is none or its subject is in a private
+        namespace not among ``namespaces`` (``None``: every namespace)."""
+        ...
+
     def put_decision(self, decision: StoredDecision) -> None:
         """Store an action gate's decision."""
         ...
@@ -443,9 +461,15 @@ class UnitOfWork(Protocol):
         ...
 
     def traces(
-        self, tenant: str, *, subject: str | None = None, limit: int = 50
+        self,
+        tenant: str,
+        *,
+        subject: str | None = None,
+        limit: int = 50,
+        namespaces: frozenset[str] | None = None,
     ) -> Sequence[StoredTrace]:
-        """The tenant's (or subject's) most recent traces, newest first."""
+        """The tenant's (or subject's) most recent traces, newest first; of the private
+        namespaces only those in ``namespaces`` (``None``: every namespace)."""
         ...
 
     # review queue and jobs
@@ -482,10 +506,17 @@ class UnitOfWork(Protocol):
     ) -> int: ...
     def subject_events(self, tenant: str, subject: str) -> Sequence[SourceEvent]: ...
     def subjects(
-        self, tenant: str, *, prefix: str = "", after: str | None = None, limit: int
+        self,
+        tenant: str,
+        *,
+        prefix: str = "",
+        after: str | None = None,
+        limit: int,
+        namespaces: frozenset[str] | None = None,
     ) -> Sequence[SubjectSummary]:
         """The tenant's subjects (with events or family slots) in subject order, those
-        starting with ``prefix`` and past ``after``, at most ``limit``."""
+        starting with ``prefix`` and past ``after``, at most ``limit``; of the private
+        namespaces only those in ``namespaces`` (``None``: every namespace)."""
         ...
 
     # API keys. Key ids are unique across tenants: authentication reads a key by its

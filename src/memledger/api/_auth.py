@@ -18,9 +18,9 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from memledger.api._services import Svc
 from memledger.domain.keys import Principal
-from memledger.errors import AuthenticationError, MemledgerError, PermissionDeniedError
+from memledger.errors import AuthenticationError, PermissionDeniedError
 
-__all__ = ["Admin", "Reader", "Writer", "bearer", "changeable", "readable", "same_tenant"]
+__all__ = ["Admin", "Reader", "Writer", "bearer", "readable", "same_tenant"]
 
 bearer = HTTPBearer(
     auto_error=False,
@@ -46,15 +46,6 @@ def readable(principal: Principal, subject: str | None) -> None:
     """Refuse a read of another agent's private namespace (``agent:<id>...``) that the
     key does not name in its ``reads`` (:mod:`memledger.domain.keys`)."""
     principal.require_read(subject)
-
-
-def changeable(principal: Principal, subject: str, missing: MemledgerError) -> None:
-    """Refuse a change about ``subject``: ``missing`` (a not-found error) where the key
-    may not even read it, so that another agent's private namespace answers exactly as
-    a missing id; permission denied where it may read it but not write there."""
-    if not principal.may_read(subject):
-        raise missing
-    principal.require_write_to(subject)
 
 
 def principal(

@@ -10,15 +10,15 @@ from fastapi.exceptions import RequestValidationError
 
 from memledger import wire_models as wm
 from memledger.api import _extra
-from memledger.api._auth import Reader, Writer, changeable, same_tenant
+from memledger.api._auth import Reader, Writer, same_tenant
 from memledger.api._bodies import ID_PATTERN, ProcessIn, ReasonIn
 from memledger.api._consistency import token_response, write_token
 from memledger.api._problems import problem_responses
 from memledger.api._services import Svc
+from memledger.api._visibility import visible_jobs
 from memledger.domain.keys import Principal
 from memledger.domain.records import FamilyRevision, RevocationReceipt
 from memledger.errors import (
-    EventNotFoundError,
     InvalidEventError,
     LimitExceededError,
     MemledgerError,
@@ -158,9 +158,8 @@ def ingest_batch(svc: Svc, who: Writer, body: RawBody, response: Response) -> li
     responses={**problem_responses(404), **token_response()},
 )
 def get_event(event_id: EventId, svc: Svc, who: Reader, response: Response) -> JsonObject:
-    event = svc.memory.event(event_id, tenant=who.tenant)
-    if not who.may_read(event.subject):  # another agent's private namespace: as missing
-        raise EventNotFoundError(f"no event {event_id!r}")
+    # another agent's private namespace is no row: answered exactly as a missing id
+    event = svc.memory.event(event_id, tenant=who.tenant, namespaces=who.namespaces)
     receipt = _extra.outcome(svc.memory, event_id, tenant=who.tenant)
     job = None
     if receipt is not None and receipt.job_id is not None:
@@ -195,17 +194,21 @@ def revision_tokens(receipt: RevocationReceipt) -> list[FamilyRevision]:
     summary="Forget a source event",
     description="Stop using everything the event gave: every record derived from it is "
     "revoked, in every subject and family, and no job, replay or re-extraction writes from "
-    "it again. The event stays in the ledger (this is not erasure). Needs a write key. The "
-    "header carries the revisions the revocations left.",
+    "it again. The event stays in the ledger (this is not erasure). Needs a write key, and "
+    "acts only on what it may write: a record the event gave another agent's private "
+    "namespace is left as it is and not named in the answer. The header carries the "
+    "revisions the revocations left.",
     responses={**problem_responses(404), **token_response()},
 )
 def forget(
     event_id: EventId, body: ReasonIn, svc: Svc, who: Writer, response: Response
 ) -> JsonObject:
     same_tenant(who, body.tenant)
-    event = svc.memory.event(event_id, tenant=who.tenant)
-    changeable(who, event.subject, EventNotFoundError(f"no event {event_id!r}"))
-    receipt = svc.memory.forget(event_id, tenant=who.tenant, reason=body.reason)
+    event = svc.memory.event(event_id, tenant=who.tenant, namespaces=who.namespaces)
+    who.require_write_to(event.subject)
+    receipt = svc.memory.forget(
+        event_id, tenant=who.tenant, reason=body.reason, may_change=who.may_write_to
+    )
     write_token(response, [t for r in receipt.revocations for t in revision_tokens(r)])
     return forget_to_dict(receipt)
 
@@ -234,7 +237,7 @@ def process(body: ProcessIn, svc: Svc, who: Writer) -> JsonObject:
     response_model=list[wm.Job],
     summary="Extraction jobs of the key's tenant",
     description="Jobs not done yet (queued or failed), oldest first; `all=true` adds the "
-    "done ones.",
+    "done ones. Only jobs whose event the key may read are listed.",
     responses=problem_responses(),
 )
 def jobs(
@@ -242,4 +245,5 @@ def jobs(
     who: Reader,
     include_done: Annotated[bool, Query(alias="all", description="Include done jobs.")] = False,
 ) -> list[JsonObject]:
-    return [job_to_dict(j) for j in svc.memory.jobs(tenant=who.tenant, open_only=not include_done)]
+    found = svc.memory.jobs(tenant=who.tenant, open_only=not include_done)
+    return [job_to_dict(j) for j in visible_jobs(svc.memory.store, who, found)]

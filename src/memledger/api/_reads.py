@@ -9,7 +9,7 @@ from fastapi import APIRouter, Path, Query, Response
 from pydantic import AwareDatetime
 
 from memledger import wire_models as wm
-from memledger.api._auth import Reader, Writer, changeable, readable, same_tenant
+from memledger.api._auth import Reader, Writer, readable, same_tenant
 from memledger.api._bodies import ID_PATTERN, ContextIn, ReasonIn, RecallIn
 from memledger.api._consistency import (
     Consistency,
@@ -24,7 +24,7 @@ from memledger.api._services import Svc
 from memledger.domain.budget import Budget
 from memledger.domain.keys import Principal
 from memledger.domain.records import MemoryRecord
-from memledger.errors import MemoryNotFoundError, PermissionDeniedError
+from memledger.errors import PermissionDeniedError
 from memledger.read.context import Constraint, LiveState, Material
 from memledger.wire import (
     JsonObject,
@@ -311,10 +311,7 @@ def get_memory(memory_id: MemoryId, svc: Svc, who: Reader) -> JsonObject:
 def _visible_record(svc: Svc, who: Principal, memory_id: str) -> MemoryRecord:
     """A memory of the key's tenant in a namespace the key reads; a memory of another
     agent's private namespace is answered exactly as a missing one."""
-    record = svc.memory.get(memory_id, tenant=who.tenant)
-    if not who.may_read(record.subject):
-        raise MemoryNotFoundError(f"no memory {memory_id!r}")
-    return record
+    return svc.memory.get(memory_id, tenant=who.tenant, namespaces=who.namespaces)
 
 
 @router.post(
@@ -325,15 +322,21 @@ def _visible_record(svc: Svc, who: Principal, memory_id: str) -> MemoryRecord:
     "used, and its words are cut from the other records of that event; the family's "
     "generation is bumped, so no late job, retry or stale index entry brings it back. "
     "Nothing is deleted (history keeps it, as revoked). A new authorised event may set a "
-    "new value. Needs a write key; the header carries the revisions it left.",
+    "new value. Needs a write key, and acts only on what it may write: the words are not cut "
+    "from a record of another agent's private namespace, and the answer does not name one. "
+    "A write key revokes any memory of the shared namespace, whoever wrote it, and of its "
+    "own agent's namespace; never one of another agent's (answered as a missing id where "
+    "the key may not read it, else 403). The header carries the revisions it left.",
     responses={**problem_responses(404), **token_response()},
 )
 def revoke(
     memory_id: MemoryId, body: ReasonIn, svc: Svc, who: Writer, response: Response
 ) -> JsonObject:
     same_tenant(who, body.tenant)
-    record = svc.memory.get(memory_id, tenant=who.tenant)
-    changeable(who, record.subject, MemoryNotFoundError(f"no memory {memory_id!r}"))
-    receipt = svc.memory.revoke(memory_id, tenant=who.tenant, reason=body.reason)
+    record = _visible_record(svc, who, memory_id)
+    who.require_write_to(record.subject)
+    receipt = svc.memory.revoke(
+        memory_id, tenant=who.tenant, reason=body.reason, may_change=who.may_write_to
+    )
     write_token(response, revision_tokens(receipt))
     return revocation_to_dict(receipt)

@@ -28,7 +28,8 @@ MAX_LIMIT = 1000
     description="Every subject with events or family slots, in order, each with its family "
     "and event counts and when it last moved. `prefix` narrows the list; `after` (the "
     "`next` of the previous page) pages it. Only the key's tenant is listed: another "
-    "tenant's subjects are never named or counted.",
+    "tenant's subjects, and subjects of another agent's private namespace the key may not "
+    "read, are never named, counted or handed as a cursor.",
     responses=problem_responses(),
 )
 def subjects(
@@ -58,6 +59,7 @@ def subjects(
         prefix=prefix or "",
         after=after,
         limit=min(limit + 1, MAX_LIMIT),
+        namespaces=who.namespaces,  # filtered before paging: `next` names a visible one
     )
     page = found[:limit]
     more = len(found) > limit or len(found) == MAX_LIMIT
@@ -70,7 +72,6 @@ def subjects(
                 "last_at": None if s.last_at is None else isoformat(s.last_at),
             }
             for s in page
-            if who.may_read(s.subject)  # another agent's private namespace is not listed
         ],
         "next": page[-1].subject if more and page else None,
     }

@@ -23,6 +23,9 @@ __all__ = ["router"]
 
 router = APIRouter(tags=["traces"])
 
+MAX_SCAN = 10_000
+"""The most traces one listing reads to fill its page with traces the key may see."""
+
 TraceId = Annotated[
     str, Path(pattern=ID_PATTERN, max_length=255, description="The packet's trace id, ctx-...")
 ]
@@ -33,7 +36,9 @@ TraceId = Annotated[
     response_model=list[wm.TraceSummary],
     summary="The most recent context traces",
     description="Newest first: each packet's request, the memories (id and revision) it "
-    "held, how many candidates it left out, and its size.",
+    "held, how many candidates it left out, and its size. A trace of another agent's "
+    "private namespace, or one holding a memory of it, is not listed, and the page is "
+    "filled with the next ones the key may see.",
     responses=problem_responses(),
 )
 def recent(
@@ -45,13 +50,20 @@ def recent(
     limit: Annotated[int, Query(ge=1, le=1000, description="How many, newest first.")] = 20,
 ) -> list[JsonObject]:
     readable(who, subject)
-    found = trace.recent(svc.memory, tenant=who.tenant, subject=subject, limit=limit)
-    subjects = _subjects_of(svc, who, [m for t in found for m in _held(t)])  # one read
-    return [
-        t
-        for t in found
-        if _may_see(who, t.get("subject"), [subjects.get(str(m)) for m in _held(t)])
-    ]
+    asked = limit
+    while True:  # a packet across the tenant may hold what the key may not see: ask more
+        found = trace.recent(
+            svc.memory, tenant=who.tenant, subject=subject, limit=asked, namespaces=who.namespaces
+        )
+        subjects = _subjects_of(svc, who, [m for t in found for m in _held(t)])  # one read
+        shown = [
+            t
+            for t in found
+            if _may_see(who, t.get("subject"), [subjects.get(str(m)) for m in _held(t)])
+        ]
+        if len(shown) >= limit or len(found) < asked or asked >= MAX_SCAN:
+            return shown[:limit]
+        asked = min(asked * 4, MAX_SCAN)
 
 
 def _held(summary: JsonObject) -> list[Any]:
@@ -80,7 +92,7 @@ def _may_see(who: Principal, subject: object, held: list[str | None]) -> bool:
 
 
 def _trace_for(svc: Svc, who: Principal, trace_id: str) -> StoredTrace:
-    stored = trace.get(svc.memory, trace_id, tenant=who.tenant)
+    stored = trace.get(svc.memory, trace_id, tenant=who.tenant, namespaces=who.namespaces)
     body = json.loads(stored.body)
     ids = [i["memory_id"] for i in body.get("items", ()) if "memory_id" in i]
     subjects = _subjects_of(svc, who, ids)

@@ -237,6 +237,16 @@ class Principal:
             or self.may_admin
         )
 
+    @property
+    def namespaces(self) -> frozenset[str] | None:
+        """The private namespaces the key reads besides the shared one (its own and those
+        in ``reads``), or ``None``: every namespace (an admin key). What a store query
+        filters by, so that another agent's namespace is not even a row."""
+        if self.may_admin:
+            return None
+        own = self.own_namespace
+        return self.reads if own is None else self.reads | {own}
+
     def may_write_to(self, subject: str) -> bool:
         """Whether the key may write about ``subject``: shared, or its own namespace."""
         namespace = namespace_of(subject)

@@ -32,11 +32,9 @@ from memledger import __version__
 from memledger.domain.keys import Principal
 from memledger.domain.records import JsonValue, Receipt, SourceEvent, require_id, require_text
 from memledger.errors import (
-    EventNotFoundError,
     InvalidEventError,
     InvalidInputError,
     MemledgerError,
-    MemoryNotFoundError,
 )
 from memledger.mcp._auth import principal_of, require_write
 from memledger.mcp._results import (
@@ -331,19 +329,20 @@ class _Tools:
             require_write(principal, "forget")
             if (memory_id is None) == (event_id is None):
                 raise InvalidInputError("give exactly one of memory_id and event_id")
+            # another agent's private namespace is no row: answered as a missing id; only
+            # what the key may write is revoked, and the answer names nothing else
+            tenant, seen, may = principal.tenant, principal.namespaces, principal.may_write_to
             if memory_id is not None:
-                record = self._memory.get(memory_id, tenant=principal.tenant)
-                if not principal.may_read(record.subject):
-                    raise MemoryNotFoundError(f"no memory {memory_id!r}")
+                record = self._memory.get(memory_id, tenant=tenant, namespaces=seen)
                 principal.require_write_to(record.subject)
-                revoked = self._memory.revoke(memory_id, tenant=principal.tenant, reason=reason)
+                revoked = self._memory.revoke(
+                    memory_id, tenant=tenant, reason=reason, may_change=may
+                )
                 return ok_result(revocation_to_dict(revoked))
             assert event_id is not None
-            source = self._memory.event(event_id, tenant=principal.tenant)
-            if not principal.may_read(source.subject):
-                raise EventNotFoundError(f"no event {event_id!r}")
+            source = self._memory.event(event_id, tenant=tenant, namespaces=seen)
             principal.require_write_to(source.subject)
-            forgot = self._memory.forget(event_id, tenant=principal.tenant, reason=reason)
+            forgot = self._memory.forget(event_id, tenant=tenant, reason=reason, may_change=may)
             return ok_result(forget_to_dict(forgot))
 
         return self._answer(ctx, act)

@@ -733,7 +733,8 @@ def recall(
     subjects = None if subject is None else [subject]
     # who a query can name (a subject's read: its own people), how far the feed has come
     glance = index.glance(tenant, subject=subject)
-    understood = understand(query, names=glance.names, at=at, rewriter=rewriter)
+    names = glance.names if visible is None else frozenset(filter(visible, glance.names))
+    understood = understand(query, names=names, at=at, rewriter=rewriter)
 
     # 2. candidates from each source, fused
     sources: dict[str, set[Source]] = {}

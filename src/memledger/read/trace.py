@@ -107,11 +107,15 @@ class Replay:
     """Memories no longer in the store (erased): the replay cannot match."""
 
 
-def get(memory: Memory, trace_id: str, *, tenant: str) -> StoredTrace:
+def get(
+    memory: Memory, trace_id: str, *, tenant: str, namespaces: frozenset[str] | None = None
+) -> StoredTrace:
+    """A stored trace; one whose subject is in a private namespace not among
+    ``namespaces`` (``None``: any) is answered as a missing one."""
     require_id(tenant, "tenant", InvalidInputError)
     require_id(trace_id, "trace id", InvalidInputError)
     with memory.store.read() as unit:
-        found = unit.get_trace(tenant, trace_id)
+        found = unit.get_trace(tenant, trace_id, namespaces=namespaces)
     if found is None:
         raise TraceNotFoundError(f"no trace {trace_id!r} for tenant {tenant!r}")
     return found
@@ -204,12 +208,18 @@ def replay(
 
 
 def recent(
-    memory: Memory, *, tenant: str, subject: str | None = None, limit: int = 20
+    memory: Memory,
+    *,
+    tenant: str,
+    subject: str | None = None,
+    limit: int = 20,
+    namespaces: frozenset[str] | None = None,
 ) -> list[dict[str, JsonValue]]:
-    """The tenant's most recent traces, newest first, as summaries."""
+    """The tenant's most recent traces, newest first, as summaries (of the private
+    ``namespaces`` only; ``None``: any)."""
     require_id(tenant, "tenant", InvalidInputError)
     with memory.store.read() as unit:
-        found = unit.traces(tenant, subject=subject, limit=limit)
+        found = unit.traces(tenant, subject=subject, limit=limit, namespaces=namespaces)
     out: list[dict[str, JsonValue]] = []
     for trace in found:
         body = json.loads(trace.body)

@@ -43,6 +43,7 @@ from memledger.ports import (
 )
 from memledger.store import Failpoint, codec
 from memledger.store import _rows as layout
+from memledger.store._namespaces import visible_sql
 from memledger.store._sql_service import ServiceRows
 
 
@@ -98,12 +99,15 @@ class SqlUnit(ServiceRows):
 
     # -- ledger ---------------------------------------------------------------------
 
-    def get_event(self, tenant: str, event_id: str) -> StoredEvent | None:
+    def get_event(
+        self, tenant: str, event_id: str, *, namespaces: frozenset[str] | None = None
+    ) -> StoredEvent | None:
+        hide, hidden = visible_sql("subject", namespaces)
         row = self._one(
             "SELECT content_hash, subject, actor_id, actor_authenticated, actor_grants, channel,"
             " stream, sequence, occurred_at, text, metadata, ingested_at, role"
-            " FROM events WHERE tenant = ? AND event_id = ?",
-            (tenant, event_id),
+            f" FROM events WHERE tenant = ? AND event_id = ?{hide}",
+            (tenant, event_id, *hidden),
         )
         if row is None:
             return None
@@ -378,10 +382,13 @@ class SqlUnit(ServiceRows):
             cause=cause,
         )
 
-    def get_record(self, tenant: str, memory_id: str) -> MemoryRecord | None:
+    def get_record(
+        self, tenant: str, memory_id: str, *, namespaces: frozenset[str] | None = None
+    ) -> MemoryRecord | None:
+        hide, hidden = visible_sql("subject", namespaces)
         row = self._one(
-            f"SELECT {layout.RECORD_COLUMNS} FROM records WHERE tenant = ? AND memory_id = ?",
-            (tenant, memory_id),
+            f"SELECT {layout.RECORD_COLUMNS} FROM records WHERE tenant = ? AND memory_id = ?{hide}",
+            (tenant, memory_id, *hidden),
         )
         return None if row is None else layout.record(row)
 
@@ -603,13 +610,20 @@ class SqlUnit(ServiceRows):
         return [stored.event for stored in found if stored is not None]
 
     def subjects(
-        self, tenant: str, *, prefix: str = "", after: str | None = None, limit: int
+        self,
+        tenant: str,
+        *,
+        prefix: str = "",
+        after: str | None = None,
+        limit: int,
+        namespaces: frozenset[str] | None = None,
     ) -> Sequence[SubjectSummary]:
         # A prefix range (subject >= prefix AND subject < prefix + U+10FFFF) uses the
         # (tenant, subject, ...) indexes of both tables, where LIKE would not.
         low = max(prefix, after or "")
         high = prefix + "\U0010ffff"
-        past = "" if after is None else " WHERE subject > ?"
+        past = " WHERE subject > ?" if after is not None else " WHERE 1 = 1"
+        hide, hidden = visible_sql("subject", namespaces)
         rows = self.conn.execute(
             "SELECT subject, sum(f), sum(e), max(at) FROM ("
             " SELECT subject, 1 AS f, 0 AS e, updated_at AS at FROM families"
@@ -617,8 +631,13 @@ class SqlUnit(ServiceRows):
             " UNION ALL"
             " SELECT subject, 0, 1, ingested_at FROM events"
             "  WHERE tenant = ? AND subject >= ? AND subject < ?"
-            f") AS found{past} GROUP BY subject ORDER BY subject LIMIT ?",
-            (tenant, low, high, tenant, low, high, *(() if after is None else (after,)), limit),
+            f") AS found{past}{hide} GROUP BY subject ORDER BY subject LIMIT ?",
+            (
+                *(tenant, low, high, tenant, low, high),
+                *(() if after is None else (after,)),
+                *hidden,
+                limit,
+            ),
         ).fetchall()
         return [
             SubjectSummary(
@@ -1113,11 +1132,14 @@ class SqlUnit(ServiceRows):
                 f"trace {trace.trace_id!r} already exists for tenant {trace.tenant!r}"
             ) from exc
 
-    def get_trace(self, tenant: str, trace_id: str) -> StoredTrace | None:
+    def get_trace(
+        self, tenant: str, trace_id: str, *, namespaces: frozenset[str] | None = None
+    ) -> StoredTrace | None:
+        hide, hidden = visible_sql("subject", namespaces)
         row = self._one(
             "SELECT subject, created_at, rendered_sha256, body FROM traces"
-            " WHERE tenant = ? AND trace_id = ?",
-            (tenant, trace_id),
+            f" WHERE tenant = ? AND trace_id = ?{hide}",
+            (tenant, trace_id, *hidden),
         )
         return None if row is None else _trace(tenant, trace_id, row)
 
@@ -1156,12 +1178,19 @@ class SqlUnit(ServiceRows):
         ]
 
     def traces(
-        self, tenant: str, *, subject: str | None = None, limit: int = 50
+        self,
+        tenant: str,
+        *,
+        subject: str | None = None,
+        limit: int = 50,
+        namespaces: frozenset[str] | None = None,
     ) -> Sequence[StoredTrace]:
+        hide, hidden = visible_sql("subject", namespaces)
         sql = "SELECT subject, created_at, rendered_sha256, body, trace_id FROM traces"
-        sql += " WHERE tenant = ?" + (" AND subject = ?" if subject is not None else "")
+        sql += " WHERE tenant = ?" + (" AND subject = ?" if subject is not None else "") + hide
         sql += " ORDER BY created_at DESC, trace_id DESC LIMIT ?"
-        params = (tenant, subject, limit) if subject is not None else (tenant, limit)
+        named = () if subject is None else (subject,)
+        params = (tenant, *named, *hidden, limit)
         return [_trace(tenant, row[4], row[:4]) for row in self.conn.execute(sql, params)]
 
     # -- review queue and jobs --------------------------------------------------------

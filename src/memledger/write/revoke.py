@@ -30,11 +30,19 @@ any subject), the revoked sources are recorded (``revoked_source``), and every
 read leaves revoked records out, audit views (``as_of``, ``history``) included
 unless they ask for them. A *new* authorised event may set a new value.
 Deleting the source event's text from the ledger is erasure, not revocation.
+
+**Only what the caller may change.** Each function takes ``may_change``, a subject ->
+bool test (:meth:`memledger.domain.keys.Principal.may_write_to`; ``None``: every
+subject). A record about a subject the caller may not change (another agent's private
+namespace) is left as it is, its words stay in it, and the receipt does not name it;
+an event that wrote such a record is not recorded as forgotten either (that would stop
+writes into the other namespace), while the families the caller revoked keep the event
+as a revoked source, so nothing from it comes back into them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
 
@@ -53,6 +61,13 @@ from memledger.write.commit import stable_id
 from memledger.write.history import history_entry
 from memledger.write.undo import revocation_cause
 
+MayChange = Callable[[str], bool] | None
+"""Whether the caller may change records about a subject (``None``: every subject)."""
+
+
+def _may(may_change: MayChange, subject: str) -> bool:
+    return may_change is None or may_change(subject)
+
 
 def revoke_memory(
     unit: UnitOfWork,
@@ -62,6 +77,7 @@ def revoke_memory(
     reason: str,
     now: datetime,
     log: ChangeLog | None = None,
+    may_change: MayChange = None,
 ) -> RevocationReceipt:
     """Revoke a memory and what its source event said with the same words (see the
     module docstring). Revoking it again is acknowledged without another change.
@@ -72,7 +88,13 @@ def revoke_memory(
         raise MemoryNotFoundError(f"no memory {memory_id!r} for tenant {tenant!r}")
     if record.proposed_kind == "episode":  # the turn itself: forget all of it
         forgotten = forget_event(
-            unit, tenant, record.source_event_id, reason=reason, now=now, log=log
+            unit,
+            tenant,
+            record.source_event_id,
+            reason=reason,
+            now=now,
+            log=log,
+            may_change=may_change,
         )
         key = (record.subject, record.family)
         own = [r for r in forgotten.revocations if (r.subject, r.family) == key]
@@ -92,7 +114,7 @@ def revoke_memory(
     again = unit.mention_events(tenant, [r.memory_id for r in said])
     sources = sorted({record.source_event_id, *again})
     receipt = _revoke(unit, slot, targets, sources=sources, reason=reason, now=now, log=log)
-    return _scrub_all(unit, receipt, sources, words, now=now, log=log)
+    return _scrub_all(unit, receipt, sources, words, now=now, log=log, may_change=may_change)
 
 
 def revoke_family(
@@ -127,13 +149,21 @@ def _scrub_all(
     *,
     now: datetime,
     log: ChangeLog,
+    may_change: MayChange = None,
 ) -> RevocationReceipt:
     """``receipt`` with what taking ``words`` out of every source's other records did."""
     also: list[RevocationReceipt] = []
     redacted: list[str] = []
     for event_id in sources:
         more, scrubbed = _scrub(
-            unit, receipt.tenant, event_id, set(words), reason=receipt.reason, now=now, log=log
+            unit,
+            receipt.tenant,
+            event_id,
+            set(words),
+            reason=receipt.reason,
+            now=now,
+            log=log,
+            may_change=may_change,
         )
         also.extend(more)
         redacted.extend(scrubbed)
@@ -148,17 +178,21 @@ def forget_event(
     reason: str,
     now: datetime,
     log: ChangeLog | None = None,
+    may_change: MayChange = None,
 ) -> ForgetReceipt:
     """Revoke every record derived from a source event, in every subject and family, and
     record the event as forgotten: no job, replay or re-extraction writes from it again.
-    Forgetting it again is acknowledged with no revocations."""
+    Forgetting it again is acknowledged with no revocations. With ``may_change``, only
+    records about subjects it allows (see the module docstring)."""
     log = ChangeLog() if log is None else log
     if unit.get_event(tenant, event_id) is None:
         raise EventNotFoundError(f"no event {event_id!r} for tenant {tenant!r}")
-    if not unit.is_forgotten(tenant, event_id):
-        log.forgotten.append(event_id)
-    unit.forget_event(tenant, event_id, at=now, reason=reason)
-    derived = unit.event_records(tenant, event_id, open_only=False)
+    everything = unit.event_records(tenant, event_id, open_only=False)
+    derived = [r for r in everything if _may(may_change, r.subject)]
+    if len(derived) == len(everything):  # nothing of another namespace stops with it
+        if not unit.is_forgotten(tenant, event_id):
+            log.forgotten.append(event_id)
+        unit.forget_event(tenant, event_id, at=now, reason=reason)
     receipts: list[RevocationReceipt] = []
     for subject, family in sorted({(r.subject, r.family) for r in derived}):
         slot = unit.lock_family(tenant, subject, family)
@@ -208,14 +242,18 @@ def _scrub(
     reason: str,
     now: datetime,
     log: ChangeLog,
+    may_change: MayChange = None,
 ) -> tuple[list[RevocationReceipt], list[str]]:
-    """Take ``words`` out of the other open records of ``event_id``: revoke the claims
-    that state them (their words join in), then re-issue the episodes without them."""
+    """Take ``words`` out of the other open records of ``event_id`` the caller may
+    change: revoke the claims that state them (their words join in), then re-issue the
+    episodes without them."""
     receipts: list[RevocationReceipt] = []
     changed = bool(words)
     while changed:
         changed = False
         for record in unit.event_records(tenant, event_id, open_only=True):
+            if not _may(may_change, record.subject):
+                continue  # another namespace's record: left as it is
             if record.proposed_kind == "episode" or not states(record, words):
                 continue
             slot = unit.lock_family(tenant, record.subject, record.family)
@@ -229,6 +267,8 @@ def _scrub(
             break  # the event's records changed: read them again
     redacted: list[str] = []
     for record in unit.event_records(tenant, event_id, open_only=True):
+        if not _may(may_change, record.subject):
+            continue
         if record.proposed_kind == "episode" and _reissue(unit, record, words, now=now, log=log):
             redacted.append(record.memory_id)
     return receipts, redacted

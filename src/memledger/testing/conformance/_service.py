@@ -23,6 +23,7 @@ from memledger.errors import (
     UnknownFamilyError,
 )
 from memledger.memory import Memory
+from memledger.ports import StoredTrace
 from memledger.store import open_store
 from memledger.testing import FrozenClock
 from memledger.testing.scenarios import FAMILY, SUBJECT, TENANT, day, event, pref
@@ -196,3 +197,47 @@ class ServiceChecks:
             assert [s.subject for s in (*first, *rest)] == [s.subject for s in listed]
             assert [s.subject for s in other.subjects(tenant="globex")] == [SUBJECT]
             assert other.subjects(tenant="initech") == ()
+
+    def test_reads_filtered_by_namespace_leave_hidden_rows_out(
+        self, memory: Memory, store_url: str, clock: FrozenClock
+    ) -> None:
+        clock.set(day(10, 2))
+        subjects = ("agent:", "agent:/x", "agent:bo", "agent:planner", "agent:planner/c-7", "c-7")
+        ids: dict[str, str | None] = {}
+        for n, subject in enumerate(subjects):
+            said = event(f"e{n}", "Deliver on Fridays.", occurred_at=day(10, 2), subject=subject)
+            (result,) = memory.ingest(said, [pref("friday")]).results
+            ids[subject] = result.memory_id
+        with memory.store.write() as unit:
+            for whose in (None, "agent:planner/c-7"):
+                trace = StoredTrace(
+                    tenant=TENANT,
+                    trace_id=f"ctx-{whose is None}",
+                    subject=whose,
+                    created_at=day(10, 2),
+                    rendered_sha256="0" * 64,
+                    body="{}",
+                )
+                unit.put_trace(trace)
+        hidden = {"agent:bo", "agent:planner", "agent:planner/c-7"}
+        with _other(store_url, clock) as other, other.store.read() as unit:
+            for seen, shown in (
+                (frozenset[str](), hidden),
+                (frozenset({"agent:planner"}), {"agent:bo"}),
+            ):
+                listed = [s.subject for s in unit.subjects(TENANT, limit=10, namespaces=seen)]
+                assert listed == [s for s in subjects if s not in shown]
+                after = unit.subjects(TENANT, after="agent:/x", limit=1, namespaces=seen)
+                assert [s.subject for s in after] == [listed[2]]
+                for n, subject in enumerate(subjects):
+                    visible = subject not in shown
+                    record = unit.get_record(TENANT, str(ids[subject]), namespaces=seen)
+                    assert (record is not None) == visible, subject
+                    assert (unit.get_event(TENANT, f"e{n}", namespaces=seen) is not None) == visible
+                found = unit.get_trace(TENANT, "ctx-False", namespaces=seen)
+                assert (found is not None) == ("agent:planner" in seen)
+                assert unit.get_trace(TENANT, "ctx-True", namespaces=seen) is not None
+                listed_traces = [t.trace_id for t in unit.traces(TENANT, namespaces=seen)]
+                assert listed_traces == ["ctx-True"] + (["ctx-False"] if seen else [])
+            every = unit.subjects(TENANT, limit=10, namespaces=None)
+            assert [s.subject for s in every] == list(subjects)

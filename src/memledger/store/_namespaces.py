@@ -1,0 +1,36 @@
+"""Namespace visibility as a SQL condition, so that a store query leaves out another
+agent's private namespace itself: a subject the caller may not read is no row at all,
+found and answered exactly as a missing one (the same work, the same time).
+
+The condition is :func:`memledger.domain.keys.namespace_of` written in SQL that both
+backends run alike (``substr`` and ``length`` count characters in SQLite and
+PostgreSQL): a subject is private when it starts with ``agent:`` followed by a
+non-empty agent id (``agent:<id>`` or ``agent:<id>/...``); it is visible when it is
+shared, ``NULL`` (a trace across the tenant), or in one of the given namespaces.
+"""
+
+from __future__ import annotations
+
+from memledger.domain.keys import AGENT_PREFIX
+
+__all__ = ["visible_sql"]
+
+_START = len(AGENT_PREFIX)
+
+
+def visible_sql(column: str, namespaces: frozenset[str] | None) -> tuple[str, tuple[object, ...]]:
+    """``" AND (...)"`` and its parameters: rows of ``column`` the reader may see, given
+    the private ``namespaces`` it reads (``None``: every namespace, no condition)."""
+    if namespaces is None:
+        return "", ()
+    parts = [
+        f"{column} IS NULL",
+        f"substr({column}, 1, {_START}) <> ?",
+        f"length({column}) = {_START}",
+        f"substr({column}, {_START + 1}, 1) = '/'",
+    ]
+    params: list[object] = [AGENT_PREFIX]
+    for name in sorted(namespaces):
+        parts.append(f"{column} = ? OR substr({column}, 1, ?) = ?")
+        params.extend((name, len(name) + 1, name + "/"))
+    return f" AND ({' OR '.join(parts)})", tuple(params)
