@@ -14,7 +14,7 @@ import pytest
 from memledger import Claim, InvalidQueryError, Memory, RevisionNotMetError
 from memledger.index.derived import DerivedIndex
 from memledger.index.embedders import HashingEmbedder
-from memledger.read.recall import recall, time_weight
+from memledger.read.recall import RecallSettings, recall, time_weight
 from memledger.store import open_store
 from memledger.testing import FrozenClock
 from memledger.testing.scenarios import FAMILY, SUBJECT, TENANT, actor, day, event
@@ -139,10 +139,18 @@ def test_revoked_expired_and_future_records_never_come_back(
 def test_abstains_instead_of_returning_the_nearest_thing(
     memory: Memory, index: DerivedIndex
 ) -> None:
+    """The query shares one word of seven with the only memory: it is found, with a
+    score, and covers less than the relevance floor, so recall abstains."""
     memory.ingest(event("e1", "Fridays", occurred_at=day(10, 2), sequence=1), digest("friday"))
     index.sync(memory.store)
-    result = recall(memory, index, "What is the capital of Peru?", tenant=TENANT)
+    query = "Which museums in Lima open early, and does the digest of their exhibitions list them?"
+    result = recall(memory, index, query, tenant=TENANT)
     assert result.abstained and result.items == ()
+    # the nearest thing is there: without the floor it would have been returned
+    floorless = recall(memory, index, query, tenant=TENANT, settings=RecallSettings(floor=0.0))
+    (nearest,) = floorless.items
+    assert nearest.score > 0 and 0 < nearest.relevance < RecallSettings().floor
+    assert not floorless.abstained
     assert not recall(memory, index, "digest friday", tenant=TENANT).abstained
 
 
