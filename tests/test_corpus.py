@@ -835,10 +835,37 @@ def test_unusable_searches_are_refused(corpus: Corpus, query: str, k: int, floor
         corpus.search(query, tenant="acme", k=k, floor=floor)
 
 
-def test_queries_never_reach_fts_syntax(corpus: Corpus, docs: Path) -> None:
-    corpus.add("acme", [docs])
-    for query in ('credit" OR hold', "NEAR(credit hold)", "credit*", "text : hold", "-- ; )"):
-        corpus.search(query, tenant="acme")  # no FTS5 syntax error
+OPERATOR_QUERIES = [
+    # (query, what FTS5 would have made of it)
+    ('credit" OR hold', "an unbalanced quote: a syntax error"),
+    ("credit NOT finance", "credit without finance: not this document"),
+    ("finance AND zebra", "both words: nothing"),
+    ('"order credit"', "a phrase in this order: nothing"),
+    ("NEAR(credit releases, 0)", "the two words adjacent: nothing"),
+    ("^finance", "finance as a column's first word: nothing"),
+    ("title : finance", "finance in the title column: nothing"),
+    ("finance -zebra", "no such column: zebra"),
+    ("credit* hold", "any word starting with credit, and hold"),
+    ("-- ; ) finance (", "a syntax error"),
+]
+
+
+@pytest.mark.parametrize(("query", "fts"), OPERATOR_QUERIES)
+def test_queries_never_reach_fts_syntax(tmp_path: Path, query: str, fts: str) -> None:
+    """FTS5 operators and quotes in a query are searched as the plain words around
+    them: the document holding the query's words is found by the lexical search,
+    however FTS5 itself would have read the query (``fts``)."""
+    folder = tmp_path / "ops"
+    write(
+        folder / "holds.md",
+        "# Credit holds\n\nA credit hold stops an order until finance releases it.\n",
+    )
+    write(folder / "hours.txt", HOURS_TXT)
+    with Corpus(tmp_path / "ops.db.corpus", embedder=None) as corpus:
+        corpus.add("acme", [folder])
+        hits = corpus.search(query, tenant="acme")
+    assert [Path(h.chunk.path).name for h in hits] == ["holds.md"], fts
+    assert hits[0].sources == ("lexical",)
 
 
 def test_searches_and_adds_from_many_threads(corpus: Corpus, docs: Path, tmp_path: Path) -> None:
