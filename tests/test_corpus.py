@@ -27,6 +27,7 @@ from memledger.corpus import (
     parse_document,
     stale_marker,
 )
+from memledger.corpus._search import MAX_TERMS
 from memledger.errors import (
     EmbedderError,
     InvalidInputError,
@@ -866,6 +867,29 @@ def test_queries_never_reach_fts_syntax(tmp_path: Path, query: str, fts: str) ->
         hits = corpus.search(query, tenant="acme")
     assert [Path(h.chunk.path).name for h in hits] == ["holds.md"], fts
     assert hits[0].sources == ("lexical",)
+
+
+def test_a_chunk_is_as_relevant_as_its_title_and_section_make_it(tmp_path: Path) -> None:
+    """Where a chunk sits counts as its words: a section whose text never says the
+    query's words is found through its document's title and its heading."""
+    text = "# Credit holds\n\n## Releasing\n\nFinance lifts it once the invoice is paid.\n"
+    write(tmp_path / "docs" / "holds.md", text)
+    with Corpus(tmp_path / "c.db.corpus", embedder=None) as corpus:
+        corpus.add("acme", [tmp_path / "docs"])
+        (hit,) = corpus.search("releasing credit holds", tenant="acme")
+    assert hit.chunk.section == "Releasing" and "credit" not in hit.chunk.text.casefold()
+    assert hit.confidence == 1.0
+
+
+def test_query_terms_past_the_limit_are_not_searched(tmp_path: Path) -> None:
+    write(tmp_path / "docs" / "holds.md", "# Holds\n\nFinance releases a credit hold.\n")
+    filler = [f"filler{n}" for n in range(MAX_TERMS)]
+    with Corpus(tmp_path / "c.db.corpus", embedder=None) as corpus:
+        corpus.add("acme", [tmp_path / "docs"])
+        last = corpus.search(" ".join([*filler[:-1], "finance"]), tenant="acme", floor=0.0)
+        past = corpus.search(" ".join([*filler, "finance"]), tenant="acme", floor=0.0)
+    assert [Path(h.chunk.path).name for h in last] == ["holds.md"]  # the last term searched
+    assert past == []
 
 
 def test_searches_and_adds_from_many_threads(corpus: Corpus, docs: Path, tmp_path: Path) -> None:
