@@ -154,6 +154,20 @@ def test_abstains_instead_of_returning_the_nearest_thing(
     assert not recall(memory, index, "digest friday", tenant=TENANT).abstained
 
 
+def test_a_slot_the_query_names_is_relevant_without_sharing_its_words(
+    memory: Memory, index: DerivedIndex
+) -> None:
+    """A question naming a family ("newsletter": delivery_preference) of a subject gets
+    that slot's value even when the value shares none of its words: a slot is relevant
+    at 0.5, above the floor; without the subject, no slot is named and recall abstains."""
+    memory.ingest(event("e1", "Fridays", occurred_at=day(10, 2), sequence=1), digest("friday"))
+    index.sync(memory.store)
+    query = "Which newsletter reaches the museums, galleries and theatres of Lima first?"
+    (item,) = recall(memory, index, query, tenant=TENANT, subject=SUBJECT).items
+    assert (item.record.value, item.sources, item.relevance) == ("friday", ("slot",), 0.5)
+    assert recall(memory, index, query, tenant=TENANT).abstained
+
+
 def test_tenants_never_see_each_other(memory: Memory, index: DerivedIndex) -> None:
     for tenant in ("acme", "globex"):
         memory.ingest(
