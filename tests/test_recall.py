@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from embedder_helpers import HashingWrapper
 from memledger import Claim, InvalidQueryError, Memory, RevisionNotMetError
 from memledger.index.derived import DerivedIndex
 from memledger.index.embedders import HashingEmbedder
@@ -166,6 +167,36 @@ def test_a_slot_the_query_names_is_relevant_without_sharing_its_words(
     (item,) = recall(memory, index, query, tenant=TENANT, subject=SUBJECT).items
     assert (item.record.value, item.sources, item.relevance) == ("friday", ("slot",), 0.5)
     assert recall(memory, index, query, tenant=TENANT).abstained
+
+
+class SemanticFake(HashingWrapper):
+    """The hashing embedder under another name: its cosines then count as meaning."""
+
+    @property
+    def name(self) -> str:
+        return "semantic-fake:1"
+
+
+def test_a_semantic_vector_match_is_relevant_and_a_spelling_one_is_not(
+    memory: Memory, tmp_path: Path
+) -> None:
+    """A memory that shares no word with the query but is its nearest vector is relevant
+    with a semantic embedder; with the spelling-only hashing one the same cosine is no
+    relevance, and recall abstains."""
+    memory.ingest(event("e1", "Fridays", occurred_at=day(10, 2), sequence=1), digest("friday"))
+    for n, text in enumerate(["Kayaks rented on lakes", "Owns three parrots", "Plays cello"]):
+        claim = Claim(family=FAMILY, kind="preference", statement=text, value=str(n))
+        memory.ingest(event(f"o{n}", text, occurred_at=day(10, 2), subject=f"s{n}"), [claim])
+    query = "fridaydigestdelivered"  # one word, spelt like the memory, that it never says
+    semantic = DerivedIndex(tmp_path / "semantic.index", embedder=SemanticFake())
+    spelling = DerivedIndex(tmp_path / "spelling.index", embedder=HashingEmbedder())
+    for index in (semantic, spelling):
+        index.sync(memory.store)
+    (item,) = recall(memory, semantic, query, tenant=TENANT).items
+    assert (item.record.value, item.sources, item.relevance) == ("friday", ("vector",), 1.0)
+    assert recall(memory, spelling, query, tenant=TENANT).abstained
+    semantic.close()
+    spelling.close()
 
 
 def test_tenants_never_see_each_other(memory: Memory, index: DerivedIndex) -> None:
