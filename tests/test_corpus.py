@@ -27,6 +27,7 @@ from memledger.corpus import (
     parse_document,
     stale_marker,
 )
+from memledger.corpus._search import MAX_TERMS
 from memledger.errors import (
     EmbedderError,
     InvalidInputError,
@@ -835,10 +836,60 @@ def test_unusable_searches_are_refused(corpus: Corpus, query: str, k: int, floor
         corpus.search(query, tenant="acme", k=k, floor=floor)
 
 
-def test_queries_never_reach_fts_syntax(corpus: Corpus, docs: Path) -> None:
-    corpus.add("acme", [docs])
-    for query in ('credit" OR hold', "NEAR(credit hold)", "credit*", "text : hold", "-- ; )"):
-        corpus.search(query, tenant="acme")  # no FTS5 syntax error
+OPERATOR_QUERIES = [
+    # (query, what FTS5 would have made of it)
+    ('credit" OR hold', "an unbalanced quote: a syntax error"),
+    ("credit NOT finance", "credit without finance: not this document"),
+    ("finance AND zebra", "both words: nothing"),
+    ('"order credit"', "a phrase in this order: nothing"),
+    ("NEAR(credit releases, 0)", "the two words adjacent: nothing"),
+    ("^finance", "finance as a column's first word: nothing"),
+    ("title : finance", "finance in the title column: nothing"),
+    ("finance -zebra", "no such column: zebra"),
+    ("credit* hold", "any word starting with credit, and hold"),
+    ("-- ; ) finance (", "a syntax error"),
+]
+
+
+@pytest.mark.parametrize(("query", "fts"), OPERATOR_QUERIES)
+def test_queries_never_reach_fts_syntax(tmp_path: Path, query: str, fts: str) -> None:
+    """FTS5 operators and quotes in a query are searched as the plain words around
+    them: the document holding the query's words is found by the lexical search,
+    however FTS5 itself would have read the query (``fts``)."""
+    folder = tmp_path / "ops"
+    write(
+        folder / "holds.md",
+        "# Credit holds\n\nA credit hold stops an order until finance releases it.\n",
+    )
+    write(folder / "hours.txt", HOURS_TXT)
+    with Corpus(tmp_path / "ops.db.corpus", embedder=None) as corpus:
+        corpus.add("acme", [folder])
+        hits = corpus.search(query, tenant="acme")
+    assert [Path(h.chunk.path).name for h in hits] == ["holds.md"], fts
+    assert hits[0].sources == ("lexical",)
+
+
+def test_a_chunk_is_as_relevant_as_its_title_and_section_make_it(tmp_path: Path) -> None:
+    """Where a chunk sits counts as its words: a section whose text never says the
+    query's words is found through its document's title and its heading."""
+    text = "# Credit holds\n\n## Releasing\n\nFinance lifts it once the invoice is paid.\n"
+    write(tmp_path / "docs" / "holds.md", text)
+    with Corpus(tmp_path / "c.db.corpus", embedder=None) as corpus:
+        corpus.add("acme", [tmp_path / "docs"])
+        (hit,) = corpus.search("releasing credit holds", tenant="acme")
+    assert hit.chunk.section == "Releasing" and "credit" not in hit.chunk.text.casefold()
+    assert hit.confidence == 1.0
+
+
+def test_query_terms_past_the_limit_are_not_searched(tmp_path: Path) -> None:
+    write(tmp_path / "docs" / "holds.md", "# Holds\n\nFinance releases a credit hold.\n")
+    filler = [f"filler{n}" for n in range(MAX_TERMS)]
+    with Corpus(tmp_path / "c.db.corpus", embedder=None) as corpus:
+        corpus.add("acme", [tmp_path / "docs"])
+        last = corpus.search(" ".join([*filler[:-1], "finance"]), tenant="acme", floor=0.0)
+        past = corpus.search(" ".join([*filler, "finance"]), tenant="acme", floor=0.0)
+    assert [Path(h.chunk.path).name for h in last] == ["holds.md"]  # the last term searched
+    assert past == []
 
 
 def test_searches_and_adds_from_many_threads(corpus: Corpus, docs: Path, tmp_path: Path) -> None:

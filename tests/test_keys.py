@@ -259,6 +259,27 @@ def test_a_read_only_key_cannot_write(memory: Memory, path: Path) -> None:
     assert (admin.may_write, admin.may_admin) == (True, True)
 
 
+def test_a_read_only_key_is_told_so_at_each_layer(memory: Memory, path: Path) -> None:
+    """``Memory.ingest_as`` refuses a read-only key before anything else is checked;
+    ``Principal.require_write_to`` (which every edge calls before a change about a
+    subject) tells it it is read-only too, not that a subject is a private namespace."""
+    who = memory.authenticate(memory.create_key(TENANT, SUBJECT, role="read", grants=["*"])[1])
+    before = snapshot(path)
+    elsewhere = event("evt-1", "Fridays", occurred_at=day(10, 2), tenant="globex")
+    setting = event("evt-2", "Fridays", occurred_at=day(10, 2), channel="account_service")
+    for refused in (elsewhere, setting):  # read-only, before tenant or channel
+        with pytest.raises(PermissionDeniedError, match="is read-only: it cannot write"):
+            memory.ingest_as(who, refused, [pref("friday")])
+    assert snapshot(path) == before
+    for subject in (SUBJECT, "agent:auditor", "agent:planner/user-42"):
+        with pytest.raises(PermissionDeniedError, match="is read-only") as denied:
+            who.require_write_to(subject)
+        assert "namespace" not in str(denied.value), subject
+    writer = memory.authenticate(memory.create_key(TENANT, SUBJECT)[1])
+    with pytest.raises(PermissionDeniedError, match=r"private namespace \('agent:planner'\)"):
+        writer.require_write_to("agent:planner/user-42")
+
+
 def test_only_a_service_key_sends_on_a_setting_channel(memory: Memory) -> None:
     person = memory.authenticate(memory.create_key(TENANT, SUBJECT, grants=["*"])[1])
     system = memory.authenticate(

@@ -273,8 +273,16 @@ def test_http_read_only_key_cannot_write(memory: Memory, keys: Keys, store: Path
             assert error["code"] == error_code(PermissionDeniedError) == "permission_denied"
             assert "read-only" in error["message"]
             assert snapshot(store) == before  # nothing written
-            forgot = await client.call_tool("forget", {"memory_id": "mem-x", "reason": "no"})
-            assert error_of(forgot)["code"] == "permission_denied"
+            # the tools' own check: refused before the input is read or anything looked up
+            malformed = {"subject": SUBJECT, "text": STATEMENT, "occurred_at": "not a time"}
+            for tool, arguments in (
+                ("remember", malformed),
+                ("forget", {"memory_id": "mem-x", "reason": "no"}),
+                ("forget", {"event_id": "evt-x", "reason": "no"}),
+            ):
+                error = error_of(await client.call_tool(tool, arguments))
+                assert error["code"] == "permission_denied", (tool, error)
+                assert f"read-only: it cannot {tool}" in error["message"], (tool, error)
             assert snapshot(store) == before
 
     with serving(host_app(memory)) as base:

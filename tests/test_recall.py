@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from embedder_helpers import HashingWrapper
 from memledger import Claim, InvalidQueryError, Memory, RevisionNotMetError
 from memledger.index.derived import DerivedIndex
 from memledger.index.embedders import HashingEmbedder
-from memledger.read.recall import recall, time_weight
+from memledger.read.recall import RecallSettings, recall, time_weight
 from memledger.store import open_store
 from memledger.testing import FrozenClock
 from memledger.testing.scenarios import FAMILY, SUBJECT, TENANT, actor, day, event
@@ -139,11 +140,63 @@ def test_revoked_expired_and_future_records_never_come_back(
 def test_abstains_instead_of_returning_the_nearest_thing(
     memory: Memory, index: DerivedIndex
 ) -> None:
+    """The query shares one word of seven with the only memory: it is found, with a
+    score, and covers less than the relevance floor, so recall abstains."""
     memory.ingest(event("e1", "Fridays", occurred_at=day(10, 2), sequence=1), digest("friday"))
     index.sync(memory.store)
-    result = recall(memory, index, "What is the capital of Peru?", tenant=TENANT)
+    query = "Which museums in Lima open early, and does the digest of their exhibitions list them?"
+    result = recall(memory, index, query, tenant=TENANT)
     assert result.abstained and result.items == ()
+    # the nearest thing is there: without the floor it would have been returned
+    floorless = recall(memory, index, query, tenant=TENANT, settings=RecallSettings(floor=0.0))
+    (nearest,) = floorless.items
+    assert nearest.score > 0 and 0 < nearest.relevance < RecallSettings().floor
+    assert not floorless.abstained
     assert not recall(memory, index, "digest friday", tenant=TENANT).abstained
+
+
+def test_a_slot_the_query_names_is_relevant_without_sharing_its_words(
+    memory: Memory, index: DerivedIndex
+) -> None:
+    """A question naming a family ("newsletter": delivery_preference) of a subject gets
+    that slot's value even when the value shares none of its words: a slot is relevant
+    at 0.5, above the floor; without the subject, no slot is named and recall abstains."""
+    memory.ingest(event("e1", "Fridays", occurred_at=day(10, 2), sequence=1), digest("friday"))
+    index.sync(memory.store)
+    query = "Which newsletter reaches the museums, galleries and theatres of Lima first?"
+    (item,) = recall(memory, index, query, tenant=TENANT, subject=SUBJECT).items
+    assert (item.record.value, item.sources, item.relevance) == ("friday", ("slot",), 0.5)
+    assert recall(memory, index, query, tenant=TENANT).abstained
+
+
+class SemanticFake(HashingWrapper):
+    """The hashing embedder under another name: its cosines then count as meaning."""
+
+    @property
+    def name(self) -> str:
+        return "semantic-fake:1"
+
+
+def test_a_semantic_vector_match_is_relevant_and_a_spelling_one_is_not(
+    memory: Memory, tmp_path: Path
+) -> None:
+    """A memory that shares no word with the query but is its nearest vector is relevant
+    with a semantic embedder; with the spelling-only hashing one the same cosine is no
+    relevance, and recall abstains."""
+    memory.ingest(event("e1", "Fridays", occurred_at=day(10, 2), sequence=1), digest("friday"))
+    for n, text in enumerate(["Kayaks rented on lakes", "Owns three parrots", "Plays cello"]):
+        claim = Claim(family=FAMILY, kind="preference", statement=text, value=str(n))
+        memory.ingest(event(f"o{n}", text, occurred_at=day(10, 2), subject=f"s{n}"), [claim])
+    query = "fridaydigestdelivered"  # one word, spelt like the memory, that it never says
+    semantic = DerivedIndex(tmp_path / "semantic.index", embedder=SemanticFake())
+    spelling = DerivedIndex(tmp_path / "spelling.index", embedder=HashingEmbedder())
+    for index in (semantic, spelling):
+        index.sync(memory.store)
+    (item,) = recall(memory, semantic, query, tenant=TENANT).items
+    assert (item.record.value, item.sources, item.relevance) == ("friday", ("vector",), 1.0)
+    assert recall(memory, spelling, query, tenant=TENANT).abstained
+    semantic.close()
+    spelling.close()
 
 
 def test_tenants_never_see_each_other(memory: Memory, index: DerivedIndex) -> None:

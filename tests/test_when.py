@@ -417,18 +417,66 @@ def well_formed(focus: TimeFocus | None, text: str) -> None:
     assert focus.phrase in text
 
 
+def named_period(
+    text: str, month: int, dom: int | None, year: int, now: datetime
+) -> tuple[datetime, Precision] | None:
+    """Where a phrase naming its year starts, computed independently: that day or that
+    month; ``None`` for a day the month does not have, or "since" a day not begun."""
+    if dom is not None and dom > days_in(year, month):
+        return None
+    start = datetime(year, month, dom or 1, tzinfo=UTC)
+    if text.startswith("since ") and start > now:
+        return None
+    return start, "day" if dom is not None else "month"
+
+
+def ago_start(count: int, unit: Precision, now: datetime) -> datetime | None:
+    """Where "``count`` ``unit``s ago" starts, computed independently (``None``: before
+    the calendar's first year)."""
+    utc = now.astimezone(UTC)
+    try:
+        if unit == "day":
+            return unit_start("day", utc) - timedelta(days=count)
+        if unit == "week":
+            return unit_start("week", utc) - timedelta(weeks=count)
+        if unit == "month":
+            index = utc.year * 12 + utc.month - 1 - count
+            return datetime(index // 12, index % 12 + 1, 1, tzinfo=UTC)
+        return datetime(utc.year - count, 1, 1, tzinfo=UTC)
+    except (OverflowError, ValueError):
+        return None
+
+
 @FAST
 @given(month_phrases(), ANY_NOW)
 def test_month_phrases_are_well_formed(
     phrase: tuple[str, int, int | None, int | None], now: datetime
 ) -> None:
-    well_formed(question_time(phrase[0], now), phrase[0])
+    """Every phrase naming its year is recognised (unless it names no day) and starts
+    where that day or month does; any phrase recognised is well formed."""
+    text, month, dom, year = phrase
+    focus = question_time(text, now)
+    well_formed(focus, text)
+    if year is None:
+        return
+    expected = named_period(text, month, dom, year, now)
+    assert (None if focus is None else (focus.start, focus.precision)) == expected, text
 
 
 @FAST
 @given(ago_phrases(), ANY_NOW)
 def test_ago_phrases_are_well_formed(phrase: tuple[str, int, Precision], now: datetime) -> None:
-    well_formed(question_time(phrase[0], now), phrase[0])
+    """Every "N units ago" is recognised and starts N units before ``now``'s unit,
+    unless that is before the calendar begins."""
+    text, count, unit = phrase
+    focus = question_time(text, now)
+    well_formed(focus, text)
+    start = ago_start(count, unit, now)
+    if start is None:
+        assert focus is None, text
+        return
+    assert focus is not None, text
+    assert (focus.start, focus.precision) == (start, unit), text
 
 
 def days_in(year: int, month: int) -> int:
@@ -463,11 +511,19 @@ def test_a_named_year_and_month_are_kept(
 def test_a_yearless_month_has_begun(
     phrase: tuple[str, int, int | None, int | None], now: datetime
 ) -> None:
-    text, month, _, year = phrase
+    text, month, dom, year = phrase
     focus = question_time(text, now)
     if year is None and focus is not None:
         assert focus.start <= now
         assert focus.start.month == month
+    connector, _, name = text.rstrip("?").partition(" ")
+    if year is None and dom is None and connector in ("in", "during", "since"):
+        if name.split()[0].title() not in FULL_MONTHS:
+            return  # a connector takes full month names only
+        utc = now.astimezone(UTC)
+        begun = datetime(utc.year - (month > utc.month), month, 1, tzinfo=UTC)
+        assert focus is not None, text  # the latest such month that has begun
+        assert (focus.start, focus.precision) == (begun, "month"), text
 
 
 @FAST

@@ -59,6 +59,29 @@ def test_a_read_only_key_cannot_write(clients: Clients, memory: Memory) -> None:
     ok(r.post("/v1/recall", json={"query": "deliver"}))
 
 
+def test_a_read_only_key_is_refused_before_anything_is_read(
+    clients: Clients, memory: Memory
+) -> None:
+    """The HTTP layer's own check: a write route refuses a read-only key before it reads
+    the body or looks anything up, so a missing id or a malformed body is 403 too (not
+    404 or 422), and a queued job is not run."""
+    queued = event_json("evt-q", "Deliver my digest on Fridays.", occurred_at=EVENT["occurred_at"])
+    ok(clients.writer.post("/v1/events", json=queued))
+    before = snapshot(memory, event_ids=["evt-q"])
+    r = clients.reader
+    for method, path, body in (
+        ("POST", "/v1/events", {"event_id": 7}),
+        ("POST", "/v1/events/batch", {"not": "a list"}),
+        ("POST", "/v1/memories/mem-nope/revoke", {"reason": "no"}),
+        ("POST", "/v1/events/evt-nope/forget", {"reason": "no"}),
+        ("POST", "/v1/process", {"max_jobs": 1}),
+    ):
+        refused = problem(r.request(method, path, json=body), 403, "permission_denied")
+        assert "is read-only: it cannot write" in str(refused["detail"]), path
+    assert snapshot(memory, event_ids=["evt-q"]) == before
+    assert [j.event_id for j in memory.jobs(tenant=TENANT)] == ["evt-q"]  # not run
+
+
 def test_only_admin_keys_administer(clients: Clients) -> None:
     for who in (clients.writer, clients.reader, clients.service):
         for method, path, body in (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Annotated, Any
 
@@ -142,10 +143,18 @@ def ingest_batch(svc: Svc, who: Writer, body: RawBody, response: Response) -> li
             receipt = svc.memory.ingest_as(who, item.event, item.claims, complete=item.complete)
         except MemledgerError as exc:
             written = f"; the {n - 1} event(s) before it were written" if n > 1 else ""
-            raise type(exc)(f"event #{n}: {exc}{written}") from exc
+            raise _renamed(exc, f"event #{n}: {exc}{written}") from exc
         receipts.append(receipt)
     write_token(response, [t for r in receipts for t in r.revisions])
     return [receipt_to_dict(r) for r in receipts]
+
+
+def _renamed(exc: MemledgerError, message: str) -> MemledgerError:
+    """``exc`` with another message and every attribute it had (a quota's
+    ``retry_after``, an extractor failure's ``reason``)."""
+    renamed = copy.copy(exc)
+    renamed.args = (message,)
+    return renamed
 
 
 @router.get(

@@ -262,7 +262,13 @@ class Principal:
             )
 
     def require_write_to(self, subject: str) -> None:
-        """:class:`PermissionDeniedError` unless the key may write about ``subject``."""
+        """:class:`PermissionDeniedError` unless the key may write about ``subject``: a
+        read-only key is told it is read-only, a writer that it is another agent's
+        private namespace."""
+        if not self.may_write:
+            raise PermissionDeniedError(
+                f"API key {self.key_id!r} is read-only: it cannot change {subject!r}"
+            )
         if not self.may_write_to(subject):
             raise PermissionDeniedError(
                 f"API key {self.key_id!r} may not change {subject!r}: it is another agent's "

@@ -298,6 +298,28 @@ class RollbackChecks:
         memory.rollback("good@1", tenant=TENANT)
         assert _windows(memory) == back
 
+    def test_a_re_derivation_writes_nothing_from_a_revoked_source(
+        self, memory: Memory, clock: FrozenClock
+    ) -> None:
+        _say(memory, "evt-lyon", "Lyon", 3)
+        self._extracted(memory, _extract("Paris last", name="bad", version="7"))
+        (paris,) = memory.current(SUBJECT, "home_city", tenant=TENANT)
+        revoked = memory.revoke(paris.memory_id, tenant=TENANT)
+        assert revoked.change_id is not None
+        clock.advance(timedelta(minutes=5))
+        rolled = memory.rollback(
+            "bad@7", tenant=TENANT, rederive_with=_extract("Paris", name="good", version="1")
+        )
+        assert rolled.events == ("evt-move",) and rolled.rederived == ()
+        with memory.store.read() as unit:
+            opened = unit.event_records(TENANT, "evt-move", open_only=True)
+            assert [r.family for r in opened] == ["conversation"]  # the turn, not its city
+        # undoing the revocation lets the words back in, not a re-derived record: the
+        # rollback still stands for what the bad version wrote
+        clock.advance(timedelta(minutes=5))
+        memory.undo(revoked.change_id, tenant=TENANT)
+        assert _windows(memory) == [("Lyon", 3, None)]
+
     def test_a_failing_re_derivation_changes_nothing(self, memory: Memory) -> None:
         _say(memory, "evt-lyon", "Lyon", 3)
         self._extracted(memory, _extract("Paris last", name="bad", version="7"))
