@@ -62,6 +62,7 @@ from memledger.index.derived import DerivedIndex
 from memledger.memory import Memory
 from memledger.ports import FamilySlot
 from memledger.read.recall import Recalled, RecallResult, RecallSettings
+from memledger.store._files import StoreFileModeWarning
 
 __version__ = "0.1.0"
 
@@ -128,6 +129,7 @@ __all__ = [
     "SourceEvent",
     "StoreErasure",
     "StoreError",
+    "StoreFileModeWarning",
     "StoreLockedError",
     "StoreNotFoundError",
     "TraceNotFoundError",

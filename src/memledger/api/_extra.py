@@ -25,6 +25,7 @@ from memledger.domain.records import Job, Receipt
 from memledger.errors import InvalidInputError
 from memledger.index._base import Embedder
 from memledger.memory import Memory
+from memledger.store._files import private_folder, tree, warn_loose
 
 __all__ = ["MEDIA_TYPES", "MediaType", "Shelf", "job", "outcome"]
 
@@ -100,6 +101,7 @@ class Shelf:
         with self._lock:
             if self._corpus is None and (create or self.path.exists()):
                 self._corpus = Corpus(self.path, embedder=self._embedder())
+                warn_loose(tree(self.folder), what=f"corpus documents {str(self.folder)!r}")
             return self._corpus
 
     def close(self) -> None:
@@ -113,9 +115,9 @@ class Shelf:
         corpus = self.open(create=True)
         assert corpus is not None
         folder = self._tenant_folder(tenant)
-        folder.mkdir(parents=True, exist_ok=True)
+        private_folder(folder)
         target = folder / name
-        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".upload-")
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".upload-")  # mode 0600
         try:
             with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
                 out.write(text)

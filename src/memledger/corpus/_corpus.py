@@ -66,6 +66,7 @@ from memledger.errors import (
 from memledger.index._base import Embedder
 from memledger.index.lexical import query_terms
 from memledger.ports import Clock, SystemClock, Tokenizer
+from memledger.store._files import private_file, sqlite_files, warn_loose
 from memledger.tokens import ApproxBpeTokenizer
 
 __all__ = ["Corpus"]
@@ -121,8 +122,9 @@ class Corpus:
         self._vectors: dict[str, _Vectors] = {}
         self._entities: dict[str, tuple[int, frozenset[str]]] = {}
         try:
+            private_file(self.path)  # owner-only, and so its -wal and -shm files
             self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"cannot open the corpus {str(self.path)!r}: {exc}") from exc
         try:
             self._conn.execute("PRAGMA journal_mode = WAL")
@@ -135,6 +137,8 @@ class Corpus:
         except BaseException:
             self._conn.close()
             raise
+        if str(self.path) != ":memory:":
+            warn_loose(sqlite_files(self.path), what=f"corpus {str(self.path)!r}")
 
     def _prepare(self) -> None:
         self._conn.execute(

@@ -87,6 +87,7 @@ from memledger.index._fts import scope_token, search_subjects, search_tenant, ta
 from memledger.index._vectors import Matrix
 from memledger.index.lexical import entry_text, query_terms
 from memledger.ports import Store
+from memledger.store._files import private_file, private_folder, sqlite_files, tree, warn_loose
 
 if TYPE_CHECKING:
     from memledger.index.postgres import PostgresIndex
@@ -178,7 +179,7 @@ def default_index_path(store: Store) -> Path:
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "memledger"
     )
     try:
-        os.makedirs(folder, exist_ok=True)
+        private_folder(Path(folder))
     except OSError as exc:
         raise InvalidInputError(
             f"cannot create the index folder {folder!r} for store {store.url!r}: {exc}; "
@@ -258,14 +259,18 @@ class DerivedIndex:
         self._graphs = Graphs(self.path, threshold=ann_threshold)
         self._names = NameCache()
         try:
+            private_file(self.path)  # owner-only, and so its -wal and -shm files
             self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             self._conn.execute("PRAGMA journal_mode = WAL")
             self._conn.execute("PRAGMA busy_timeout = 5000")
             self._conn.execute("PRAGMA secure_delete = ON")  # see purge()
             with self._transaction():
                 self._prepare()
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"cannot open the index {str(self.path)!r}: {exc}") from exc
+        if str(self.path) != ":memory:":
+            files = [*sqlite_files(self.path), *tree(self._graphs.folder)]
+            warn_loose(files, what=f"index {str(self.path)!r}")
 
     def _prepare(self) -> None:
         self._conn.execute(
