@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import run
-from memledger import Memory, StoreFileModeWarning
+from memledger import Memory, StoreFileModeWarning, _files
 from memledger.api import create_app
 from memledger.api._extra import Shelf
 from memledger.corpus import Corpus, default_corpus_path
@@ -29,7 +29,7 @@ from memledger.index.derived import DerivedIndex, default_index_path
 from memledger.index.embedders import HashingEmbedder
 from memledger.serve import ServeConfig, ensure_admin_key
 from memledger.session import SessionMemory, default_session_path
-from memledger.store import _files, open_store
+from memledger.store import open_store
 from memledger.testing import FrozenClock
 from memledger.testing.http import serve
 from memledger.testing.postgres import PostgresServer

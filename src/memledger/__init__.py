@@ -3,6 +3,7 @@
 The public surface is re-exported here; everything else is implementation.
 """
 
+from memledger._files import StoreFileModeWarning
 from memledger.domain.changes import Change, ChangePart, NotRestored, RollbackReceipt, UndoReceipt
 from memledger.domain.families import Family, Schema
 from memledger.domain.intervals import Interval
@@ -62,7 +63,6 @@ from memledger.index.derived import DerivedIndex
 from memledger.memory import Memory
 from memledger.ports import FamilySlot
 from memledger.read.recall import Recalled, RecallResult, RecallSettings
-from memledger.store._files import StoreFileModeWarning
 
 __version__ = "0.1.0"
 

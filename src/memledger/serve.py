@@ -35,11 +35,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
+from memledger._files import warn_loose, write_private
 from memledger.domain.records import require_id
 from memledger.errors import InvalidInputError, MemledgerError
 from memledger.memory import Memory
 from memledger.ports import Extractor
-from memledger.store._files import warn_loose, write_private
 from memledger.write.worker import Worker, WorkerSettings, WorkReport
 
 try:

@@ -21,6 +21,7 @@ from typing import Any, TextIO
 import typer
 from typer.core import TyperGroup
 
+from memledger._files import StoreFileModeWarning
 from memledger.errors import (
     AuthenticationError,
     ConflictError,
@@ -31,7 +32,6 @@ from memledger.errors import (
     RevisionNotMetError,
 )
 from memledger.settings import Settings
-from memledger.store._files import StoreFileModeWarning
 
 CALLER_MISTAKE = 2
 FAILURE = 1

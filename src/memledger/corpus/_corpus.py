@@ -30,6 +30,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from memledger._files import private_file, sqlite_files, warn_loose
 from memledger.corpus._chunking import Piece, check_chunking, chunk_parsed
 from memledger.corpus._files import SourceFile, absolute, expand, read_source
 from memledger.corpus._model import (
@@ -66,7 +67,6 @@ from memledger.errors import (
 from memledger.index._base import Embedder
 from memledger.index.lexical import query_terms
 from memledger.ports import Clock, SystemClock, Tokenizer
-from memledger.store._files import private_file, sqlite_files, warn_loose
 from memledger.tokens import ApproxBpeTokenizer
 
 __all__ = ["Corpus"]

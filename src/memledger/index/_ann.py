@@ -65,8 +65,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from memledger._files import FILE_MODE, private_file, private_folder
 from memledger.index._vectors import Matrix
-from memledger.store._files import FILE_MODE, private_file, private_folder
 
 if TYPE_CHECKING:
     from usearch.index import Index

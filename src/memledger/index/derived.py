@@ -71,6 +71,7 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 
 import numpy as np
 
+from memledger._files import private_file, private_folder, sqlite_files, tree, warn_loose
 from memledger.domain.records import MemoryRecord, format_time
 from memledger.errors import (
     EmbedderError,
@@ -87,7 +88,6 @@ from memledger.index._fts import scope_token, search_subjects, search_tenant, ta
 from memledger.index._vectors import Matrix
 from memledger.index.lexical import entry_text, query_terms
 from memledger.ports import Store
-from memledger.store._files import private_file, private_folder, sqlite_files, tree, warn_loose
 
 if TYPE_CHECKING:
     from memledger.index.postgres import PostgresIndex

@@ -18,6 +18,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from memledger._files import private_file, sqlite_files, warn_loose
 from memledger.domain.records import (
     format_time,
     parse_time,
@@ -40,7 +41,6 @@ from memledger.session._model import (
 )
 from memledger.session._summarize import ExtractiveSummarizer
 from memledger.session._text import cut
-from memledger.store._files import private_file, sqlite_files, warn_loose
 from memledger.tokens import ApproxBpeTokenizer
 
 BUSY_TIMEOUT_MS = 30_000

@@ -22,6 +22,7 @@ try:
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
+from memledger._files import open_private, private_file, sqlite_files, warn_loose
 from memledger.errors import (
     StoreError,
     StoreLockedError,
@@ -29,7 +30,6 @@ from memledger.errors import (
 )
 from memledger.store import Failpoint
 from memledger.store import _migrations as migrations
-from memledger.store._files import open_private, private_file, sqlite_files, warn_loose
 from memledger.store._migrations import Migration
 from memledger.store._sql_unit import SqlUnit
 
