@@ -104,7 +104,7 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def db(seeded: Path, tmp_path: Path) -> Path:
     """A fresh copy of the seeded store (and no index yet) for each test."""
     path = tmp_path / "mem.db"
-    shutil.copyfile(seeded, path)
+    shutil.copy(seeded, path)  # with its mode (0600)
     return path
 
 

@@ -3,6 +3,7 @@
 The public surface is re-exported here; everything else is implementation.
 """
 
+from memledger._files import StoreFileModeWarning
 from memledger.domain.changes import Change, ChangePart, NotRestored, RollbackReceipt, UndoReceipt
 from memledger.domain.families import Family, Schema
 from memledger.domain.intervals import Interval
@@ -130,6 +131,7 @@ __all__ = [
     "SourceEvent",
     "StoreErasure",
     "StoreError",
+    "StoreFileModeWarning",
     "StoreLockedError",
     "StoreNotFoundError",
     "TraceNotFoundError",

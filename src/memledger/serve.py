@@ -25,7 +25,6 @@ the process exits.
 
 from __future__ import annotations
 
-import os
 import signal
 import socket
 import threading
@@ -36,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
+from memledger._files import warn_loose, write_private
 from memledger.domain.records import require_id
 from memledger.errors import InvalidInputError, MemledgerError
 from memledger.memory import Memory
@@ -145,27 +145,13 @@ def ensure_admin_key(memory: Memory, config: ServeConfig) -> AdminKey:
     path = key_file_for(memory, config)
     live = [k for k in memory.keys(config.tenant) if k.role == "admin" and k.revoked_at is None]
     if live:
+        warn_loose([path], what=f"admin key file {str(path)!r}")
         return AdminKey(key_id=live[0].key_id, path=path, token=None)
     key, token = memory.create_key(
         config.tenant, "admin", principal="service", role="admin", label="first admin key"
     )
-    _write_secret(path, token + "\n")
+    write_private(path, token + "\n")
     return AdminKey(key_id=key.key_id, path=path, token=token)
-
-
-def _write_secret(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` with mode 0600, replacing an older file atomically."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    scratch = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(scratch, 0o600)  # whatever the umask
-        os.replace(scratch, path)
-    except BaseException:
-        scratch.unlink(missing_ok=True)
-        raise
 
 
 # -- the background worker ---------------------------------------------------------------

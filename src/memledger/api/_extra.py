@@ -20,6 +20,7 @@ import threading
 from pathlib import Path
 from typing import Literal
 
+from memledger._files import private_folder, tree, warn_loose
 from memledger.corpus import KINDS, AddReport, Corpus, DocumentKind, default_corpus_path
 from memledger.domain.records import Job, Receipt
 from memledger.errors import InvalidInputError
@@ -100,6 +101,7 @@ class Shelf:
         with self._lock:
             if self._corpus is None and (create or self.path.exists()):
                 self._corpus = Corpus(self.path, embedder=self._embedder())
+                warn_loose(tree(self.folder), what=f"corpus documents {str(self.folder)!r}")
             return self._corpus
 
     def close(self) -> None:
@@ -113,9 +115,9 @@ class Shelf:
         corpus = self.open(create=True)
         assert corpus is not None
         folder = self._tenant_folder(tenant)
-        folder.mkdir(parents=True, exist_ok=True)
+        private_folder(folder)
         target = folder / name
-        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".upload-")
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".upload-")  # mode 0600
         try:
             with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
                 out.write(text)

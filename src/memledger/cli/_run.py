@@ -1,4 +1,6 @@
 """How the CLI fails: one ``error: ...`` line on stderr and an exit code, never a traceback.
+What it warns of (a store whose files other users may read) is one ``warning: ...``
+line on stderr each, and the command goes on.
 
 Exit codes: ``0`` success; ``2`` a caller mistake (bad input or options, a
 missing file or tenant, not found, a conflict, an unmet revision floor, a refused
@@ -11,12 +13,15 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Sequence
-from typing import Any
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, TextIO
 
 import typer
 from typer.core import TyperGroup
 
+from memledger._files import StoreFileModeWarning
 from memledger.errors import (
     AuthenticationError,
     ConflictError,
@@ -59,6 +64,31 @@ def one_line(text: str) -> str:
 
 def _say(message: str) -> None:
     typer.echo(f"error: {one_line(message)}", err=True)
+
+
+@contextmanager
+def shown_warnings() -> Iterator[None]:
+    """Show each :class:`StoreFileModeWarning` raised inside as a ``warning: ...``
+    line on stderr (other warnings as Python shows them)."""
+    with warnings.catch_warnings():
+        shown = warnings.showwarning
+
+        def show(
+            message: Warning | str,
+            category: type[Warning],
+            filename: str,
+            lineno: int,
+            file: TextIO | None = None,
+            line: str | None = None,
+        ) -> None:
+            if issubclass(category, StoreFileModeWarning):
+                typer.echo(f"warning: {one_line(str(message))}", err=True)
+            else:
+                shown(message, category, filename, lineno, file, line)
+
+        warnings.showwarning = show
+        warnings.simplefilter("always", StoreFileModeWarning)
+        yield
 
 
 def _debug() -> bool:
@@ -107,14 +137,15 @@ class Group(TyperGroup):
         **extra: Any,
     ) -> Any:
         try:
-            result = super().main(
-                args,
-                prog_name,
-                complete_var,
-                standalone_mode=False,
-                windows_expand_args=windows_expand_args,
-                **extra,
-            )
+            with shown_warnings():
+                result = super().main(
+                    args,
+                    prog_name,
+                    complete_var,
+                    standalone_mode=False,
+                    windows_expand_args=windows_expand_args,
+                    **extra,
+                )
             code = result if isinstance(result, int) else 0
         except SystemExit:
             raise

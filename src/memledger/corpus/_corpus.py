@@ -30,6 +30,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from memledger._files import private_file, sqlite_files, warn_loose
 from memledger.corpus._chunking import Piece, check_chunking, chunk_parsed
 from memledger.corpus._files import SourceFile, absolute, expand, read_source
 from memledger.corpus._model import (
@@ -121,8 +122,9 @@ class Corpus:
         self._vectors: dict[str, _Vectors] = {}
         self._entities: dict[str, tuple[int, frozenset[str]]] = {}
         try:
+            private_file(self.path)  # owner-only, and so its -wal and -shm files
             self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"cannot open the corpus {str(self.path)!r}: {exc}") from exc
         try:
             self._conn.execute("PRAGMA journal_mode = WAL")
@@ -135,6 +137,8 @@ class Corpus:
         except BaseException:
             self._conn.close()
             raise
+        if str(self.path) != ":memory:":
+            warn_loose(sqlite_files(self.path), what=f"corpus {str(self.path)!r}")
 
     def _prepare(self) -> None:
         self._conn.execute(

@@ -664,7 +664,7 @@ def _build(
         if path != target:
             for suffix in ("", "-wal"):
                 if Path(f"{path}{suffix}").exists():
-                    shutil.copyfile(f"{path}{suffix}", f"{target}{suffix}")
+                    shutil.copy(f"{path}{suffix}", f"{target}{suffix}")
     return target, fed
 
 

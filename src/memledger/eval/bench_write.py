@@ -126,7 +126,7 @@ def _store(
         for suffix in ("", "-wal", "-shm"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)
             if template is not None and Path(f"{template}{suffix}").exists():
-                shutil.copyfile(f"{template}{suffix}", f"{path}{suffix}")
+                shutil.copy(f"{template}{suffix}", f"{path}{suffix}")
         yield f"sqlite:///{path}"
         return
     if isinstance(template, str):

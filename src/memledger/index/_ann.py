@@ -65,6 +65,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from memledger._files import FILE_MODE, private_file, private_folder
 from memledger.index._vectors import Matrix
 
 if TYPE_CHECKING:
@@ -449,12 +450,14 @@ class TenantAnn:
         """Write the graph and its sidecar (each to a temporary file, then renamed:
         a reader sees the old pair, the new pair or a mismatch it rejects)."""
         assert self._graph is not None
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_folder(self.path.parent)
         suffix = f".{uuid.uuid4().hex}.tmp"  # never shared by two writers
         graph_tmp = self.path.with_name(self.path.name + suffix)
         sidecar_tmp = self.sidecar.with_name(self.sidecar.name + suffix)
         try:
+            private_file(graph_tmp)  # usearch writes into it, keeping its mode
             self._graph.save(str(graph_tmp))
+            os.chmod(graph_tmp, FILE_MODE)
             sidecar = _Sidecar(
                 format=FORMAT,
                 embedder=self.embedder,
@@ -467,6 +470,7 @@ class TenantAnn:
                 bytes=graph_tmp.stat().st_size,
                 crc32=_crc32(graph_tmp),
             )
+            private_file(sidecar_tmp)
             sidecar_tmp.write_text(json.dumps(asdict(sidecar)))
             os.replace(graph_tmp, self.path)
             os.replace(sidecar_tmp, self.sidecar)

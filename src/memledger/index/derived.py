@@ -74,6 +74,7 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 
 import numpy as np
 
+from memledger._files import private_file, private_folder, sqlite_files, tree, warn_loose
 from memledger.domain.records import MemoryRecord, format_time
 from memledger.errors import (
     EmbedderError,
@@ -182,7 +183,7 @@ def default_index_path(store: Store) -> Path:
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "memledger"
     )
     try:
-        os.makedirs(folder, exist_ok=True)
+        private_folder(Path(folder))
     except OSError as exc:
         raise InvalidInputError(
             f"cannot create the index folder {folder!r} for store {store.url!r}: {exc}; "
@@ -262,14 +263,18 @@ class DerivedIndex:
         self._graphs = Graphs(self.path, threshold=ann_threshold)
         self._names = NameCache()
         try:
+            private_file(self.path)  # owner-only, and so its -wal and -shm files
             self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             self._conn.execute("PRAGMA journal_mode = WAL")
             self._conn.execute("PRAGMA busy_timeout = 5000")
             self._conn.execute("PRAGMA secure_delete = ON")  # see purge()
             with self._transaction():
                 self._prepare()
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"cannot open the index {str(self.path)!r}: {exc}") from exc
+        if str(self.path) != ":memory:":
+            files = [*sqlite_files(self.path), *tree(self._graphs.folder)]
+            warn_loose(files, what=f"index {str(self.path)!r}")
 
     def _prepare(self) -> None:
         self._conn.execute(

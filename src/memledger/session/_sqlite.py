@@ -18,6 +18,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from memledger._files import private_file, sqlite_files, warn_loose
 from memledger.domain.records import (
     format_time,
     parse_time,
@@ -131,6 +132,10 @@ class SessionMemory:
         self._conn: sqlite3.Connection | None = None
         if not self.path.parent.is_dir():
             raise StoreError(f"cannot open {str(self.path)!r}: folder does not exist")
+        try:
+            private_file(self.path)  # owner-only, and so its -wal, -shm and -journal files
+        except OSError as exc:
+            raise StoreError(f"cannot create {str(self.path)!r}: {exc}") from exc
         with _translated(f"open {str(self.path)!r}"):
             conn = sqlite3.connect(
                 self.path,
@@ -144,6 +149,7 @@ class SessionMemory:
                 conn.close()
                 raise
         self._conn = conn
+        warn_loose(sqlite_files(self.path), what=f"session memory {str(self.path)!r}")
 
     # -- lifecycle ------------------------------------------------------------------
 

@@ -22,6 +22,7 @@ try:
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
+from memledger._files import open_private, private_file, sqlite_files, warn_loose
 from memledger.errors import (
     StoreError,
     StoreLockedError,
@@ -67,10 +68,16 @@ class SQLiteStore:
             raise StoreError(f"cannot open {str(self.path)!r}: folder does not exist")
         if not create and not self.path.exists():
             raise StoreNotFoundError(f"no memledger store at {str(self.path)!r}")
+        try:
+            private_file(self.path)  # SQLite's -wal, -shm and -journal files take its mode
+        except OSError as exc:
+            raise StoreError(f"cannot create {str(self.path)!r}: {exc}") from exc
         # Opening takes the write gate: processes creating the same file at once would
         # otherwise race on switching it to WAL, which SQLite refuses without waiting.
         with _translated(f"open {str(self.path)!r}"), self._gate.held(BUSY_TIMEOUT_MS / 1000):
             self._migrate(self._connection())
+        if self._gate.path is not None:
+            warn_loose([*sqlite_files(self.path), self._gate.path], what=f"store {self.url!r}")
 
     # -- connections ----------------------------------------------------------------
 
@@ -167,16 +174,17 @@ class _WriteGate:
     """
 
     def __init__(self, path: Path | None) -> None:
-        self._path = path
+        self.path = path
+        """The lock file (``None``: an in-memory store, this process's alone)."""
         self._thread_lock = threading.Lock()
         self._fd: int | None = None
         self._pid: int | None = None
 
     def _file(self) -> int | None:
-        if fcntl is None or self._path is None:
+        if fcntl is None or self.path is None:
             return None
         if self._fd is None or self._pid != os.getpid():
-            self._fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o644)
+            self._fd = open_private(self.path, os.O_RDWR)
             self._pid = os.getpid()
         return self._fd
 
