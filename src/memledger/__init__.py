@@ -57,6 +57,7 @@ from memledger.errors import (
     TraceNotFoundError,
     UnknownFamilyError,
     UnknownKindError,
+    WorkBudgetExceededError,
 )
 from memledger.index.derived import DerivedIndex
 from memledger.memory import Memory
@@ -134,5 +135,6 @@ __all__ = [
     "UndoReceipt",
     "UnknownFamilyError",
     "UnknownKindError",
+    "WorkBudgetExceededError",
     "WritePolicy",
 ]

@@ -1,0 +1,168 @@
+"""Admission by tenant: no request of one tenant can take the service from the others.
+
+:class:`ServiceLimits` holds what one tenant may ask of the service at once:
+
+* ``tenant_in_flight``: ``/v1`` requests of one tenant served at once, inside the
+  app's ``max_in_flight`` for everyone. Past it, that tenant's next request is
+  answered at once with a 429 ``tenant_overloaded`` problem (``Retry-After: 1``)
+  while other tenants still get in; past ``max_in_flight``, anyone's with a 503
+  ``overloaded`` one. A flooding tenant is thus shed first, by its own cap.
+* ``max_material_chars``: characters of supplied ``material`` in one context
+  request, and ``max_document_chars``: characters of one shared corpus document.
+  Past them the request is refused before any work with a 413 ``limit_exceeded``
+  problem. In a Python process, CPU-bound work of one request slows every other
+  (the interpreter runs one thread at a time); these sizes are what bound it.
+* ``request_seconds``: the work budget of one request (:mod:`memledger.deadline`).
+  Context assembly, corpus indexing and recall check it between their steps and
+  before they write; a request past it answers 503 ``budget_exceeded`` and leaves
+  nothing written.
+
+The tenant of a request is known only once its key is authenticated, but admission
+happens before: the key id is read from the bearer token (``mlk_<id>.<secret>``), and
+a key id that authenticated once is counted under its tenant from then on (every key
+of a tenant shares that tenant's cap). A key id not yet seen counts under itself, and
+a request with no key id under one shared bucket; both are answered at once by
+authentication when the key is not valid. Health, readiness, metrics and the OpenAPI
+document are never shed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from memledger.api._problems import REQUEST_PROBLEMS, problem_response
+from memledger.deadline import check_seconds, within
+from memledger.errors import InvalidInputError, LimitExceededError
+from memledger.wire_models import ProblemKind
+
+__all__ = ["TENANT_OVERLOADED", "Admission", "AdmissionMiddleware", "ServiceLimits"]
+
+TENANT_OVERLOADED = ProblemKind(
+    status=429,
+    code="tenant_overloaded",
+    title="Too many requests in flight for this tenant",
+    detail="This API key's tenant has as many requests in flight as the service takes from "
+    "one tenant; retry shortly.",
+    retry_after=1,
+)
+
+_KEY_ID = re.compile(rb"^\s*bearer\s+(mlk_[0-9a-f]{12})\.", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServiceLimits:
+    """What one tenant may ask of the HTTP service at once (see the module docstring)."""
+
+    tenant_in_flight: int = 4
+    """``/v1`` requests of one tenant served at once (at most the app's ``max_in_flight``)."""
+    max_material_chars: int = 250_000
+    """Characters of ``material`` in one context request, all pieces together."""
+    max_document_chars: int = 1_000_000
+    """Characters of one shared corpus document."""
+    request_seconds: float = 10.0
+    """The work budget of one request, in seconds."""
+
+    def __post_init__(self) -> None:
+        for name in ("tenant_in_flight", "max_material_chars", "max_document_chars"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise InvalidInputError(f"{name} must be a whole number >= 1, got {value!r}")
+        check_seconds(self.request_seconds)
+
+    def check_material(self, sizes: list[int]) -> None:
+        """Refuse material of more characters in all than ``max_material_chars``."""
+        total = sum(sizes)
+        if total > self.max_material_chars:
+            raise LimitExceededError(
+                f"material has {total:,} characters in all; this server takes at most "
+                f"{self.max_material_chars:,} in one context request"
+            )
+
+    def check_document(self, size: int) -> None:
+        """Refuse a corpus document of more characters than ``max_document_chars``."""
+        if size > self.max_document_chars:
+            raise LimitExceededError(
+                f"the document has {size:,} characters; this server takes documents of at "
+                f"most {self.max_document_chars:,}"
+            )
+
+
+class Admission:
+    """The counts admission decides by: requests in flight, in all and by tenant.
+
+    Admitting and releasing happen on the event loop only; :meth:`learn` may be called
+    from a worker thread (one dictionary store, atomic)."""
+
+    def __init__(self, *, max_in_flight: int, tenant_in_flight: int) -> None:
+        self.max_in_flight = max_in_flight
+        self.tenant_in_flight = min(tenant_in_flight, max_in_flight)
+        self.in_flight = 0
+        self.by_bucket: Counter[str] = Counter()
+        self.shed: Counter[str] = Counter()
+        """Requests refused, by reason: ``tenant`` (its own cap) or ``service`` (the
+        service's)."""
+        self._tenant_of: dict[str, str] = {}
+
+    def learn(self, key_id: str, tenant: str) -> None:
+        """Count the requests of ``key_id`` under ``tenant`` from now on."""
+        self._tenant_of[key_id] = tenant
+
+    def bucket(self, scope: Scope) -> str:
+        """Whose cap a request counts against: its key's tenant, else its key id, else
+        the one bucket of requests without a key id."""
+        for name, value in scope.get("headers", ()):
+            if name == b"authorization":
+                found = _KEY_ID.match(value)
+                if found is None:
+                    break
+                key_id = found[1].decode()
+                tenant = self._tenant_of.get(key_id)
+                return f"key:{key_id}" if tenant is None else f"tenant:{tenant}"
+        return "anonymous"
+
+    def admit(self, bucket: str) -> ProblemKind | None:
+        """Take a place for a request of ``bucket``; else the problem to answer."""
+        if self.by_bucket[bucket] >= self.tenant_in_flight:
+            self.shed["tenant"] += 1
+            return TENANT_OVERLOADED
+        if self.in_flight >= self.max_in_flight:
+            self.shed["service"] += 1
+            return REQUEST_PROBLEMS["overloaded"]
+        self.in_flight += 1
+        self.by_bucket[bucket] += 1
+        return None
+
+    def release(self, bucket: str) -> None:
+        self.in_flight -= 1
+        self.by_bucket[bucket] -= 1
+        if self.by_bucket[bucket] <= 0:
+            del self.by_bucket[bucket]
+
+
+class AdmissionMiddleware:
+    """ASGI middleware: admits ``/v1`` requests by :class:`Admission` and runs each
+    under the work budget ``request_seconds``."""
+
+    def __init__(self, app: ASGIApp, *, admission: Admission, request_seconds: float) -> None:
+        self.app = app
+        self.admission = admission
+        self.request_seconds = request_seconds
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not str(scope.get("path", "")).startswith("/v1/"):
+            await self.app(scope, receive, send)
+            return
+        bucket = self.admission.bucket(scope)
+        refused = self.admission.admit(bucket)
+        if refused is not None:
+            await problem_response(refused)(scope, receive, send)
+            return
+        try:
+            with within(self.request_seconds):
+                await self.app(scope, receive, send)
+        finally:
+            self.admission.release(bucket)
