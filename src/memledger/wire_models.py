@@ -804,8 +804,8 @@ _SERVER = "The server failed to answer; nothing was written. It has been logged.
 _BEHIND = "This server has not reached the revisions the consistency token asks for."
 _BUSY = "The store was busy; nothing was written. Retrying is safe."
 _SPENT = (
-    "The request did not finish within this server's work budget per request; it stopped "
-    "before writing anything. Send less (shorter material, a smaller document)."
+    "The request did not finish within this server's work budget per request and stopped; "
+    "nothing was written. Send less (shorter material, a smaller document)."
 )
 # fmt: off
 _TABLE: tuple[tuple[type[e.MemledgerError], int, str, str, str | None], ...] = (

@@ -17,21 +17,26 @@
   before they write; a request past it answers 503 ``budget_exceeded`` and leaves
   nothing written.
 
-The tenant of a request is known only once its key is authenticated, but admission
-happens before: the key id is read from the bearer token (``mlk_<id>.<secret>``), and
-a key id that authenticated once is counted under its tenant from then on (every key
-of a tenant shares that tenant's cap). A key id not yet seen counts under itself, and
-a request with no key id under one shared bucket; both are answered at once by
-authentication when the key is not valid. Health, readiness, metrics and the OpenAPI
-document are never shed.
+The tenant of a request is its key's: the key id is read from the bearer token
+(``mlk_<id>.<secret>``); the first request of a key id authenticates it (in a worker
+thread, before admission) and the id is counted under its tenant from then on, so
+every key of a tenant shares that tenant's cap. A token that does not authenticate,
+and a request without one, count under one shared bucket (the route refuses them at
+once). Health, readiness, metrics and the OpenAPI document are never shed.
+
+Without admission an overloaded service keeps working on requests whose clients have
+long timed out, and the rate it answers in time collapses; without the per-tenant cap
+one tenant's flood fills every place and the others are refused.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memledger.api._problems import REQUEST_PROBLEMS, problem_response
@@ -50,7 +55,7 @@ TENANT_OVERLOADED = ProblemKind(
     retry_after=1,
 )
 
-_KEY_ID = re.compile(rb"^\s*bearer\s+(mlk_[0-9a-f]{12})\.", re.IGNORECASE)
+_TOKEN = re.compile(rb"^\s*bearer\s+((mlk_[0-9a-f]{12})\.[A-Za-z0-9_-]{43})\s*$", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -92,12 +97,17 @@ class ServiceLimits:
 
 
 class Admission:
-    """The counts admission decides by: requests in flight, in all and by tenant.
+    """The counts admission decides by: requests in flight, in all and by tenant, on the
+    event loop only. ``tenant_of``: the tenant of a token, ``None`` when it does not
+    authenticate (called once per key id, in a worker thread)."""
 
-    Admitting and releasing happen on the event loop only; :meth:`learn` may be called
-    from a worker thread (one dictionary store, atomic)."""
-
-    def __init__(self, *, max_in_flight: int, tenant_in_flight: int) -> None:
+    def __init__(
+        self,
+        *,
+        max_in_flight: int,
+        tenant_in_flight: int,
+        tenant_of: Callable[[str], str | None],
+    ) -> None:
         self.max_in_flight = max_in_flight
         self.tenant_in_flight = min(tenant_in_flight, max_in_flight)
         self.in_flight = 0
@@ -105,33 +115,35 @@ class Admission:
         self.shed: Counter[str] = Counter()
         """Requests refused, by reason: ``tenant`` (its own cap) or ``service`` (the
         service's)."""
-        self._tenant_of: dict[str, str] = {}
+        self._tenant_of = tenant_of
+        self._known: dict[str, str] = {}
 
-    def learn(self, key_id: str, tenant: str) -> None:
-        """Count the requests of ``key_id`` under ``tenant`` from now on."""
-        self._tenant_of[key_id] = tenant
-
-    def bucket(self, scope: Scope) -> str:
-        """Whose cap a request counts against: its key's tenant, else its key id, else
-        the one bucket of requests without a key id."""
+    async def bucket(self, scope: Scope) -> str:
+        """Whose cap a request counts against: its key's tenant, else the one bucket of
+        requests without a valid key."""
         for name, value in scope.get("headers", ()):
             if name == b"authorization":
-                found = _KEY_ID.match(value)
+                found = _TOKEN.match(value)
                 if found is None:
                     break
-                key_id = found[1].decode()
-                tenant = self._tenant_of.get(key_id)
-                return f"key:{key_id}" if tenant is None else f"tenant:{tenant}"
+                key_id = found[2].decode()
+                tenant = self._known.get(key_id)
+                if tenant is None:
+                    tenant = await run_in_threadpool(self._tenant_of, found[1].decode())
+                    if tenant is None:
+                        break
+                    self._known[key_id] = tenant
+                return f"tenant:{tenant}"
         return "anonymous"
 
     def admit(self, bucket: str) -> ProblemKind | None:
         """Take a place for a request of ``bucket``; else the problem to answer."""
-        if self.by_bucket[bucket] >= self.tenant_in_flight:
-            self.shed["tenant"] += 1
-            return TENANT_OVERLOADED
         if self.in_flight >= self.max_in_flight:
             self.shed["service"] += 1
             return REQUEST_PROBLEMS["overloaded"]
+        if self.by_bucket[bucket] >= self.tenant_in_flight:
+            self.shed["tenant"] += 1
+            return TENANT_OVERLOADED
         self.in_flight += 1
         self.by_bucket[bucket] += 1
         return None
@@ -156,7 +168,7 @@ class AdmissionMiddleware:
         if scope["type"] != "http" or not str(scope.get("path", "")).startswith("/v1/"):
             await self.app(scope, receive, send)
             return
-        bucket = self.admission.bucket(scope)
+        bucket = await self.admission.bucket(scope)
         refused = self.admission.admit(bucket)
         if refused is not None:
             await problem_response(refused)(scope, receive, send)

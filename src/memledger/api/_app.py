@@ -26,7 +26,7 @@ from memledger.api._problems import (
 )
 from memledger.api._services import Services
 from memledger.corpus import Corpus
-from memledger.errors import InvalidInputError
+from memledger.errors import InvalidInputError, MemledgerError
 from memledger.memory import Memory
 from memledger.ports import Extractor
 from memledger.wire import EventIn
@@ -129,7 +129,11 @@ def create_app(
     limits = ServiceLimits() if limits is None else limits
     if not isinstance(limits, ServiceLimits):
         raise InvalidInputError(f"limits must be a ServiceLimits, got {type(limits).__name__}")
-    admission = Admission(max_in_flight=max_in_flight, tenant_in_flight=limits.tenant_in_flight)
+    admission = Admission(
+        max_in_flight=max_in_flight,
+        tenant_in_flight=limits.tenant_in_flight,
+        tenant_of=lambda token: _tenant_of(memory, token),
+    )
     shelf = Shelf(memory, corpus=corpus)
 
     @asynccontextmanager
@@ -177,6 +181,13 @@ def create_app(
 
     app.openapi = openapi  # type: ignore[method-assign]
     return app
+
+
+def _tenant_of(memory: Memory, token: str) -> str | None:
+    try:
+        return memory.authenticate(token, touch=False).tenant
+    except MemledgerError:
+        return None  # the route refuses it
 
 
 def _serve_metrics(app: FastAPI, memory: Memory) -> None:

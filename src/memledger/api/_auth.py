@@ -65,7 +65,6 @@ def principal(
     if credentials is None:
         raise AuthenticationError(MISSING)
     found = svc.memory.authenticate(credentials.credentials)
-    svc.admission.learn(found.key_id, found.tenant)  # its next requests count as its tenant's
     for named in request.query_params.getlist("tenant"):
         same_tenant(found, named)
     unknown = sorted(set(request.query_params) - _declared(request.scope.get("route")))
