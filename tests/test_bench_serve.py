@@ -50,3 +50,45 @@ def test_bad_settings_are_refused(tmp_path: Path) -> None:
     assert_one_error(run(["bench", "serve", "--duration", "0"]), "duration")
     assert_one_error(run(["bench", "serve", "--url", "http://127.0.0.1:1"]), "--key")
     assert not list(tmp_path.iterdir())
+
+
+def test_a_phase_stops_at_its_duration_against_a_server_that_never_answers() -> None:
+    """A listener that accepts connections and never answers: the open loop still ends
+    (bounded by its duration plus the hard stop) and counts every request not answered."""
+    import asyncio
+    import socket
+    import threading
+
+    from memledger.eval.bench_serve import _open_loop
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.2)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])
+            except TimeoutError:
+                continue
+
+    acceptor = threading.Thread(target=accept, daemon=True)
+    acceptor.start()
+    base = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    found: list[Phase] = []
+    config = ServeBenchConfig(duration=0.5, rate=200, subjects=2, turns=1)
+    runner = threading.Thread(
+        target=lambda: found.append(asyncio.run(_open_loop(base, "mlk_x", config))), daemon=True
+    )
+    runner.start()
+    runner.join(120)
+    stop.set()
+    acceptor.join(5)
+    for conn in held:
+        conn.close()
+    listener.close()
+    assert found, "the phase did not stop by itself"
+    done = found[0].to_json()
+    assert done["not_answered"] == 100 and done["ok_per_s"] == 0.0, done
+    assert done["offered_per_s"] > 0

@@ -203,3 +203,35 @@ def test_the_limits_are_checked_when_the_app_is_made(memory: Memory) -> None:
             ServiceLimits(**bad)  # type: ignore[arg-type]
     with pytest.raises(InvalidInputError, match="limits"):
         create_app(memory, limits={"tenant_in_flight": 2})  # type: ignore[arg-type]
+
+
+def test_a_lone_tenant_borrows_free_places_for_light_requests_but_never_for_heavy_ones(
+    memory: Memory,
+) -> None:
+    for n in range(8):
+        memory.ingest(event(f"e{n}", f"I live in Porto, say {n}.", occurred_at=day(10, 1)))
+    token = _token(memory, TENANT, "ops", role="admin", principal="service")
+    with _held(memory, max_in_flight=6, tenant_in_flight=2) as (base, release, started):
+        a = client(base, token)
+        answers: list[httpx.Response] = []
+        holders = [
+            threading.Thread(
+                target=lambda: answers.append(a.post("/v1/process", json={"max_jobs": 1}))
+            )
+            for _ in range(2)
+        ]
+        for thread in holders:
+            thread.start()
+        give_up = time.monotonic() + 20
+        while started[0] < 2 and time.monotonic() < give_up:
+            time.sleep(0.02)  # the tenant is at its cap of 2, on a service of 6
+        ok(a.get("/v1/me"))  # a light request borrows a free place
+        big = PARAGRAPH * (70_000 // len(PARAGRAPH))  # a body over 64 KiB: heavy
+        heavy = {"request": "when?", "material": [{"name": "log", "text": big}]}
+        problem(a.post("/v1/context", json=heavy), 429, "tenant_overloaded")
+        release.set()
+        for thread in holders:
+            thread.join(20)
+        assert [r.status_code for r in answers] == [200, 200], [r.text for r in answers]
+        ok(a.post("/v1/context", json=heavy))  # below its cap, a heavy one gets in
+        a.close()

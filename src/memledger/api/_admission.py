@@ -6,7 +6,10 @@
   app's ``max_in_flight`` for everyone. Past it, that tenant's next request is
   answered at once with a 429 ``tenant_overloaded`` problem (``Retry-After: 1``)
   while other tenants still get in; past ``max_in_flight``, anyone's with a 503
-  ``overloaded`` one. A flooding tenant is thus shed first, by its own cap.
+  ``overloaded`` one. A flooding tenant is thus shed first, by its own cap. A light
+  request (a body of at most 64 KiB) past the cap may borrow a free place while
+  ``tenant_in_flight`` places stay free for the others: a lone tenant is not held to
+  its cap on an idle service, and the others always find room.
 * ``max_material_chars``: characters of supplied ``material`` in one context
   request, and ``max_document_chars``: characters of one shared corpus document.
   Past them the request is refused before any work with a 413 ``limit_exceeded``
@@ -136,12 +139,18 @@ class Admission:
                 return f"tenant:{tenant}"
         return "anonymous"
 
-    def admit(self, bucket: str) -> ProblemKind | None:
-        """Take a place for a request of ``bucket``; else the problem to answer."""
+    def admit(self, bucket: str, *, heavy: bool = False) -> ProblemKind | None:
+        """Take a place for a request of ``bucket``; else the problem to answer.
+
+        A tenant at its cap may still borrow a free place for a light request while
+        at least ``tenant_in_flight`` places stay free for the others, so that a lone
+        tenant is not held to its cap on an idle service; a ``heavy`` request (a large
+        body) never borrows."""
         if self.in_flight >= self.max_in_flight:
             self.shed["service"] += 1
             return REQUEST_PROBLEMS["overloaded"]
-        if self.by_bucket[bucket] >= self.tenant_in_flight:
+        spare = self.max_in_flight - self.in_flight > self.tenant_in_flight
+        if self.by_bucket[bucket] >= self.tenant_in_flight and (heavy or not spare):
             self.shed["tenant"] += 1
             return TENANT_OVERLOADED
         self.in_flight += 1
@@ -169,7 +178,7 @@ class AdmissionMiddleware:
             await self.app(scope, receive, send)
             return
         bucket = await self.admission.bucket(scope)
-        refused = self.admission.admit(bucket)
+        refused = self.admission.admit(bucket, heavy=_heavy(scope))
         if refused is not None:
             await problem_response(refused)(scope, receive, send)
             return
@@ -178,3 +187,16 @@ class AdmissionMiddleware:
                 await self.app(scope, receive, send)
         finally:
             self.admission.release(bucket)
+
+
+HEAVY_BYTES = 64 * 1024
+"""A request body past this (or of unknown length) is heavy: it never borrows a place."""
+
+
+def _heavy(scope: Scope) -> bool:
+    for name, value in scope.get("headers", ()):
+        if name == b"content-length":
+            return not value.isdigit() or int(value) > HEAVY_BYTES
+        if name == b"transfer-encoding":
+            return True
+    return False
