@@ -235,3 +235,48 @@ def test_a_lone_tenant_borrows_free_places_for_light_requests_but_never_for_heav
         assert [r.status_code for r in answers] == [200, 200], [r.text for r in answers]
         ok(a.post("/v1/context", json=heavy))  # below its cap, a heavy one gets in
         a.close()
+
+
+def test_unknown_tokens_are_looked_up_within_one_shared_cap(memory: Memory) -> None:
+    """Requests without a valid key share one bucket, and so does the first look-up of a
+    key id not seen yet: a flood of them takes no more places than one tenant."""
+    known = _token(memory, TENANT, "ops", role="admin")
+    fresh = _token(memory, OTHER, "admin-g", role="admin")
+    app = create_app(memory, max_in_flight=8, limits=ServiceLimits(tenant_in_flight=2))
+    go = threading.Event()
+
+    def stalled() -> Iterator[bytes]:
+        yield b'{"query": '
+        go.wait(20)
+        yield b'"where?"}'
+
+    with serve(app) as base:
+        k = client(base, known)
+        ok(k.get("/v1/me"))  # a key id seen once is its tenant's from then on
+        answers: list[httpx.Response] = []
+        stall = [
+            threading.Thread(
+                target=lambda: answers.append(client(base).post("/v1/recall", content=stalled()))
+            )
+            for _ in range(2)
+        ]
+        for thread in stall:
+            thread.start()
+        give_up = time.monotonic() + 20
+        nobody = client(base)
+        keyless = nobody.get("/v1/me")
+        while keyless.status_code == 401 and time.monotonic() < give_up:
+            time.sleep(0.02)  # until both stalled requests hold the shared places
+            keyless = nobody.get("/v1/me")
+        problem(keyless, 429, "tenant_overloaded")
+        f = client(base, fresh)
+        problem(f.get("/v1/me"), 429, "tenant_overloaded")  # its look-up waits its turn
+        ok(k.get("/v1/me"))  # a known key's tenant still gets in
+        go.set()
+        for thread in stall:
+            thread.join(20)
+        assert [r.status_code for r in answers] == [401, 401]
+        ok(f.get("/v1/me"))  # looked up once the shared places are free
+        nobody.close()
+        k.close()
+        f.close()

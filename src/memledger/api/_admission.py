@@ -22,10 +22,11 @@
 
 The tenant of a request is its key's: the key id is read from the bearer token
 (``mlk_<id>.<secret>``); the first request of a key id authenticates it (in a worker
-thread, before admission) and the id is counted under its tenant from then on, so
-every key of a tenant shares that tenant's cap. A token that does not authenticate,
-and a request without one, count under one shared bucket (the route refuses them at
-once). Health, readiness, metrics and the OpenAPI document are never shed.
+thread, counted under the shared bucket below while it does) and the id is counted
+under its tenant from then on, so every key of a tenant shares that tenant's cap. A
+token that does not authenticate, and a request without one, count under one shared
+bucket (the route refuses them at once). Health, readiness, metrics and the OpenAPI
+document are never shed.
 
 Without admission an overloaded service keeps working on requests whose clients have
 long timed out, and the rate it answers in time collapses; without the per-tenant cap
@@ -58,6 +59,8 @@ TENANT_OVERLOADED = ProblemKind(
     retry_after=1,
 )
 
+ANONYMOUS = "anonymous"
+"""The bucket of requests without a valid key (and of look-ups of new key ids)."""
 _TOKEN = re.compile(rb"^\s*bearer\s+((mlk_[0-9a-f]{12})\.[A-Za-z0-9_-]{43})\s*$", re.IGNORECASE)
 
 
@@ -132,12 +135,22 @@ class Admission:
                 key_id = found[2].decode()
                 tenant = self._known.get(key_id)
                 if tenant is None:
-                    tenant = await run_in_threadpool(self._tenant_of, found[1].decode())
+                    tenant = await self._resolve(found[1].decode())
                     if tenant is None:
                         break
                     self._known[key_id] = tenant
                 return f"tenant:{tenant}"
-        return "anonymous"
+        return ANONYMOUS
+
+    async def _resolve(self, token: str) -> str | None:
+        """The tenant of a key id not seen yet, looked up under the shared bucket's cap
+        (a flood of unknown tokens takes no more places than one tenant)."""
+        if self.admit(ANONYMOUS) is not None:
+            return None  # counted as anonymous: refused below, or by the route
+        try:
+            return await run_in_threadpool(self._tenant_of, token)
+        finally:
+            self.release(ANONYMOUS)
 
     def admit(self, bucket: str, *, heavy: bool = False) -> ProblemKind | None:
         """Take a place for a request of ``bucket``; else the problem to answer.
@@ -150,7 +163,8 @@ class Admission:
             self.shed["service"] += 1
             return REQUEST_PROBLEMS["overloaded"]
         spare = self.max_in_flight - self.in_flight > self.tenant_in_flight
-        if self.by_bucket[bucket] >= self.tenant_in_flight and (heavy or not spare):
+        lender = not heavy and spare and bucket != ANONYMOUS  # no key: no borrowing
+        if self.by_bucket[bucket] >= self.tenant_in_flight and not lender:
             self.shed["tenant"] += 1
             return TENANT_OVERLOADED
         self.in_flight += 1
