@@ -61,6 +61,9 @@ def test_serve_config_refuses_bad_values_and_names_a_key_file(tmp_path: Path) ->
         {"poll": 0},
         {"max_concurrency": 0},
         {"max_concurrency": True},
+        {"max_in_flight": 0},
+        {"max_in_flight": 1.5},
+        {"limits": {"tenant_in_flight": 2}},
     ):
         with pytest.raises(InvalidInputError):
             ServeConfig(**bad)  # type: ignore[arg-type]
@@ -307,3 +310,41 @@ def test_the_listening_socket_sends_small_answers_at_once() -> None:
 
     with served._bind("127.0.0.1", 0) as sock:
         assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+
+
+def test_serve_passes_its_limits_to_the_api_and_refuses_bad_ones(tmp_path: Path) -> None:
+    from memledger.api import ServiceLimits
+    from memledger.serve import build_app
+    from memledger.testing.http import serve
+
+    limits = ServiceLimits(max_material_chars=10, tenant_in_flight=2)
+    with Memory.open(f"sqlite:///{tmp_path / 'm.db'}") as memory:
+        _, token = memory.create_key(TENANT, "admin-1", role="admin")
+        config = ServeConfig(limits=limits, web=False, mcp=False)
+        with serve(build_app(memory, config)) as base:
+            material = [{"name": "log", "text": "x" * 11}]
+            answer = httpx.post(
+                f"{base}/v1/context",
+                json={"request": "what happened?", "material": material},
+                headers={"Authorization": f"Bearer {token}"},
+            )
+            assert answer.status_code == 413 and answer.json()["code"] == "limit_exceeded"
+    for option, value in (("--request-seconds", "0"), ("--tenant-in-flight", "0")):
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "memledger.cli",
+                "serve",
+                "--db",
+                str(tmp_path / "x.db"),
+                option,
+                value,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode != 0 and option.lstrip("-").split("-")[0] in done.stderr, done
+        assert "Traceback" not in done.stderr
+    assert not (tmp_path / "x.db").exists()

@@ -59,6 +59,7 @@ from memledger.errors import (
     TraceNotFoundError,
     UnknownFamilyError,
     UnknownKindError,
+    WorkBudgetExceededError,
 )
 from memledger.index.derived import DerivedIndex
 from memledger.memory import Memory
@@ -138,5 +139,6 @@ __all__ = [
     "UndoReceipt",
     "UnknownFamilyError",
     "UnknownKindError",
+    "WorkBudgetExceededError",
     "WritePolicy",
 ]

@@ -29,6 +29,7 @@ who do not know memledger's classes::
     │   └── StoreNotFoundError                  no store at that URL, and not asked to create one
     ├── RevisionNotMetError                     a read cannot meet its revision floor
     ├── QuotaExceededError                      the tenant is past one of its quotas
+    ├── WorkBudgetExceededError                 a request did not finish in its time budget
     ├── ExtractionError                         an extractor failed; the job stays queued
     ├── EmbedderError                           an embedder failed: endpoint, model or answer
     ├── RewriterError                           a query rewriter failed; recall uses the query
@@ -74,6 +75,7 @@ __all__ = [
     "TraceNotFoundError",
     "UnknownFamilyError",
     "UnknownKindError",
+    "WorkBudgetExceededError",
 ]
 
 
@@ -135,6 +137,11 @@ class QuotaExceededError(MemledgerError):
     def __init__(self, message: str, *, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class WorkBudgetExceededError(MemledgerError):
+    """A request's work did not finish within its time budget
+    (:mod:`memledger.deadline`); it stopped before writing anything."""
 
 
 class EventErasedError(ConflictError):

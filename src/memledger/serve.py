@@ -31,7 +31,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
@@ -49,6 +49,8 @@ try:
     from starlette.responses import RedirectResponse
     from starlette.routing import Mount, Route
     from starlette.types import ASGIApp
+
+    from memledger.api import ServiceLimits
 except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise ImportError(
         f"memledger serve needs the server extra: pip install 'memledger[server]' ({exc})"
@@ -95,6 +97,10 @@ class ServeConfig:
     max_concurrency: int = 64
     """Connections and requests served at once; past it new ones get 503 at once
     (load is shed instead of queued until every client times out)."""
+    max_in_flight: int = 16
+    """``/v1`` requests the API serves at once, every tenant together."""
+    limits: ServiceLimits = field(default_factory=ServiceLimits)
+    """What one tenant may ask at once (:class:`memledger.api.ServiceLimits`)."""
 
     def __post_init__(self) -> None:
         require_id(self.tenant, "tenant", InvalidInputError)
@@ -108,6 +114,16 @@ class ServeConfig:
             )
         if self.max_concurrency < 1:
             raise InvalidInputError(f"max_concurrency must be >= 1, got {self.max_concurrency}")
+        if (
+            isinstance(self.max_in_flight, bool)
+            or not isinstance(self.max_in_flight, int)
+            or self.max_in_flight < 1
+        ):
+            raise InvalidInputError(
+                f"max_in_flight must be a whole number >= 1, got {self.max_in_flight!r}"
+            )
+        if not isinstance(self.limits, ServiceLimits):
+            raise InvalidInputError(f"limits must be a ServiceLimits, got {self.limits!r}")
         if self.poll <= 0:
             raise InvalidInputError(f"poll must be > 0 seconds, got {self.poll}")
         if self.expire_every is not None and not self.expire_every > 0:
@@ -226,7 +242,9 @@ def build_app(
         routes.append(Route("/", _to_ui, include_in_schema=False))
         routes.append(Route("/ui", _to_ui, include_in_schema=False))
         routes.append(Mount("/ui", app=web_app()))
-    api = create_app(memory, extractor=extractor)
+    api = create_app(
+        memory, extractor=extractor, max_in_flight=config.max_in_flight, limits=config.limits
+    )
     routes.append(Mount("/", app=api))
     # a mounted app's lifespan is not run by its host: enter it here (index warm-up,
     # the corpus closed on shutdown)

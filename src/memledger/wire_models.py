@@ -808,6 +808,10 @@ _SERVER = "The server failed to answer; nothing was written. It has been logged.
 
 _BEHIND = "This server has not reached the revisions the consistency token asks for."
 _BUSY = "The store was busy; nothing was written. Retrying is safe."
+_SPENT = (
+    "The request did not finish within this server's work budget per request and stopped; "
+    "nothing was written. Send less (shorter material, a smaller document)."
+)
 # fmt: off
 _TABLE: tuple[tuple[type[e.MemledgerError], int, str, str, str | None], ...] = (
     (e.MemledgerError, 500, "internal", "Internal error", _SERVER),
@@ -825,6 +829,7 @@ _TABLE: tuple[tuple[type[e.MemledgerError], int, str, str, str | None], ...] = (
     (e.EventErasedError, 409, "event_erased", "The event was erased", None),
     (e.LastAdminKeyError, 409, "last_admin_key", "The tenant's last admin key", None),
     (e.QuotaExceededError, 429, "quota_exceeded", "Quota exceeded", None),
+    (e.WorkBudgetExceededError, 503, "budget_exceeded", "Work budget exceeded", _SPENT),
     (e.AuthenticationError, 401, "unauthenticated", "Not authenticated", None),
     (e.PermissionDeniedError, 403, "permission_denied", "Permission denied", None),
     (e.NotFoundError, 404, "not_found", "Not found", _gone("such thing")),

@@ -24,8 +24,15 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess by th
         "pip install 'memledger[server]'"
     ) from exc
 
+from memledger.api._admission import ServiceLimits
 from memledger.api._app import create_app
 from memledger.api._problems import PROBLEM_MEDIA_TYPE, REQUEST_PROBLEMS
 from memledger.wire_models import CONSISTENCY_HEADER
 
-__all__ = ["CONSISTENCY_HEADER", "PROBLEM_MEDIA_TYPE", "REQUEST_PROBLEMS", "create_app"]
+__all__ = [
+    "CONSISTENCY_HEADER",
+    "PROBLEM_MEDIA_TYPE",
+    "REQUEST_PROBLEMS",
+    "ServiceLimits",
+    "create_app",
+]

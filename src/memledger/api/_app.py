@@ -15,6 +15,7 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memledger.api import _admin, _corpus, _events, _health, _reads, _subjects, _traces
+from memledger.api._admission import Admission, AdmissionMiddleware, ServiceLimits
 from memledger.api._bodies import ID_PATTERN
 from memledger.api._extra import Shelf
 from memledger.api._metrics import CONTENT_TYPE, Metrics, MetricsMiddleware
@@ -24,9 +25,8 @@ from memledger.api._problems import (
     problem_response,
 )
 from memledger.api._services import Services
-from memledger.api._shed import Shed
 from memledger.corpus import Corpus
-from memledger.errors import InvalidInputError
+from memledger.errors import InvalidInputError, MemledgerError
 from memledger.memory import Memory
 from memledger.ports import Extractor
 from memledger.wire import EventIn
@@ -102,6 +102,7 @@ def create_app(
     max_batch: int = 500,
     max_process: int = 1000,
     max_in_flight: int = 16,
+    limits: ServiceLimits | None = None,
     docs: bool = True,
 ) -> FastAPI:
     """The HTTP API over ``memory`` (which the caller keeps and closes).
@@ -112,8 +113,10 @@ def create_app(
     as the CLI's, opened on first use). ``max_body_bytes``: larger request bodies are
     refused (413); ``max_batch``: events in one batch; ``max_process``: jobs one
     ``POST /v1/process`` may run. ``max_in_flight``: ``/v1`` requests served at once;
-    past it the next is refused at once with a 503 ``overloaded`` problem
-    (:mod:`memledger.api._shed`). ``docs``: serve the Swagger page at ``/docs``.
+    past it the next is refused at once with a 503 ``overloaded`` problem. ``limits``:
+    what one tenant may ask at once: requests in flight, material and document sizes,
+    the work budget of a request (:class:`~memledger.api.ServiceLimits`, its defaults
+    when ``None``). ``docs``: serve the Swagger page at ``/docs``.
     """
     for name, value in (
         ("max_body_bytes", max_body_bytes),
@@ -123,6 +126,14 @@ def create_app(
     ):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise InvalidInputError(f"{name} must be a whole number >= 1, got {value!r}")
+    limits = ServiceLimits() if limits is None else limits
+    if not isinstance(limits, ServiceLimits):
+        raise InvalidInputError(f"limits must be a ServiceLimits, got {type(limits).__name__}")
+    admission = Admission(
+        max_in_flight=max_in_flight,
+        tenant_in_flight=limits.tenant_in_flight,
+        tenant_of=lambda token: _tenant_of(memory, token),
+    )
     shelf = Shelf(memory, corpus=corpus)
 
     @asynccontextmanager
@@ -150,12 +161,16 @@ def create_app(
         shelf=shelf,
         max_batch=max_batch,
         max_process=max_process,
+        limits=limits,
+        admission=admission,
     )
     install_handlers(app)
     for router in _ROUTERS:
         app.include_router(router)
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
-    app.add_middleware(Shed, max_in_flight=max_in_flight)
+    app.add_middleware(
+        AdmissionMiddleware, admission=admission, request_seconds=limits.request_seconds
+    )
     if metrics:
         _serve_metrics(app, memory)
 
@@ -166,6 +181,13 @@ def create_app(
 
     app.openapi = openapi  # type: ignore[method-assign]
     return app
+
+
+def _tenant_of(memory: Memory, token: str) -> str | None:
+    try:
+        return memory.authenticate(token, touch=False).tenant
+    except MemledgerError:
+        return None  # the route refuses it
 
 
 def _serve_metrics(app: FastAPI, memory: Memory) -> None:

@@ -71,11 +71,13 @@ def _outcome(report: AddReport) -> Literal["added", "replaced", "unchanged", "sk
     "code blocks kept whole) and indexed; the same content again is left as it is, other "
     "content under the same name replaces it. A document that cannot be used is reported "
     "as `skipped` with the reason, and nothing of it is kept. It never becomes a memory or "
-    "an instruction. Admin keys only.",
+    "an instruction. A document over the server's size limit is refused (`limit_exceeded`, "
+    "413) and nothing of it is kept. Admin keys only.",
     responses=problem_responses(),
 )
 def add_document(body: DocumentIn, svc: Svc, who: Admin) -> JsonObject:
     same_tenant(who, body.tenant)
+    svc.limits.check_document(len(body.content))
     name = document_name(body.name, body.media_type)
     report = svc.shelf.add(who.tenant, name, body.content)
     skipped = report.skipped[0] if report.skipped else None

@@ -117,17 +117,26 @@ class Shelf:
         folder = self._tenant_folder(tenant)
         private_folder(folder)
         target = folder / name
+        kept = Path(f"{target}.kept") if target.exists() else None
+        if kept is not None:  # the document it replaces, put back if this one is not added
+            os.replace(target, kept)
         handle, temporary = tempfile.mkstemp(dir=folder, prefix=".upload-")  # mode 0600
+        added = False
         try:
             with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
                 out.write(text)
             os.replace(temporary, target)
-        except BaseException:
+            report = corpus.add(tenant, [target])  # may stop past the work budget
+            added = not report.skipped
+        finally:
             Path(temporary).unlink(missing_ok=True)
-            raise
-        report = corpus.add(tenant, [target])
-        if report.skipped:
-            target.unlink(missing_ok=True)
+            if kept is not None:
+                if added:
+                    kept.unlink(missing_ok=True)
+                else:
+                    os.replace(kept, target)
+            elif not added:
+                target.unlink(missing_ok=True)
         return report
 
     def name_of(self, tenant: str, path: str) -> str:

@@ -102,13 +102,15 @@ def recall(body: RecallIn, svc: Svc, who: Reader, consistency: Consistency = Non
     "(`trace_id`, replayable) with every memory's id and revision and every candidate "
     "left out with its reason. The answer holds the packet as data and as the rendered "
     "`text` to give the model. Memories in it are what was said, not business settings: "
-    f"check consequential actions against live state.{_FLOOR}",
+    f"check consequential actions against live state. Material over the server's limit "
+    f"(`limit_exceeded`, 413) is refused before any work.{_FLOOR}",
     responses=problem_responses(409),
 )
 def context(body: ContextIn, svc: Svc, who: Reader, consistency: Consistency = None) -> JsonObject:
     same_tenant(who, body.tenant)
     token = read_token(consistency, body.consistency)
     readable(who, body.subject)
+    svc.limits.check_material([len(m.text) for m in body.material])
     check_floors(svc.memory, token, tenant=who.tenant, subject=body.subject)
     budget = (
         Budget(total=body.budget)

@@ -8,6 +8,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from memledger.api._admission import Admission, ServiceLimits
 from memledger.api._extra import Shelf
 from memledger.memory import Memory
 from memledger.ports import Extractor
@@ -23,6 +24,8 @@ class Services:
     shelf: Shelf
     max_batch: int
     max_process: int
+    limits: ServiceLimits
+    admission: Admission
 
 
 def services(request: Request) -> Services:

@@ -422,12 +422,33 @@ def serve(
     key: Annotated[
         str | None, typer.Option(help="API key for --url (a write key).", show_default=False)
     ] = None,
+    noisy_key: Annotated[
+        str | None,
+        typer.Option(
+            help="With --url: a write key of another tenant, to flood with (the noisy-neighbour "
+            "phases run only with it).",
+            show_default=False,
+        ),
+    ] = None,
+    quiet_concurrency: Annotated[
+        int, typer.Option(help="Clients of the quiet tenant's recalls, noisy-neighbour phases.")
+    ] = 2,
+    noisy_concurrency: Annotated[
+        int, typer.Option(help="Clients of the noisy tenant's flood of contexts.")
+    ] = 32,
+    material_chars: Annotated[
+        int, typer.Option(help="Characters of material in each context of the flood.")
+    ] = 200_000,
+    burst: Annotated[int, typer.Option(help="Writes of the burst-then-read phase.")] = 200,
     json_out: Annotated[
         Path | None, typer.Option("--json", metavar="OUT", help="Write results as JSON to OUT.")
     ] = None,
 ) -> None:
-    """Load on the HTTP API from this process, on loopback: closed-loop recall, then mixed
-    recall/ingest traffic scheduled at --rate; requests/s, p50/p95/p99 and errors."""
+    """Load on the HTTP API from this process, on loopback: closed-loop recall, mixed
+    recall/ingest traffic scheduled at --rate, a quiet tenant's recalls alone and beside
+    another tenant's flood of large-material contexts, and a burst of writes then a read;
+    offered and answered rates, p50/p95/p99, errors, shed and unanswered requests. Every
+    phase stops at its duration (plus a bounded grace) whatever the server does."""
     from memledger.errors import InvalidInputError
     from memledger.eval import bench_serve
 
@@ -438,13 +459,21 @@ def serve(
             rate=rate,
             recall_share=recall_share,
             subjects=subjects,
+            quiet_concurrency=quiet_concurrency,
+            noisy_concurrency=noisy_concurrency,
+            material_chars=material_chars,
+            burst=burst,
         )
     except InvalidInputError as exc:
         raise CliError(str(exc)) from exc
     if (url is None) != (key is None):
         raise CliError("--url and --key go together")
+    if noisy_key is not None and url is None:
+        raise CliError("--noisy-key goes with --url (a child server makes its own)")
     with render.progress_bar() as progress:
-        report = bench_serve.run(config, url=url, key=key, progress=_reporter(progress))
+        report = bench_serve.run(
+            config, url=url, key=key, noisy_key=noisy_key, progress=_reporter(progress)
+        )
     Console(soft_wrap=True).print(bench_serve.markdown(report), markup=False, highlight=False)
     if json_out is not None:
         json_out.write_text(json.dumps(report, indent=2) + "\n")

@@ -75,6 +75,50 @@ def serve_command(
             help="Connections and requests at once; past it, 503 at once (load shed).",
         ),
     ] = 64,
+    max_in_flight: Annotated[
+        int,
+        typer.Option(
+            "--max-in-flight",
+            metavar="N",
+            min=1,
+            help="API requests served at once, every tenant together; past it, 503 at once.",
+        ),
+    ] = 16,
+    tenant_in_flight: Annotated[
+        int,
+        typer.Option(
+            "--tenant-in-flight",
+            metavar="N",
+            min=1,
+            help="API requests of one tenant served at once; past it, that tenant gets 429.",
+        ),
+    ] = 4,
+    max_material_chars: Annotated[
+        int,
+        typer.Option(
+            "--max-material-chars",
+            metavar="N",
+            min=1,
+            help="Characters of material in one context request; past it, 413.",
+        ),
+    ] = 250_000,
+    max_document_chars: Annotated[
+        int,
+        typer.Option(
+            "--max-document-chars",
+            metavar="N",
+            min=1,
+            help="Characters of one shared corpus document; past it, 413.",
+        ),
+    ] = 1_000_000,
+    request_seconds: Annotated[
+        float,
+        typer.Option(
+            "--request-seconds",
+            metavar="SECONDS",
+            help="Work budget of one API request; past it, 503 and nothing written.",
+        ),
+    ] = 10.0,
     replica: Annotated[
         list[str] | None,
         typer.Option(
@@ -102,6 +146,7 @@ def serve_command(
     the server, then the worker finishes the batch it holds.
     """
     try:
+        from memledger.api import ServiceLimits
         from memledger.serve import ServeConfig, ensure_admin_key, run
     except ImportError as exc:
         raise CliError(str(exc)) from exc
@@ -119,6 +164,13 @@ def serve_command(
             expire_every=expire_every or None,
             key_file=key_file,
             max_concurrency=max_concurrency,
+            max_in_flight=max_in_flight,
+            limits=ServiceLimits(
+                tenant_in_flight=tenant_in_flight,
+                max_material_chars=max_material_chars,
+                max_document_chars=max_document_chars,
+                request_seconds=request_seconds,
+            ),
         )
     except InvalidInputError as exc:
         raise CliError(str(exc)) from exc

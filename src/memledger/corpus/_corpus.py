@@ -55,6 +55,7 @@ from memledger.corpus._search import (
     lexical,
     table_name,
 )
+from memledger.deadline import check as check_budget
 from memledger.domain.gates import content_words
 from memledger.domain.records import format_time, parse_time, require_id
 from memledger.errors import (
@@ -306,6 +307,7 @@ class Corpus:
             chunk_tokens=chunk_tokens,
             overlap_tokens=overlap_tokens,
         )
+        check_budget("chunking a corpus document")
         if not pieces:
             return Skipped(path=source.path, reason="empty", detail="no text in it"), 0
         title = parsed.title or _title_of(source.path)
@@ -316,6 +318,7 @@ class Corpus:
             except EmbedderError as exc:
                 return Skipped(path=source.path, reason="embedder_failed", detail=str(exc)), 0
             vectors = [np.asarray(row, dtype=np.float32).tobytes() for row in made]
+        check_budget("indexing a corpus document")
         with self._transaction():
             known = self._known(tenant, source.path)  # again: another writer may have been first
             if known is not None and known[:2] == (source.sha256, chunking):
@@ -330,6 +333,7 @@ class Corpus:
                 pieces=pieces,
                 vectors=vectors,
             )
+            check_budget("indexing a corpus document")  # inside: past it, rolled back
             self._bump()
         return ("added" if known is None else "replaced"), len(pieces)
 

@@ -13,14 +13,21 @@ loads the index and the embedding model), then runs three phases from this proce
   recalls, the rest ingests of new chat turns that the server's worker extracts),
   and each latency is counted from its scheduled moment, so a server that falls
   behind shows it in the tail instead of hiding it (no coordinated omission).
+* **noisy neighbour** and **burst then read** (:mod:`memledger.eval._serve_tenants`):
+  a quiet tenant's recalls alone and beside another tenant's flood of large-material
+  contexts; a burst of writes, then the first read's latency.
 
-Each phase reports requests/s, p50/p95/p99/max latency in ms and errors by status.
-Traffic goes to loopback only; every loop is bounded in time and count.
+Each phase reports offered and answered rates, p50/p95/p99/max latency in ms, errors
+by status, requests shed (429/503) and requests not answered in time. Traffic goes to
+loopback only; every request has a timeout, every connection pool a bound, and every
+phase a hard stop past its duration (what is still waiting then is cancelled and
+counted as not answered), whatever the server does.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import random
 import re
@@ -29,7 +36,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,6 +70,16 @@ class ServeBenchConfig:
     subjects: int = 50
     turns: int = 20
     """Seeded chat turns per subject."""
+    quiet_concurrency: int = 2
+    """Clients of the quiet tenant's recalls in the noisy-neighbour phases."""
+    noisy_concurrency: int = 32
+    """Clients of the noisy tenant's flood of context requests."""
+    material_chars: int = 200_000
+    """Characters of material in each of the flood's context requests."""
+    burst: int = 200
+    """Writes of the burst-then-read phase."""
+    serve_options: tuple[str, ...] = ()
+    """More options of the child ``memledger serve`` (``--tenant-in-flight 2`` ...)."""
 
     def __post_init__(self) -> None:
         if not 0 < self.duration <= 600:
@@ -75,6 +92,15 @@ class ServeBenchConfig:
             raise InvalidInputError(f"recall_share must be in [0, 1], got {self.recall_share}")
         if self.subjects < 1 or self.turns < 1:
             raise InvalidInputError("subjects and turns must be at least 1")
+        for name, most in (
+            ("quiet_concurrency", 64),
+            ("noisy_concurrency", 256),
+            ("material_chars", 2_000_000),
+            ("burst", 10_000),
+        ):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
+                raise InvalidInputError(f"{name} must be a whole number 1-{most}, got {value!r}")
 
 
 @dataclass(slots=True)
@@ -85,11 +111,21 @@ class Phase:
     seconds: float = 0.0
     latencies_ms: dict[str, list[float]] = field(default_factory=dict)
     errors: Counter[str] = field(default_factory=Counter)
+    offered: int = 0
+    """Requests the phase meant to send (the open loop: every scheduled one)."""
+    shed: Counter[str] = field(default_factory=Counter)
+    """Requests the server refused at once as overloaded (429, 503), by operation."""
+    not_answered: int = 0
+    """Requests with no answer in time: timed out, or cut at the phase's hard stop."""
 
     def add(self, op: str, ms: float, status: int | str) -> None:
         self.latencies_ms.setdefault(op, []).append(ms)
         if not (isinstance(status, int) and status < 400):
             self.errors[f"{op} {status}"] += 1
+        if status in (429, 503):
+            self.shed[op] += 1
+        if status in ("timeout", "unanswered") or status in _TIMEOUTS:
+            self.not_answered += 1
 
     @property
     def requests(self) -> int:
@@ -101,17 +137,30 @@ class Phase:
             ops[op] = {"requests": len(values), **_percentiles(values)}
         every = [v for values in self.latencies_ms.values() for v in values]
         ok = self.requests - sum(self.errors.values())
+
+        def per_s(n: int) -> float:
+            return round(n / self.seconds, 1) if self.seconds else 0.0
+
         return {
             "phase": self.name,
             "seconds": round(self.seconds, 3),
             "requests": self.requests,
-            "requests_per_s": round(self.requests / self.seconds, 1) if self.seconds else 0.0,
-            "ok_per_s": round(ok / self.seconds, 1) if self.seconds else 0.0,
+            "offered_per_s": per_s(max(self.offered, self.requests)),
+            "requests_per_s": per_s(self.requests),
+            "ok_per_s": per_s(ok),
             "errors": sum(self.errors.values()),
             "errors_by_kind": dict(self.errors),
+            "shed": sum(self.shed.values()),
+            "shed_by_operation": dict(self.shed),
+            "not_answered": self.not_answered,
             "latency_ms": _percentiles(every),
             "by_operation": ops,
         }
+
+
+_TIMEOUTS = frozenset(
+    {"ReadTimeout", "WriteTimeout", "ConnectTimeout", "PoolTimeout", "TimeoutException"}
+)
 
 
 def _percentiles(values: list[float]) -> dict[str, float]:
@@ -128,10 +177,18 @@ def _percentiles(values: list[float]) -> dict[str, float]:
 # -- the server under test -----------------------------------------------------------------
 
 
+NOISY_TENANT = "noisy"
+
+
 @contextmanager
-def child_server(folder: Path) -> Iterator[tuple[str, str]]:
-    """``memledger serve`` on a scratch store and a free loopback port: (base URL, admin key)."""
+def child_server(folder: Path, options: Sequence[str] = ()) -> Iterator[tuple[str, str, str]]:
+    """``memledger serve`` on a scratch store and a free loopback port: (base URL, admin
+    key of tenant ``bench``, a write key of tenant :data:`NOISY_TENANT`)."""
+    from memledger.memory import Memory
+
     key_file = folder / "admin-key"
+    with Memory.open(f"sqlite:///{folder / 'bench.db'}") as memory:
+        _, noisy = memory.create_key(NOISY_TENANT, "flood", role="write")
     command = [
         sys.executable,
         "-m",
@@ -145,6 +202,7 @@ def child_server(folder: Path) -> Iterator[tuple[str, str]]:
         "bench",
         "--key-file",
         str(key_file),
+        *options,
     ]
     child = subprocess.Popen(
         command,
@@ -155,7 +213,7 @@ def child_server(folder: Path) -> Iterator[tuple[str, str]]:
     )
     try:
         base = _wait_for_url(child)
-        yield base, key_file.read_text(encoding="utf-8").strip()
+        yield base, key_file.read_text(encoding="utf-8").strip(), noisy
     finally:
         child.terminate()
         try:
@@ -223,35 +281,87 @@ async def _seed(base: str, key: str, config: ServeBenchConfig, progress: Progres
             response.raise_for_status()
 
 
-async def _request(
-    client: object, rng: random.Random, config: ServeBenchConfig, *, recall_only: bool
-) -> tuple[str, int | str]:
+REQUEST_TIMEOUT_S = 5.0
+"""A request not answered this long counts as not answered (``timeout``)."""
+GIVE_UP_S = 10.0
+"""A request of the open loop not answered this long after its scheduled moment counts
+as not answered (``timeout``)."""
+HARD_STOP_S = GIVE_UP_S + 2.0
+"""Past its duration plus this, a phase stops whatever the server does: what is still
+waiting is cancelled and counted as not answered."""
+
+
+def _client(base: str, key: str | None, connections: int, timeout: float) -> object:
+    """A bounded client: at most ``connections`` connections, and a request waits for
+    one (and for its answer) at most ``timeout`` seconds."""
+    import httpx
+
+    headers = {} if key is None else {"Authorization": f"Bearer {key}"}
+    return httpx.AsyncClient(
+        base_url=base,
+        headers=headers,
+        timeout=httpx.Timeout(timeout, pool=timeout),
+        limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
+        trust_env=False,
+    )
+
+
+async def _close(client: object) -> None:
     import httpx
 
     assert isinstance(client, httpx.AsyncClient)
-    subject = f"user-{rng.randrange(config.subjects)}"
+    # a pool left busy by cancelled requests is dropped: the phase is over
+    with contextlib.suppress(TimeoutError, httpx.HTTPError, RuntimeError):
+        await asyncio.wait_for(client.aclose(), timeout=5.0)
+
+
+async def _bounded(tasks: list[asyncio.Task[None]], phase: Phase, *, until: float) -> None:
+    """Wait for ``tasks`` until ``until`` (``time.perf_counter()``); then cancel the rest,
+    each counted as not answered."""
+    if not tasks:
+        return
+    _, pending = await asyncio.wait(tasks, timeout=max(0.0, until - time.perf_counter()))
+    for task in pending:
+        task.cancel()
+    if pending:
+        await asyncio.wait(pending, timeout=5.0)
+    phase.not_answered += len(pending)
+
+
+async def _send(client: object, method: str, path: str, body: object = None) -> int | str:
+    """One request's status, or the name of what went wrong (``timeout`` when the
+    answer did not come within :data:`REQUEST_TIMEOUT_S`)."""
+    import httpx
+
+    assert isinstance(client, httpx.AsyncClient)
     try:
-        if recall_only or rng.random() < config.recall_share:
-            body = {"query": rng.choice(_QUESTIONS), "subject": subject, "k": 10}
-            response = await client.post("/v1/recall", json=body)
-            return "recall", response.status_code
-        response = await client.post("/v1/events", json=_turn(rng, subject, rng.getrandbits(30)))
-        return "ingest", response.status_code
+        async with asyncio.timeout(REQUEST_TIMEOUT_S):
+            if method == "GET":
+                return (await client.get(path)).status_code
+            return (await client.post(path, json=body)).status_code
+    except TimeoutError:
+        return "timeout"
     except httpx.HTTPError as exc:
-        return "recall" if recall_only else "request", type(exc).__name__
+        return type(exc).__name__
+
+
+async def _request(
+    client: object, rng: random.Random, config: ServeBenchConfig, *, recall_only: bool
+) -> tuple[str, int | str]:
+    subject = f"user-{rng.randrange(config.subjects)}"
+    if recall_only or rng.random() < config.recall_share:
+        body = {"query": rng.choice(_QUESTIONS), "subject": subject, "k": 10}
+        return "recall", await _send(client, "POST", "/v1/recall", body)
+    turn = _turn(rng, subject, rng.getrandbits(30))
+    return "ingest", await _send(client, "POST", "/v1/events", turn)
 
 
 async def _closed_loop(
     base: str, key: str, config: ServeBenchConfig, *, baseline: bool = False
 ) -> Phase:
-    import httpx
-
     phase = Phase("baseline /healthz, closed loop" if baseline else "recall, closed loop")
-    limits = httpx.Limits(max_connections=config.concurrency)
-    headers = {"Authorization": f"Bearer {key}"}
-    async with httpx.AsyncClient(
-        base_url=base, headers=headers, timeout=30, limits=limits
-    ) as client:
+    client = _client(base, key, config.concurrency, REQUEST_TIMEOUT_S)
+    try:
         start = time.perf_counter()
         end = start + config.duration
 
@@ -260,42 +370,26 @@ async def _closed_loop(
             while time.perf_counter() < end:
                 t0 = time.perf_counter()
                 if baseline:
-                    op, status = "healthz", await _health(client)
+                    op, status = "healthz", await _send(client, "GET", "/healthz")
                 else:
                     op, status = await _request(client, rng, config, recall_only=True)
                 phase.add(op, (time.perf_counter() - t0) * 1000, status)
 
-        await asyncio.gather(*(one(i) for i in range(config.concurrency)))
+        tasks = [asyncio.create_task(one(i)) for i in range(config.concurrency)]
+        await _bounded(tasks, phase, until=end + HARD_STOP_S)
+        phase.offered = phase.requests + phase.not_answered
         phase.seconds = time.perf_counter() - start
+    finally:
+        await _close(client)
     return phase
 
 
-async def _health(client: object) -> int | str:
-    import httpx
-
-    assert isinstance(client, httpx.AsyncClient)
-    try:
-        return (await client.get("/healthz")).status_code
-    except httpx.HTTPError as exc:
-        return type(exc).__name__
-
-
-GIVE_UP_S = 10.0
-"""A request of the open loop not answered this long after its scheduled moment counts
-as an error (``timeout``): the phase ends at most this long after its last schedule."""
-
-
 async def _open_loop(base: str, key: str, config: ServeBenchConfig) -> Phase:
-    import httpx
-
     phase = Phase(f"mixed, open loop at {config.rate:g}/s")
-    headers = {"Authorization": f"Bearer {key}"}
     total = int(config.rate * config.duration)
-    limits = httpx.Limits(max_connections=64)
     rng = random.Random(11)
-    async with httpx.AsyncClient(
-        base_url=base, headers=headers, timeout=GIVE_UP_S, limits=limits
-    ) as client:
+    client = _client(base, key, 64, GIVE_UP_S)
+    try:
         start = time.perf_counter()
 
         async def one(scheduled: float, seed: int) -> None:
@@ -315,8 +409,11 @@ async def _open_loop(base: str, key: str, config: ServeBenchConfig) -> Phase:
             asyncio.create_task(one(start + i / config.rate, rng.getrandbits(32)))
             for i in range(total)
         ]
-        await asyncio.gather(*tasks)
+        await _bounded(tasks, phase, until=start + config.duration + HARD_STOP_S)
+        phase.offered = total
         phase.seconds = time.perf_counter() - start
+    finally:
+        await _close(client)
     return phase
 
 
@@ -325,28 +422,46 @@ def run(
     *,
     url: str | None = None,
     key: str | None = None,
+    noisy_key: str | None = None,
     progress: Progress | None = None,
 ) -> dict[str, object]:
-    """Seed, then both phases; the report as JSON data."""
+    """Seed, then every phase; the report as JSON data. With ``url``, the noisy-neighbour
+    phases run only given ``noisy_key`` (a key of another tenant than ``key``'s)."""
     if (url is None) != (key is None):
         raise InvalidInputError("give both url and key, or neither (a child server is started)")
     with tempfile.TemporaryDirectory(prefix="memledger-bench-serve-") as scratch:
         if url is not None and key is not None:
-            return _measure(url.rstrip("/"), key, config, progress, started=False)
-        with child_server(Path(scratch)) as (base, admin):
-            return _measure(base, admin, config, progress, started=True)
+            return _measure(url.rstrip("/"), key, noisy_key, config, progress, started=False)
+        with child_server(Path(scratch), config.serve_options) as (base, admin, noisy):
+            return _measure(base, admin, noisy, config, progress, started=True)
 
 
 def _measure(
-    base: str, key: str, config: ServeBenchConfig, progress: Progress | None, *, started: bool
+    base: str,
+    key: str,
+    noisy_key: str | None,
+    config: ServeBenchConfig,
+    progress: Progress | None,
+    *,
+    started: bool,
 ) -> dict[str, object]:
+    from memledger.eval._serve_tenants import burst_then_read, noisy_neighbour
+
     asyncio.run(_seed(base, key, config, progress))
     phases: list[Phase] = []
-    for name in ("baseline", "recall", "mixed"):
+    steps = ["baseline", "recall", "mixed", "noisy", "burst"]
+    if noisy_key is None:
+        steps.remove("noisy")
+    for name in steps:
         if progress is not None:
             progress(name, 0, 1)
         if name == "mixed":
             phases.append(asyncio.run(_open_loop(base, key, config)))
+        elif name == "noisy":
+            assert noisy_key is not None
+            phases.extend(asyncio.run(noisy_neighbour(base, key, noisy_key, config)))
+        elif name == "burst":
+            phases.append(asyncio.run(burst_then_read(base, key, config)))
         else:
             phases.append(asyncio.run(_closed_loop(base, key, config, baseline=name == "baseline")))
         if progress is not None:
@@ -361,6 +476,11 @@ def _measure(
             "recall_share": config.recall_share,
             "subjects": config.subjects,
             "seeded_turns": config.subjects * config.turns,
+            "quiet_concurrency": config.quiet_concurrency,
+            "noisy_concurrency": config.noisy_concurrency,
+            "material_chars": config.material_chars,
+            "burst": config.burst,
+            "serve_options": list(config.serve_options),
         },
         "machine": describe(),
         "phases": [p.to_json() for p in phases],
@@ -368,18 +488,28 @@ def _measure(
 
 
 def markdown(report: dict[str, object]) -> str:
-    """The phases as a Markdown table."""
+    """The machine, then the phases as a Markdown table."""
+    machine = report["machine"]
+    assert isinstance(machine, dict)
     rows = [
-        "| phase | requests | req/s | answered ok/s | p50 ms | p95 ms | p99 ms | max ms | errors |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        f"machine: {machine['cpu']}, {machine['cores']} cores, Python {machine['python']}, "
+        f"SQLite {machine['sqlite']}, {machine['platform']}",
+        "",
+        "| phase | requests | offered/s | answered ok/s | p50 ms | p95 ms | p99 ms | max ms "
+        "| errors | shed | not answered |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     phases = report["phases"]
     assert isinstance(phases, list)
     for phase in phases:
         lat = phase["latency_ms"]
         rows.append(
-            f"| {phase['phase']} | {phase['requests']:,} | {phase['requests_per_s']:,} | "
+            f"| {phase['phase']} | {phase['requests']:,} | {phase['offered_per_s']:,} | "
             f"{phase['ok_per_s']:,} | "
-            f"{lat['p50']} | {lat['p95']} | {lat['p99']} | {lat['max']} | {phase['errors']} |"
+            f"{lat['p50']} | {lat['p95']} | {lat['p99']} | {lat['max']} | {phase['errors']} | "
+            f"{phase['shed']} | {phase['not_answered']} |"
         )
+        first = phase["by_operation"].get("first read")
+        if first is not None:
+            rows.append(f"| ... the first read after it | 1 | | | {first['p50']} | | | | | | |")
     return "\n".join(rows)

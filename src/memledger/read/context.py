@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
+from memledger.deadline import check as check_budget
 from memledger.domain.budget import SECTIONS, Budget, Packing, Piece, Section, pack
 from memledger.domain.gates import content_words
 from memledger.domain.keys import namespace_of
@@ -605,6 +606,7 @@ def assemble(
             )
             for p in chosen
         )
+        check_budget("context assembly")
         text = render(items)
         tokens = tokenizer.count(text)
         if tokens <= budget.total:
@@ -728,6 +730,7 @@ def build(
                 )
             )
             order += 1
+        check_budget("context assembly over supplied material")
     if routing.corpus and corpus is not None:
         queries = (request, *routing.entities)
         _documents(corpus, queries, tenant=tenant, now=created, into=gathered)
@@ -784,6 +787,7 @@ def build(
         notes=tuple(gathered.notes),
         index_lag=index_lag,
     )
+    check_budget("context assembly")  # before the trace is written: nothing is half-kept
     if store:
         save(memory, packet, gathered.candidates)
     placed = [item.memory_id for item in items if item.memory_id is not None]

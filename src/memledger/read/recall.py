@@ -71,6 +71,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal
 
+from memledger.deadline import check as check_budget
 from memledger.domain.gates import content_words
 from memledger.domain.passages import Passage, best_passage
 from memledger.domain.records import MemoryRecord, require_aware, require_id, require_text
@@ -799,6 +800,7 @@ def recall(
 
     excluded: list[Excluded] = []
     kept: dict[str, MemoryRecord] = {}
+    check_budget("recall")
     fused = dict(base)
     floor = check_min_revision(min_revision)
     wanted = (

@@ -1,0 +1,216 @@
+"""Admission by tenant: no request of one tenant can take the service from the others.
+
+:class:`ServiceLimits` holds what one tenant may ask of the service at once:
+
+* ``tenant_in_flight``: ``/v1`` requests of one tenant served at once, inside the
+  app's ``max_in_flight`` for everyone. Past it, that tenant's next request is
+  answered at once with a 429 ``tenant_overloaded`` problem (``Retry-After: 1``)
+  while other tenants still get in; past ``max_in_flight``, anyone's with a 503
+  ``overloaded`` one. A flooding tenant is thus shed first, by its own cap. A light
+  request (a body of at most 64 KiB) past the cap may borrow a free place while
+  ``tenant_in_flight`` places stay free for the others: a lone tenant is not held to
+  its cap on an idle service, and the others always find room.
+* ``max_material_chars``: characters of supplied ``material`` in one context
+  request, and ``max_document_chars``: characters of one shared corpus document.
+  Past them the request is refused before any work with a 413 ``limit_exceeded``
+  problem. In a Python process, CPU-bound work of one request slows every other
+  (the interpreter runs one thread at a time); these sizes are what bound it.
+* ``request_seconds``: the work budget of one request (:mod:`memledger.deadline`).
+  Context assembly, corpus indexing and recall check it between their steps and
+  before they write; a request past it answers 503 ``budget_exceeded`` and leaves
+  nothing written.
+
+The tenant of a request is its key's: the key id is read from the bearer token
+(``mlk_<id>.<secret>``); the first request of a key id authenticates it (in a worker
+thread, counted under the shared bucket below while it does) and the id is counted
+under its tenant from then on, so every key of a tenant shares that tenant's cap. A
+token that does not authenticate, and a request without one, count under one shared
+bucket (the route refuses them at once). Health, readiness, metrics and the OpenAPI
+document are never shed.
+
+Without admission an overloaded service keeps working on requests whose clients have
+long timed out, and the rate it answers in time collapses; without the per-tenant cap
+one tenant's flood fills every place and the others are refused.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from starlette.concurrency import run_in_threadpool
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from memledger.api._problems import REQUEST_PROBLEMS, problem_response
+from memledger.deadline import check_seconds, within
+from memledger.errors import InvalidInputError, LimitExceededError
+from memledger.wire_models import ProblemKind
+
+__all__ = ["TENANT_OVERLOADED", "Admission", "AdmissionMiddleware", "ServiceLimits"]
+
+TENANT_OVERLOADED = ProblemKind(
+    status=429,
+    code="tenant_overloaded",
+    title="Too many requests in flight for this tenant",
+    detail="This API key's tenant has as many requests in flight as the service takes from "
+    "one tenant; retry shortly.",
+    retry_after=1,
+)
+
+ANONYMOUS = "anonymous"
+"""The bucket of requests without a valid key (and of look-ups of new key ids)."""
+_TOKEN = re.compile(rb"^\s*bearer\s+((mlk_[0-9a-f]{12})\.[A-Za-z0-9_-]{43})\s*$", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServiceLimits:
+    """What one tenant may ask of the HTTP service at once (see the module docstring)."""
+
+    tenant_in_flight: int = 4
+    """``/v1`` requests of one tenant served at once (at most the app's ``max_in_flight``)."""
+    max_material_chars: int = 250_000
+    """Characters of ``material`` in one context request, all pieces together."""
+    max_document_chars: int = 1_000_000
+    """Characters of one shared corpus document."""
+    request_seconds: float = 10.0
+    """The work budget of one request, in seconds."""
+
+    def __post_init__(self) -> None:
+        for name in ("tenant_in_flight", "max_material_chars", "max_document_chars"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise InvalidInputError(f"{name} must be a whole number >= 1, got {value!r}")
+        check_seconds(self.request_seconds)
+
+    def check_material(self, sizes: list[int]) -> None:
+        """Refuse material of more characters in all than ``max_material_chars``."""
+        total = sum(sizes)
+        if total > self.max_material_chars:
+            raise LimitExceededError(
+                f"material has {total:,} characters in all; this server takes at most "
+                f"{self.max_material_chars:,} in one context request"
+            )
+
+    def check_document(self, size: int) -> None:
+        """Refuse a corpus document of more characters than ``max_document_chars``."""
+        if size > self.max_document_chars:
+            raise LimitExceededError(
+                f"the document has {size:,} characters; this server takes documents of at "
+                f"most {self.max_document_chars:,}"
+            )
+
+
+class Admission:
+    """The counts admission decides by: requests in flight, in all and by tenant, on the
+    event loop only. ``tenant_of``: the tenant of a token, ``None`` when it does not
+    authenticate (called once per key id, in a worker thread)."""
+
+    def __init__(
+        self,
+        *,
+        max_in_flight: int,
+        tenant_in_flight: int,
+        tenant_of: Callable[[str], str | None],
+    ) -> None:
+        self.max_in_flight = max_in_flight
+        self.tenant_in_flight = min(tenant_in_flight, max_in_flight)
+        self.in_flight = 0
+        self.by_bucket: Counter[str] = Counter()
+        self.shed: Counter[str] = Counter()
+        """Requests refused, by reason: ``tenant`` (its own cap) or ``service`` (the
+        service's)."""
+        self._tenant_of = tenant_of
+        self._known: dict[str, str] = {}
+
+    async def bucket(self, scope: Scope) -> str:
+        """Whose cap a request counts against: its key's tenant, else the one bucket of
+        requests without a valid key."""
+        for name, value in scope.get("headers", ()):
+            if name == b"authorization":
+                found = _TOKEN.match(value)
+                if found is None:
+                    break
+                key_id = found[2].decode()
+                tenant = self._known.get(key_id)
+                if tenant is None:
+                    tenant = await self._resolve(found[1].decode())
+                    if tenant is None:
+                        break
+                    self._known[key_id] = tenant
+                return f"tenant:{tenant}"
+        return ANONYMOUS
+
+    async def _resolve(self, token: str) -> str | None:
+        """The tenant of a key id not seen yet, looked up under the shared bucket's cap
+        (a flood of unknown tokens takes no more places than one tenant)."""
+        if self.admit(ANONYMOUS) is not None:
+            return None  # counted as anonymous: refused below, or by the route
+        try:
+            return await run_in_threadpool(self._tenant_of, token)
+        finally:
+            self.release(ANONYMOUS)
+
+    def admit(self, bucket: str, *, heavy: bool = False) -> ProblemKind | None:
+        """Take a place for a request of ``bucket``; else the problem to answer.
+
+        A tenant at its cap may still borrow a free place for a light request while
+        at least ``tenant_in_flight`` places stay free for the others, so that a lone
+        tenant is not held to its cap on an idle service; a ``heavy`` request (a large
+        body) never borrows."""
+        if self.in_flight >= self.max_in_flight:
+            self.shed["service"] += 1
+            return REQUEST_PROBLEMS["overloaded"]
+        spare = self.max_in_flight - self.in_flight > self.tenant_in_flight
+        lender = not heavy and spare and bucket != ANONYMOUS  # no key: no borrowing
+        if self.by_bucket[bucket] >= self.tenant_in_flight and not lender:
+            self.shed["tenant"] += 1
+            return TENANT_OVERLOADED
+        self.in_flight += 1
+        self.by_bucket[bucket] += 1
+        return None
+
+    def release(self, bucket: str) -> None:
+        self.in_flight -= 1
+        self.by_bucket[bucket] -= 1
+        if self.by_bucket[bucket] <= 0:
+            del self.by_bucket[bucket]
+
+
+class AdmissionMiddleware:
+    """ASGI middleware: admits ``/v1`` requests by :class:`Admission` and runs each
+    under the work budget ``request_seconds``."""
+
+    def __init__(self, app: ASGIApp, *, admission: Admission, request_seconds: float) -> None:
+        self.app = app
+        self.admission = admission
+        self.request_seconds = request_seconds
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not str(scope.get("path", "")).startswith("/v1/"):
+            await self.app(scope, receive, send)
+            return
+        bucket = await self.admission.bucket(scope)
+        refused = self.admission.admit(bucket, heavy=_heavy(scope))
+        if refused is not None:
+            await problem_response(refused)(scope, receive, send)
+            return
+        try:
+            with within(self.request_seconds):
+                await self.app(scope, receive, send)
+        finally:
+            self.admission.release(bucket)
+
+
+HEAVY_BYTES = 64 * 1024
+"""A request body past this (or of unknown length) is heavy: it never borrows a place."""
+
+
+def _heavy(scope: Scope) -> bool:
+    for name, value in scope.get("headers", ()):
+        if name == b"content-length":
+            return not value.isdigit() or int(value) > HEAVY_BYTES
+        if name == b"transfer-encoding":
+            return True
+    return False
