@@ -50,14 +50,7 @@ from memledger.wire_models import ProblemKind
 
 __all__ = ["TENANT_OVERLOADED", "Admission", "AdmissionMiddleware", "ServiceLimits"]
 
-TENANT_OVERLOADED = ProblemKind(
-    status=429,
-    code="tenant_overloaded",
-    title="Too many requests in flight for this tenant",
-    detail="This API key's tenant has as many requests in flight as the service takes from "
-    "one tenant; retry shortly.",
-    retry_after=1,
-)
+TENANT_OVERLOADED = REQUEST_PROBLEMS["tenant_overloaded"]
 
 ANONYMOUS = "anonymous"
 """The bucket of requests without a valid key (and of look-ups of new key ids)."""

@@ -84,6 +84,14 @@ REQUEST_PROBLEMS: Mapping[str, ProblemKind] = {
         detail="The service has as many requests in flight as it takes; retry shortly.",
         retry_after=1,
     ),
+    "tenant_overloaded": ProblemKind(
+        status=429,
+        code="tenant_overloaded",
+        title="Too many requests in flight for this tenant",
+        detail="This API key's tenant has as many requests in flight as the service takes "
+        "from one tenant; retry shortly.",
+        retry_after=1,
+    ),
     "refused": ProblemKind(status=400, code="request_refused", title="Request refused"),
     "not_ready": ProblemKind(
         status=503,
@@ -296,11 +304,11 @@ def install_handlers(app: FastAPI) -> None:
 
 # -- the OpenAPI side ---------------------------------------------------------------------------
 
-_ALWAYS = (400, 401, 403, 404, 413, 422, 500, 503)
+_ALWAYS = (400, 401, 403, 404, 413, 422, 429, 500, 503)
 """Statuses any authenticated route may answer: a malformed token or parameter, a
 missing or refused key, another tenant named, a path parameter holding a control
 character (no route), a body too large, a request that does not match its schema, a
-server failure, a busy store."""
+tenant with as many requests in flight as it may have, a server failure, a busy store."""
 
 
 def _codes(status: int) -> list[str]:
