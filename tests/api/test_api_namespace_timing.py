@@ -187,3 +187,23 @@ def test_a_foreign_trace_id_takes_as_long_as_a_missing_one(
         return _traces.get_trace(given, svc, who)
 
     _same_time(agents.booker, route, "/v1/traces/", trace_id, missing)
+
+
+def test_a_tenant_wide_trace_holding_a_foreign_memory_takes_as_long_as_a_missing_one(
+    agents: Agents,
+) -> None:
+    _written(agents.planner)
+    packet = ok(
+        agents.planner.post(
+            "/v1/context", json={"request": "How should deliveries go?", "budget": 500}
+        )
+    ).json()
+    assert packet["subject"] is None and any(i.get("memory_id") for i in packet["items"])
+    trace_id = str(packet["trace_id"])
+    svc, who = agents.svc, agents.who
+    missing = "ctx-" + "0" * (len(trace_id) - 4)
+
+    def route(given: str) -> object:
+        return _traces.get_trace(given, svc, who)
+
+    _same_time(agents.booker, route, "/v1/traces/", trace_id, missing)
