@@ -733,7 +733,7 @@ def recall(
     subjects = None if subject is None else [subject]
     # who a query can name (a subject's read: its own people), how far the feed has come
     glance = index.glance(tenant, subject=subject)
-    names = glance.names if visible is None else frozenset(filter(visible, glance.names))
+    names = glance.known.visible_to(visible)  # a private namespace's names: its readers
     understood = understand(query, names=names, at=at, rewriter=rewriter)
 
     # 2. candidates from each source, fused
