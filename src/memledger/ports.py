@@ -280,6 +280,10 @@ class UnitOfWork(Protocol):
         """How many of ``tenant``'s outbox rows have a sequence above ``after``."""
         ...
 
+    def outbox_pending_subjects(self, tenant: str, *, after: int) -> Mapping[str, int]:
+        """:meth:`outbox_pending` by subject (what a reader of some subjects only counts)."""
+        ...
+
     def outbox_head(self) -> int:
         """The newest outbox sequence (0 when empty)."""
         ...

@@ -531,6 +531,14 @@ class SqlUnit(ServiceRows):
         )
         return int(row[0])
 
+    def outbox_pending_subjects(self, tenant: str, *, after: int) -> Mapping[str, int]:
+        rows = self.conn.execute(
+            "SELECT subject, count(*) FROM outbox INDEXED BY outbox_tenant"
+            " WHERE tenant = ? AND seq > ? GROUP BY subject",
+            (tenant, after),
+        )
+        return {str(subject): int(n) for subject, n in rows}
+
     def outbox_head(self) -> int:
         row = self._one("SELECT coalesce(max(seq), 0) FROM outbox", ())
         return int(row[0])

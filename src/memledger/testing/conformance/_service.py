@@ -249,5 +249,6 @@ class ServiceChecks:
                 assert listed_traces == ["ctx-held"] * (not shown) + ["ctx-True"] + (
                     ["ctx-False"] if seen else []
                 )
+            assert unit.outbox_pending_subjects(TENANT, after=0) == dict.fromkeys(subjects, 1)
             every = unit.subjects(TENANT, limit=10, namespaces=None)
             assert [s.subject for s in every] == list(subjects)
