@@ -318,3 +318,22 @@ def test_recall_names_a_private_speaker_only_for_keys_that_read_its_namespace(
         ok(scribe.post("/v1/events", json=said))
         ok(scribe.post("/v1/process", json={}))
         assert people(agents["booker"]) == ["bartholomew"]
+
+
+def test_a_shared_memory_of_a_private_event_names_the_id_and_not_the_event(
+    agents: dict[str, httpx.Client],
+) -> None:
+    planner, booker = agents["planner"], agents["booker"]
+    note = event_json(
+        "p-1",
+        "Customer 7 wants weekly deliveries.",
+        occurred_at=WHEN,
+        subject=PRIVATE,
+        claims=[_claim(SHARED, "weekly")],
+    )
+    (result,) = ok(planner.post("/v1/events", json=note)).json()["results"]
+    memory_id = result["memory_id"]
+    shared = ok(booker.get(f"/v1/memories/{memory_id}")).json()
+    assert shared["subject"] == SHARED and shared["source_event_id"] == "p-1"
+    assert booker.get("/v1/events/p-1").content == booker.get("/v1/events/p-2").content
+    assert "Customer 7 wants" not in json.dumps(shared)
