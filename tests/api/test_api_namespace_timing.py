@@ -1,5 +1,6 @@
 """Namespaces are invisible in time too (DESIGN.md invariant 13): another agent's
-memory, event or trace id is answered as fast as a missing one.
+memory, event or trace id (a trace of its subject, or of a packet across the tenant that
+held one of its memories) is answered as fast as a missing one.
 
 The planner writes over the real HTTP server; the timing runs the route functions the
 server runs for ``GET /v1/memories/{id}``, ``/v1/events/{id}`` and ``/v1/traces/{id}``
