@@ -8,7 +8,7 @@ neighbours, runs on both in ``test_derived_index.py``.)"""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 
@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from psycopg import sql as psycopg_sql
 
 from memledger import Claim, Memory
+from memledger.domain.keys import namespace_of
 from memledger.errors import InvalidInputError
 from memledger.index._fts import table_name
 from memledger.index._tokens import tokens
@@ -461,3 +462,46 @@ def test_open_index_picks_the_backend_and_bad_options_are_refused(
     finally:
         lite.close()
         pg.close()
+
+
+def test_names_of_a_private_namespace_count_for_its_readers_on_both_backends(
+    pair: tuple[Memory, Memory], tmp_path: Path
+) -> None:
+    """A speaker heard only in ``agent:bo``'s namespace is a name for a reader of it, not
+    for another; heard in the shared namespace too, it is everyone's."""
+    lite, pg = pair
+
+    def said(memory: Memory, n: int, speaker: str, subject: str) -> None:
+        text = f"Turn {n} by {speaker}."
+        claim = Claim(
+            family="conversation",
+            kind="episode",
+            statement=text,
+            value={"text": text, "speaker": speaker, "session": "p"},
+            scope=f"turn:p{n}",
+        )
+        memory.ingest(event(f"p{n}", text, occurred_at=day(10, 2), subject=subject), [claim])
+
+    def reads(*namespaces: str) -> Callable[[str], bool]:
+        return lambda name: namespace_of(name) is None or namespace_of(name) in namespaces
+
+    with (
+        DerivedIndex(tmp_path / "m.index") as sqlite_index,
+        PostgresIndex(pg.store) as pg_index,
+    ):
+        shared = {"caroline", "melanie"}
+        for step, (speaker, subject) in enumerate(
+            (("bartholomew", "agent:bo/x"), ("bartholomew", "caroline"))
+        ):
+            for memory, index in ((lite, sqlite_index), (pg, pg_index)):
+                said(memory, step, speaker, subject)
+                index.sync(memory.store)
+                assert index.names("acme", visible=reads("agent:bo")) == {
+                    *shared,
+                    "bartholomew",
+                    "agent:bo/x",
+                }
+                assert index.names("acme", visible=reads()) == (
+                    shared | {"bartholomew"} if step else shared
+                )
+                assert index.glance("acme").names == index.names("acme")

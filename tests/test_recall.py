@@ -13,6 +13,7 @@ import pytest
 
 from embedder_helpers import HashingWrapper
 from memledger import Claim, InvalidQueryError, Memory, RevisionNotMetError
+from memledger.domain.keys import namespace_of
 from memledger.index.derived import DerivedIndex
 from memledger.index.embedders import HashingEmbedder
 from memledger.read.recall import RecallSettings, recall, time_weight
@@ -298,3 +299,27 @@ def test_a_hit_through_an_entry_older_than_its_record_is_checked(
 def test_a_revision_floor_without_a_subject_is_refused(memory: Memory, index: DerivedIndex) -> None:
     with pytest.raises(InvalidQueryError, match="needs a subject"):
         recall(memory, index, QUESTION, tenant=TENANT, min_revision=1)
+
+
+def test_index_lag_counts_only_rows_of_subjects_the_reader_may_see(
+    memory: Memory, index: DerivedIndex
+) -> None:
+    """Another agent's private writes the index has not applied yet are not counted for a
+    reader that may not read its namespace: its lag is as if they had not been made."""
+    for n, subject in enumerate((SUBJECT, "agent:planner/x", "agent:bo", "agent:bo/y")):
+        said = event(f"e{n}", "Fridays", occurred_at=day(10, 2), subject=subject)
+        memory.ingest(said, digest("friday"))
+
+    def lag(*namespaces: str) -> int:
+        def visible(subject: str) -> bool:
+            return namespace_of(subject) in (None, *namespaces)
+
+        return recall(memory, index, "digest", tenant=TENANT, visible=visible).index_lag
+
+    assert recall(memory, index, "digest", tenant=TENANT).index_lag == 4
+    assert (lag(), lag("agent:planner"), lag("agent:bo"), lag("agent:bo", "agent:planner")) == (
+        1,
+        2,
+        3,
+        4,
+    )

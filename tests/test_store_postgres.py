@@ -5,6 +5,7 @@ job queue under ``SKIP LOCKED``."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -422,3 +423,49 @@ def test_a_rolled_back_savepoint_takes_back_what_it_held_for_the_commit(
     with store.read() as unit:
         assert [e.op for e in unit.outbox_after(head, limit=10)] == ["delete"]
         assert dict(unit.counters(TENANT)) == {**before, "kept": 1}
+
+
+def test_schema_5_traces_get_the_namespaces_their_packets_held(
+    url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As on SQLite: the upgrade finds, for each trace already stored, the private
+    namespaces of the memories it names that are still in the store."""
+    monkeypatch.setenv("MEMLEDGER_INDEX_DIR", str(tmp_path))
+    original = pg.load_migrations
+    monkeypatch.setattr(pg, "load_migrations", lambda: original()[:5])
+    written = {}
+    with Memory.open(url, clock=FrozenClock(day(10, 2))) as memory:
+        for n, subject in enumerate(("agent:planner/c-7", "agent:bo", "agent:/x", SUBJECT)):
+            said = event(f"e{n}", "Deliver on Fridays.", occurred_at=day(10, 2), subject=subject)
+            (result,) = memory.ingest(said, [pref("friday")]).results
+            written[subject] = str(result.memory_id)
+    traces = {
+        "ctx-mixed": [*written.values(), "mem-erased"],
+        "ctx-shared": [written["agent:/x"], written[SUBJECT]],
+        "ctx-planner": [written["agent:planner/c-7"], written["agent:planner/c-7"]],
+        "ctx-none": [],
+    }
+    with psycopg.connect(url, autocommit=True) as conn:
+        for trace_id, held in traces.items():
+            items = [{"memory_id": m} for m in held] + [{"section": "state", "fields": {}}]
+            conn.execute(
+                "INSERT INTO traces VALUES (%s, %s, NULL, '2026-10-02T12:00:00.000000Z', %s, %s)",
+                (TENANT, trace_id, "0" * 64, json.dumps({"version": 1, "items": items})),
+            )
+    monkeypatch.setattr(pg, "load_migrations", original)
+    store = open_store(url)
+    try:
+        with psycopg.connect(url) as conn:
+            column = dict(conn.execute("SELECT trace_id, namespaces FROM traces").fetchall())
+        assert column == {
+            "ctx-mixed": "|agent:bo||agent:planner|",
+            "ctx-shared": "",
+            "ctx-planner": "|agent:planner|",
+            "ctx-none": "",
+        }
+        with store.read() as unit:
+            seen = frozenset({"agent:planner"})
+            found = {t for t in traces if unit.get_trace(TENANT, t, namespaces=seen)}
+            assert found == {"ctx-shared", "ctx-none", "ctx-planner"}
+    finally:
+        store.close()

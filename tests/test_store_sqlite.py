@@ -213,3 +213,57 @@ def test_an_in_memory_store_writes_no_file_and_shares_no_index(
     first.close()
     second.close()
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_schema_12_traces_get_the_namespaces_their_packets_held(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The upgrade finds, for each trace already stored, the private namespaces of the
+    memories it names that are still in the store; a key that may not read one of them
+    then finds no such trace."""
+    path = tmp_path / "old.db"
+    original = sqlite_store.load_migrations
+    monkeypatch.setattr(sqlite_store, "load_migrations", lambda: original()[:12])
+    memory = Memory.open(path, clock=FrozenClock(day(10, 2)))
+    written = {}
+    for n, subject in enumerate(("agent:planner/c-7", "agent:bo", "agent:/x", SUBJECT)):
+        said = event(f"e{n}", "Deliver on Fridays.", occurred_at=day(10, 2), subject=subject)
+        (result,) = memory.ingest(said, [pref("friday")]).results
+        written[subject] = str(result.memory_id)
+    memory.close()
+    traces = {
+        "ctx-mixed": [*written.values(), "mem-erased"],
+        "ctx-shared": [written["agent:/x"], written[SUBJECT]],
+        "ctx-planner": [written["agent:planner/c-7"], written["agent:planner/c-7"]],
+        "ctx-none": [],
+    }
+    conn = sqlite3.connect(path)
+    for trace_id, held in traces.items():
+        items = [{"memory_id": m} for m in held] + [{"section": "state", "fields": {}}]
+        conn.execute(
+            "INSERT INTO traces VALUES (?, ?, NULL, '2026-10-02T12:00:00.000000Z', ?, ?)",
+            (TENANT, trace_id, "0" * 64, json.dumps({"version": 1, "items": items})),
+        )
+    conn.commit()
+    conn.close()
+    monkeypatch.setattr(sqlite_store, "load_migrations", original)
+    store = sqlite_store.SQLiteStore(path)
+    try:
+        with store.read() as unit:
+            column = dict(unit.conn.execute("SELECT trace_id, namespaces FROM traces"))  # type: ignore[attr-defined]
+            assert column == {
+                "ctx-mixed": "|agent:bo||agent:planner|",
+                "ctx-shared": "",
+                "ctx-planner": "|agent:planner|",
+                "ctx-none": "",
+            }
+            for seen, shown in (
+                (frozenset[str](), {"ctx-shared", "ctx-none"}),
+                (frozenset({"agent:planner"}), {"ctx-shared", "ctx-none", "ctx-planner"}),
+                (frozenset({"agent:planner", "agent:bo"}), set(traces)),
+            ):
+                found = {t for t in traces if unit.get_trace(TENANT, t, namespaces=seen)}
+                assert found == shown
+                assert {t.trace_id for t in unit.traces(TENANT, namespaces=seen)} == shown
+    finally:
+        store.close()

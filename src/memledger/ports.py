@@ -123,6 +123,9 @@ class StoredTrace:
     created_at: datetime
     rendered_sha256: str
     body: str
+    namespaces: frozenset[str] = frozenset()
+    """The private namespaces the packet held memories of (what a key must read to see
+    the trace); written with the trace, not read back."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -275,6 +278,10 @@ class UnitOfWork(Protocol):
 
     def outbox_pending(self, tenant: str, *, after: int) -> int:
         """How many of ``tenant``'s outbox rows have a sequence above ``after``."""
+        ...
+
+    def outbox_pending_subjects(self, tenant: str, *, after: int) -> Mapping[str, int]:
+        """:meth:`outbox_pending` by subject (what a reader of some subjects only counts)."""
         ...
 
     def outbox_head(self) -> int:
@@ -448,8 +455,9 @@ class UnitOfWork(Protocol):
     def get_trace(
         self, tenant: str, trace_id: str, *, namespaces: frozenset[str] | None = None
     ) -> StoredTrace | None:
-        """The trace, ``None`` when there is none or its subject is in a private
-        namespace not among ``namespaces`` (``None``: every namespace)."""
+        """The trace, ``None`` when there is none or its subject, or a memory its packet
+        held, is in a private namespace not among ``namespaces`` (``None``: every
+        namespace)."""
         ...
 
     def put_decision(self, decision: StoredDecision) -> None:
@@ -468,8 +476,9 @@ class UnitOfWork(Protocol):
         limit: int = 50,
         namespaces: frozenset[str] | None = None,
     ) -> Sequence[StoredTrace]:
-        """The tenant's (or subject's) most recent traces, newest first; of the private
-        namespaces only those in ``namespaces`` (``None``: every namespace)."""
+        """The tenant's (or subject's) most recent traces, newest first; only those whose
+        subject and held memories are shared or in ``namespaces`` (``None``: every
+        namespace)."""
         ...
 
     # review queue and jobs

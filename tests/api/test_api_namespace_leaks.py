@@ -289,3 +289,51 @@ def test_revoking_a_shared_memory_leaves_a_private_episode_of_its_event(
     revoked = ok(booker.post(f"/v1/memories/{shared_id}/revoke", json={"reason": "wrong"}))
     assert revoked.json()["redacted"] == [] and private_id not in revoked.text
     assert _private_status(agents, private_id) == "active"
+
+
+def test_recall_names_a_private_speaker_only_for_keys_that_read_its_namespace(
+    memory: Memory, base_url: str, agents: dict[str, httpx.Client]
+) -> None:
+    """A speaker's name said only in a private namespace is no name for another agent
+    (not understood, not boosted); once said in the shared namespace it is everyone's."""
+    _, token = memory.create_key(TENANT, "bartholomew", principal="agent", grants=[FAMILY])
+    reader = memory.create_key(
+        TENANT, "clerk", principal="agent", role="read", reads=["agent:bartholomew"]
+    )[1]
+    with client(base_url, token) as scribe, client(base_url, reader) as clerk:
+        note = event_json(
+            "b-1", "Deliveries go out on Mondays.", occurred_at=WHEN, subject="agent:bartholomew/x"
+        )
+        ok(scribe.post("/v1/events", json=note))
+        ok(scribe.post("/v1/process", json={}))
+        question = {"query": "What did Bartholomew say about deliveries?", "k": 10}
+
+        def people(agent: httpx.Client) -> list[str]:
+            return list(ok(agent.post("/v1/recall", json=question)).json()["understood"]["people"])
+
+        mine = ["agent:bartholomew/x", "bartholomew"]  # its subject and its speaker
+        assert people(scribe) == people(clerk) == mine
+        assert people(agents["booker"]) == []
+        said = event_json("b-2", "Parcels are heavy.", occurred_at=WHEN, subject=SHARED)
+        ok(scribe.post("/v1/events", json=said))
+        ok(scribe.post("/v1/process", json={}))
+        assert people(agents["booker"]) == ["bartholomew"]
+
+
+def test_a_shared_memory_of_a_private_event_names_the_id_and_not_the_event(
+    agents: dict[str, httpx.Client],
+) -> None:
+    planner, booker = agents["planner"], agents["booker"]
+    note = event_json(
+        "p-1",
+        "Customer 7 wants weekly deliveries.",
+        occurred_at=WHEN,
+        subject=PRIVATE,
+        claims=[_claim(SHARED, "weekly")],
+    )
+    (result,) = ok(planner.post("/v1/events", json=note)).json()["results"]
+    memory_id = result["memory_id"]
+    shared = ok(booker.get(f"/v1/memories/{memory_id}")).json()
+    assert shared["subject"] == SHARED and shared["source_event_id"] == "p-1"
+    assert booker.get("/v1/events/p-1").content == booker.get("/v1/events/p-2").content
+    assert "Customer 7 wants" not in json.dumps(shared)

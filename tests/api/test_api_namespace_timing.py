@@ -1,5 +1,6 @@
 """Namespaces are invisible in time too (DESIGN.md invariant 13): another agent's
-memory, event or trace id is answered as fast as a missing one.
+memory, event or trace id (a trace of its subject, or of a packet across the tenant that
+held one of its memories) is answered as fast as a missing one.
 
 The planner writes over the real HTTP server; the timing runs the route functions the
 server runs for ``GET /v1/memories/{id}``, ``/v1/events/{id}`` and ``/v1/traces/{id}``
@@ -180,6 +181,26 @@ def test_a_foreign_trace_id_takes_as_long_as_a_missing_one(
     agents: Agents,
 ) -> None:
     _, _, trace_id = _written(agents.planner)
+    svc, who = agents.svc, agents.who
+    missing = "ctx-" + "0" * (len(trace_id) - 4)
+
+    def route(given: str) -> object:
+        return _traces.get_trace(given, svc, who)
+
+    _same_time(agents.booker, route, "/v1/traces/", trace_id, missing)
+
+
+def test_a_tenant_wide_trace_holding_a_foreign_memory_takes_as_long_as_a_missing_one(
+    agents: Agents,
+) -> None:
+    _written(agents.planner)
+    packet = ok(
+        agents.planner.post(
+            "/v1/context", json={"request": "How should deliveries go?", "budget": 500}
+        )
+    ).json()
+    assert packet["subject"] is None and any(i.get("memory_id") for i in packet["items"])
+    trace_id = str(packet["trace_id"])
     svc, who = agents.svc, agents.who
     missing = "ctx-" + "0" * (len(trace_id) - 4)
 

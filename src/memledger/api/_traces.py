@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 
@@ -13,7 +13,6 @@ from memledger.api._bodies import ID_PATTERN
 from memledger.api._problems import problem_responses
 from memledger.api._services import Svc
 from memledger.domain.keys import Principal
-from memledger.errors import TraceNotFoundError
 from memledger.gate import decisions
 from memledger.ports import StoredTrace
 from memledger.read import trace
@@ -22,9 +21,6 @@ from memledger.wire import JsonObject
 __all__ = ["router"]
 
 router = APIRouter(tags=["traces"])
-
-MAX_SCAN = 10_000
-"""The most traces one listing reads to fill its page with traces the key may see."""
 
 TraceId = Annotated[
     str, Path(pattern=ID_PATTERN, max_length=255, description="The packet's trace id, ctx-...")
@@ -37,8 +33,7 @@ TraceId = Annotated[
     summary="The most recent context traces",
     description="Newest first: each packet's request, the memories (id and revision) it "
     "held, how many candidates it left out, and its size. A trace of another agent's "
-    "private namespace, or one holding a memory of it, is not listed, and the page is "
-    "filled with the next ones the key may see.",
+    "private namespace, or one holding a memory of it, is not listed.",
     responses=problem_responses(),
 )
 def recent(
@@ -50,55 +45,16 @@ def recent(
     limit: Annotated[int, Query(ge=1, le=1000, description="How many, newest first.")] = 20,
 ) -> list[JsonObject]:
     readable(who, subject)
-    asked = limit
-    while True:  # a packet across the tenant may hold what the key may not see: ask more
-        found = trace.recent(
-            svc.memory, tenant=who.tenant, subject=subject, limit=asked, namespaces=who.namespaces
-        )
-        subjects = _subjects_of(svc, who, [m for t in found for m in _held(t)])  # one read
-        shown = [
-            t
-            for t in found
-            if _may_see(who, t.get("subject"), [subjects.get(str(m)) for m in _held(t)])
-        ]
-        if len(shown) >= limit or len(found) < asked or asked >= MAX_SCAN:
-            return shown[:limit]
-        asked = min(asked * 4, MAX_SCAN)
-
-
-def _held(summary: JsonObject) -> list[Any]:
-    memories = summary.get("memories")
-    return (
-        [m["memory_id"] for m in memories if isinstance(m, dict)]
-        if isinstance(memories, list)
-        else []
+    return trace.recent(
+        svc.memory, tenant=who.tenant, subject=subject, limit=limit, namespaces=who.namespaces
     )
 
 
-def _subjects_of(svc: Svc, who: Principal, memory_ids: list[Any]) -> dict[str, str]:
-    """The subject of each memory still in the store, read at once."""
-    with svc.memory.store.read() as unit:
-        records = unit.get_records(who.tenant, sorted({str(m) for m in memory_ids}))
-    return {memory_id: r.subject for memory_id, r in records.items()}
-
-
-def _may_see(who: Principal, subject: object, held: list[str | None]) -> bool:
-    """Whether a trace shows nothing of a namespace the key may not read: its subject
-    and the subject of every memory it held (a packet across the tenant holds the
-    namespaces its caller could read; ``None``: a memory no longer in the store)."""
-    if isinstance(subject, str) and not who.may_read(subject):
-        return False
-    return all(s is None or who.may_read(s) for s in held)
-
-
 def _trace_for(svc: Svc, who: Principal, trace_id: str) -> StoredTrace:
-    stored = trace.get(svc.memory, trace_id, tenant=who.tenant, namespaces=who.namespaces)
-    body = json.loads(stored.body)
-    ids = [i["memory_id"] for i in body.get("items", ()) if "memory_id" in i]
-    subjects = _subjects_of(svc, who, ids)
-    if not _may_see(who, stored.subject, [subjects.get(str(m)) for m in ids]):
-        raise TraceNotFoundError(f"no trace {trace_id!r}")  # answered as a missing one
-    return stored
+    """The trace, answered as a missing one when it is another tenant's or shows anything
+    of a namespace the key may not read (its subject, or a memory its packet held): the
+    store query leaves it out, so it is no row at all."""
+    return trace.get(svc.memory, trace_id, tenant=who.tenant, namespaces=who.namespaces)
 
 
 @router.get(
@@ -107,7 +63,8 @@ def _trace_for(svc: Svc, who: Principal, trace_id: str) -> StoredTrace:
     summary="A context trace as stored",
     description="Its JSON body (request, budget, routing, every item with memory id and "
     "revision, every candidate left out with its reason) and the sha256 of the text the "
-    "model was given. A trace of another tenant is answered exactly as a missing one.",
+    "model was given. A trace of another tenant, of another agent's private namespace, "
+    "or holding a memory of it, is answered exactly as a missing one.",
     responses=problem_responses(404),
 )
 def get_trace(trace_id: TraceId, svc: Svc, who: Reader) -> JsonObject:

@@ -88,6 +88,7 @@ from memledger.index import _subject_bm25 as bm25
 from memledger.index._ann import ANN_THRESHOLD, AnnStatus, Graphs, TenantAnn
 from memledger.index._base import Embedder, Hit
 from memledger.index._fts import scope_token, search_subjects, search_tenant, table_name
+from memledger.index._names import KnownNames, NameCache
 from memledger.index._vectors import Matrix
 from memledger.index.catchup import pending
 from memledger.index.lexical import entry_text, query_terms
@@ -145,9 +146,14 @@ class Glance:
     (:meth:`DerivedIndex.cursor_of`) and why some entries have no vector
     (:attr:`DerivedIndex.degraded`)."""
 
-    names: frozenset[str]
+    known: KnownNames
     cursor: int
     degraded: str | None
+
+    @property
+    def names(self) -> frozenset[str]:
+        """Every name, of every namespace."""
+        return self.known.every
 
 
 def _standing(record: MemoryRecord) -> str | None:
@@ -931,13 +937,23 @@ class DerivedIndex:
         with self._lock:
             return [(m, t, w) for m, t, w in self._conn.execute(sql, (*params, limit))]
 
-    def names(self, tenant: str, *, subject: str | None = None) -> frozenset[str]:
+    def names(
+        self,
+        tenant: str,
+        *,
+        subject: str | None = None,
+        visible: Callable[[str], bool] | None = None,
+    ) -> frozenset[str]:
         """The speakers and subjects of ``tenant``'s entries (of ``subject``'s only, when
-        given): who a query can name.
+        given): who a query can name; of the private namespaces only those ``visible``
+        passes (:meth:`~memledger.index._names.KnownNames.visible_to`).
 
         Kept up to date from the entries changed since the last call (a name whose
         entries are all gone stays known until the index is rebuilt).
         """
+        return self._known(tenant, subject).visible_to(visible)
+
+    def _known(self, tenant: str, subject: str | None) -> KnownNames:
         sql = "SELECT DISTINCT speaker, subject FROM entries WHERE tenant = ? AND changed > ?"
         if subject is not None:
             sql += " AND subject = ?"
@@ -988,7 +1004,7 @@ class DerivedIndex:
         starts."""
         with self._lock:
             return Glance(
-                names=self.names(tenant, subject=subject),
+                known=self._known(tenant, subject),
                 cursor=self._cursor_of(tenant),
                 degraded=self._get("degraded"),
             )
@@ -1050,49 +1066,6 @@ class DerivedIndex:
 
 Index: TypeAlias = "DerivedIndex | PostgresIndex"
 """What the read path searches: the SQLite index file or the PostgreSQL index."""
-
-
-class NameCache:
-    """Who a query can name, the speakers and subjects of a tenant's entries (or of one
-    subject's), held per index handle and brought up to date from the entries changed
-    since the last look (entries carry the stamp of their last change). A name whose
-    entries are all gone stays known until a rebuild moves the epoch."""
-
-    def __init__(self) -> None:
-        self._held: dict[str, tuple[int, int, frozenset[str]]] = {}
-        self._guard = threading.Lock()
-
-    def clear(self) -> None:
-        with self._guard:
-            self._held.clear()
-
-    def get(
-        self,
-        tenant: str,
-        subject: str | None,
-        *,
-        epoch: int,
-        stamp: int,
-        changed: Callable[[int], Iterable[tuple[str | None, str]]],
-    ) -> frozenset[str]:
-        """The names as of ``(epoch, stamp)``; ``changed(since)`` gives ``(speaker,
-        subject)`` of the entries changed after stamp ``since`` (-1: all)."""
-        key = tenant if subject is None else f"{tenant}\x1f{subject}"
-        with self._guard:
-            cached = self._held.get(key)
-        if cached is not None and cached[:2] == (epoch, stamp):
-            return cached[2]
-        since = cached[1] if cached is not None and cached[0] == epoch else -1
-        known = set(cached[2]) if since >= 0 and cached is not None else set()
-        for speaker, owner in changed(since):
-            known.add(owner)
-            if speaker is not None:
-                known.add(speaker)
-        unchanged = since >= 0 and cached is not None and len(known) == len(cached[2])
-        found = cached[2] if unchanged and cached is not None else frozenset(known)
-        with self._guard:
-            self._held[key] = (epoch, stamp, found)
-        return found
 
 
 def _check_k(k: object) -> None:

@@ -44,7 +44,7 @@ import hashlib
 import re
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
@@ -57,6 +57,7 @@ from memledger.index import _subject_bm25 as bm25
 from memledger.index._ann import ANN_THRESHOLD, AnnStatus
 from memledger.index._base import Embedder, Hit
 from memledger.index._fts import _hit
+from memledger.index._names import NameCache
 from memledger.index._tokens import STEMMER_VERSION, stem, tokens
 from memledger.index.catchup import pending
 from memledger.index.derived import (
@@ -64,7 +65,6 @@ from memledger.index.derived import (
     WINDOW_BEFORE,
     Glance,
     IndexStatus,
-    NameCache,
     Progress,
     VectorPath,
     _check_k,
@@ -737,11 +737,18 @@ class PostgresIndex:
         with self._connection() as conn:
             return [(m, t, w) for m, t, w in conn.execute(sql_text, params)]
 
-    def names(self, tenant: str, *, subject: str | None = None) -> frozenset[str]:
+    def names(
+        self,
+        tenant: str,
+        *,
+        subject: str | None = None,
+        visible: Callable[[str], bool] | None = None,
+    ) -> frozenset[str]:
         """The speakers and subjects of ``tenant``'s entries (of ``subject``'s only): who
-        a query can name. Kept up to date from the entries changed since the last call
-        (a name whose entries are all gone stays known until the index is rebuilt)."""
-        return self.glance(tenant, subject=subject).names
+        a query can name; of the private namespaces only those ``visible`` passes. Kept
+        up to date from the entries changed since the last call (a name whose entries
+        are all gone stays known until the index is rebuilt)."""
+        return self.glance(tenant, subject=subject).known.visible_to(visible)
 
     def purge(self, tenant: str) -> None:
         """After an erasure (synced first): vacuum the index's tables, so the deleted
@@ -787,14 +794,14 @@ class PostgresIndex:
                 extra = () if subject is None else (subject,)
                 return conn.execute(query, (tenant, since, *extra)).fetchall()
 
-            names = self._names.get(
+            known = self._names.get(
                 tenant,
                 subject,
                 epoch=int(epoch or 0),
                 stamp=int(stamp or 0),
                 changed=changed,
             )
-        return Glance(names=names, cursor=int(cursor), degraded=degraded)
+        return Glance(known=known, cursor=int(cursor), degraded=degraded)
 
     def speakers(self, tenant: str, memory_ids: Iterable[str]) -> dict[str, str]:
         """The speaker of each episode among ``memory_ids``."""

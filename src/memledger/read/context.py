@@ -684,7 +684,9 @@ def build(
     created = memory.clock.now()
     at = valid_at or created
     # the hot tiers read no index: their routing goes without the tenant's names
-    names = index.names(tenant, subject=subject) if index is not None else frozenset()
+    names = (
+        index.names(tenant, subject=subject, visible=visible) if index is not None else frozenset()
+    )
     entities = corpus.entities(tenant) if corpus is not None else frozenset()
     routing = route(
         request,

@@ -701,6 +701,18 @@ def _relative(hits: Sequence[Hit]) -> dict[str, float]:
     return {h.memory_id: max(0.0, h.score) / best for h in hits} if best > 0 else {}
 
 
+def _lag(
+    unit: UnitOfWork, tenant: str, *, after: int, visible: Callable[[str], bool] | None
+) -> int:
+    """The outbox rows past the index's cursor as the read began (at most what it missed),
+    of the subjects ``visible`` passes only: another agent's private writes are not
+    counted for a key that may not read them."""
+    if visible is None:
+        return unit.outbox_pending(tenant, after=after)
+    pending = unit.outbox_pending_subjects(tenant, after=after)
+    return sum(n for subject, n in pending.items() if visible(subject))
+
+
 def recall(
     memory: Memory,
     index: Index,
@@ -734,7 +746,7 @@ def recall(
     subjects = None if subject is None else [subject]
     # who a query can name (a subject's read: its own people), how far the feed has come
     glance = index.glance(tenant, subject=subject)
-    names = glance.names if visible is None else frozenset(filter(visible, glance.names))
+    names = glance.known.visible_to(visible)  # a private namespace's names: its readers
     understood = understand(query, names=names, at=at, rewriter=rewriter)
 
     # 2. candidates from each source, fused
@@ -854,7 +866,7 @@ def recall(
         overtaken = replaced(unit, tenant, turns, at=at, now=now)
         # when each was last stated again or read (as of ``at``): the clock of decay
         touched = dict(unit.last_touched(tenant, list(kept), before=at))
-        index_lag = unit.outbox_pending(tenant, after=glance.cursor)  # at most: as it began
+        index_lag = _lag(unit, tenant, after=glance.cursor, visible=visible)
 
     for memory_id, last in memory.accesses.pending(tenant, kept, before=at).items():
         touched[memory_id] = max(last, touched.get(memory_id, last))

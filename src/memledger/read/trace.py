@@ -25,6 +25,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
 
 from memledger.domain.budget import Budget, Section
+from memledger.domain.keys import namespace_of
 from memledger.domain.records import JsonValue, require_id
 from memledger.errors import InvalidInputError, TraceNotFoundError
 from memledger.ports import StoredTrace
@@ -80,18 +81,25 @@ def body_of(packet: Packet, candidates: Sequence[Candidate]) -> dict[str, JsonVa
 
 
 def save(memory: Memory, packet: Packet, candidates: Sequence[Candidate]) -> None:
-    """Store ``packet``'s trace in the canonical store."""
+    """Store ``packet``'s trace in the canonical store, with the private namespaces of
+    the memories it held: a key that may not read one of them finds no trace."""
     body = json.dumps(body_of(packet, candidates), separators=(",", ":"))  # keeps field order
-    trace = StoredTrace(
-        tenant=packet.tenant,
-        trace_id=packet.trace_id,
-        subject=packet.subject,
-        created_at=packet.created_at,
-        rendered_sha256=packet.sha256,
-        body=body,
-    )
+    by_key = {(c.section, c.key): c.memory_id for c in candidates}
+    held = sorted({m for i in packet.items if (m := by_key[(i.section, i.key)]) is not None})
     with memory.store.write() as unit:
-        unit.put_trace(trace)
+        records = unit.get_records(packet.tenant, held) if held else {}
+        spaces = {namespace_of(r.subject) for r in records.values()}
+        unit.put_trace(
+            StoredTrace(
+                tenant=packet.tenant,
+                trace_id=packet.trace_id,
+                subject=packet.subject,
+                created_at=packet.created_at,
+                rendered_sha256=packet.sha256,
+                body=body,
+                namespaces=frozenset(n for n in spaces if n is not None),
+            )
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -43,7 +43,7 @@ from memledger.ports import (
 )
 from memledger.store import Failpoint, codec
 from memledger.store import _rows as layout
-from memledger.store._namespaces import visible_sql
+from memledger.store._namespaces import held_sql, held_text, visible_sql
 from memledger.store._sql_service import ServiceRows
 
 
@@ -530,6 +530,14 @@ class SqlUnit(ServiceRows):
             (tenant, after),
         )
         return int(row[0])
+
+    def outbox_pending_subjects(self, tenant: str, *, after: int) -> Mapping[str, int]:
+        rows = self.conn.execute(
+            "SELECT subject, count(*) FROM outbox INDEXED BY outbox_tenant"
+            " WHERE tenant = ? AND seq > ? GROUP BY subject",
+            (tenant, after),
+        )
+        return {str(subject): int(n) for subject, n in rows}
 
     def outbox_head(self) -> int:
         row = self._one("SELECT coalesce(max(seq), 0) FROM outbox", ())
@@ -1117,7 +1125,7 @@ class SqlUnit(ServiceRows):
         try:
             self._write(
                 "put_trace",
-                "INSERT INTO traces VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO traces VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
                     trace.tenant,
                     trace.trace_id,
@@ -1125,6 +1133,7 @@ class SqlUnit(ServiceRows):
                     format_time(trace.created_at),
                     trace.rendered_sha256,
                     trace.body,
+                    held_text(trace.namespaces),
                 ),
             )
         except self._integrity_errors as exc:
@@ -1135,7 +1144,7 @@ class SqlUnit(ServiceRows):
     def get_trace(
         self, tenant: str, trace_id: str, *, namespaces: frozenset[str] | None = None
     ) -> StoredTrace | None:
-        hide, hidden = visible_sql("subject", namespaces)
+        hide, hidden = _trace_hide(namespaces)
         row = self._one(
             "SELECT subject, created_at, rendered_sha256, body FROM traces"
             f" WHERE tenant = ? AND trace_id = ?{hide}",
@@ -1185,7 +1194,7 @@ class SqlUnit(ServiceRows):
         limit: int = 50,
         namespaces: frozenset[str] | None = None,
     ) -> Sequence[StoredTrace]:
-        hide, hidden = visible_sql("subject", namespaces)
+        hide, hidden = _trace_hide(namespaces)
         sql = "SELECT subject, created_at, rendered_sha256, body, trace_id FROM traces"
         sql += " WHERE tenant = ?" + (" AND subject = ?" if subject is not None else "") + hide
         sql += " ORDER BY created_at DESC, trace_id DESC LIMIT ?"
@@ -1369,6 +1378,13 @@ class SqlUnit(ServiceRows):
             sql += " AND status != 'done'"
         sql += " ORDER BY created_at, job_id"
         return [self._job(row) for row in self.conn.execute(sql, (tenant,)).fetchall()]
+
+
+def _trace_hide(namespaces: frozenset[str] | None) -> tuple[str, tuple[object, ...]]:
+    """Traces the reader may see: of a visible subject, holding only what it may read."""
+    subject, of_subject = visible_sql("subject", namespaces)
+    held, of_held = held_sql("namespaces", namespaces)
+    return subject + held, of_subject + of_held
 
 
 def _trace(tenant: str, trace_id: str, row: Sequence[Any]) -> StoredTrace:

@@ -209,14 +209,19 @@ class ServiceChecks:
             (result,) = memory.ingest(said, [pref("friday")]).results
             ids[subject] = result.memory_id
         with memory.store.write() as unit:
-            for whose in (None, "agent:planner/c-7"):
+            for trace_id, whose, held in (
+                ("ctx-True", None, ()),
+                ("ctx-False", "agent:planner/c-7", ()),
+                ("ctx-held", None, ("agent:bo", "agent:planner")),  # a packet of the tenant
+            ):
                 trace = StoredTrace(
                     tenant=TENANT,
-                    trace_id=f"ctx-{whose is None}",
+                    trace_id=trace_id,
                     subject=whose,
                     created_at=day(10, 2),
                     rendered_sha256="0" * 64,
                     body="{}",
+                    namespaces=frozenset(held),
                 )
                 unit.put_trace(trace)
         hidden = {"agent:bo", "agent:planner", "agent:planner/c-7"}
@@ -224,6 +229,7 @@ class ServiceChecks:
             for seen, shown in (
                 (frozenset[str](), hidden),
                 (frozenset({"agent:planner"}), {"agent:bo"}),
+                (frozenset({"agent:planner", "agent:bo"}), set()),
             ):
                 listed = [s.subject for s in unit.subjects(TENANT, limit=10, namespaces=seen)]
                 assert listed == [s for s in subjects if s not in shown]
@@ -237,7 +243,12 @@ class ServiceChecks:
                 found = unit.get_trace(TENANT, "ctx-False", namespaces=seen)
                 assert (found is not None) == ("agent:planner" in seen)
                 assert unit.get_trace(TENANT, "ctx-True", namespaces=seen) is not None
+                of_both = unit.get_trace(TENANT, "ctx-held", namespaces=seen)
+                assert (of_both is not None) == (not shown)
                 listed_traces = [t.trace_id for t in unit.traces(TENANT, namespaces=seen)]
-                assert listed_traces == ["ctx-True"] + (["ctx-False"] if seen else [])
+                assert listed_traces == ["ctx-held"] * (not shown) + ["ctx-True"] + (
+                    ["ctx-False"] if seen else []
+                )
+            assert unit.outbox_pending_subjects(TENANT, after=0) == dict.fromkeys(subjects, 1)
             every = unit.subjects(TENANT, limit=10, namespaces=None)
             assert [s.subject for s in every] == list(subjects)
