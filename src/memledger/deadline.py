@@ -22,17 +22,21 @@ from dataclasses import dataclass
 
 from memledger.errors import InvalidInputError, WorkBudgetExceededError
 
-__all__ = ["check", "check_seconds", "within"]
+__all__ = ["Budget", "check", "check_seconds", "within"]
 
 
-@dataclass(frozen=True, slots=True)
-class _Budget:
+@dataclass(slots=True)
+class Budget:
+    """An open work budget, as :func:`within` yields it."""
+
     seconds: float
     ends: float
     """``time.monotonic()`` past which the work stops."""
+    spent: bool = False
+    """Whether :func:`check` found it spent (and stopped the work)."""
 
 
-_CURRENT: ContextVar[_Budget | None] = ContextVar("memledger_work_budget", default=None)
+_CURRENT: ContextVar[Budget | None] = ContextVar("memledger_work_budget", default=None)
 
 
 def check_seconds(seconds: object, name: str = "request_seconds") -> float:
@@ -48,18 +52,19 @@ def check_seconds(seconds: object, name: str = "request_seconds") -> float:
 
 
 @contextmanager
-def within(seconds: float) -> Iterator[None]:
+def within(seconds: float) -> Iterator[Budget]:
     """Run the block under a budget of ``seconds`` (a budget already open and ending
-    sooner stays in force)."""
+    sooner stays in force); yields the budget in force."""
     seconds = check_seconds(seconds)
     ends = time.monotonic() + seconds
     outer = _CURRENT.get()
     if outer is not None and outer.ends <= ends:
-        yield
+        yield outer
         return
-    token = _CURRENT.set(_Budget(seconds=seconds, ends=ends))
+    budget = Budget(seconds=seconds, ends=ends)
+    token = _CURRENT.set(budget)
     try:
-        yield
+        yield budget
     finally:
         _CURRENT.reset(token)
 
@@ -69,6 +74,7 @@ def check(what: str) -> None:
     work, for the message); nothing when no budget is open."""
     budget = _CURRENT.get()
     if budget is not None and time.monotonic() > budget.ends:
+        budget.spent = True
         raise WorkBudgetExceededError(
             f"{what} did not finish within this server's work budget of {budget.seconds:g} s "
             "per request; it stopped before writing anything. Send less (shorter material, "

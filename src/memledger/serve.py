@@ -229,10 +229,19 @@ def build_app(
     config = config or ServeConfig()
     routes: list[Route | Mount] = []
     lifespans: list[Callable[[], AbstractAsyncContextManager[object]]] = []
+    api = create_app(
+        memory, extractor=extractor, max_in_flight=config.max_in_flight, limits=config.limits
+    )
     if config.mcp:
         from memledger.mcp import streamable_http_app
 
-        mcp_app = streamable_http_app(memory, extractor=extractor)
+        # the API's admission: a tenant's requests over /v1 and /mcp count together
+        mcp_app = streamable_http_app(
+            memory,
+            extractor=extractor,
+            limits=config.limits,
+            admission=api.state.memledger.admission,
+        )
         routes.append(Route("/mcp", endpoint=mcp_app))  # /mcp itself, as clients write it
         routes.append(Mount("/mcp", app=mcp_app))
         lifespans.append(mcp_app.lifespan)
@@ -242,9 +251,6 @@ def build_app(
         routes.append(Route("/", _to_ui, include_in_schema=False))
         routes.append(Route("/ui", _to_ui, include_in_schema=False))
         routes.append(Mount("/ui", app=web_app()))
-    api = create_app(
-        memory, extractor=extractor, max_in_flight=config.max_in_flight, limits=config.limits
-    )
     routes.append(Mount("/", app=api))
     # a mounted app's lifespan is not run by its host: enter it here (index warm-up,
     # the corpus closed on shutdown)

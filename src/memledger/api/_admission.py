@@ -26,7 +26,12 @@ thread, counted under the shared bucket below while it does) and the id is count
 under its tenant from then on, so every key of a tenant shares that tenant's cap. A
 token that does not authenticate, and a request without one, count under one shared
 bucket (the route refuses them at once). Health, readiness, metrics and the OpenAPI
-document are never shed.
+document are never shed. The MCP endpoint that ``memledger serve`` mounts is admitted
+by the same :class:`Admission` (:mod:`memledger.mcp._http`): a tenant's requests over
+HTTP and MCP count together against one cap.
+
+:attr:`Admission.refused` counts refusals by reason and :attr:`Admission.in_flight`
+the requests in flight; ``/metrics`` exports both, with no tenant in any label.
 
 Without admission an overloaded service keeps working on requests whose clients have
 long timed out, and the rate it answers in time collapses; without the per-tenant cap
@@ -36,19 +41,32 @@ one tenant's flood fills every place and the others are refused.
 from __future__ import annotations
 
 import re
+import threading
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memledger.api._problems import REQUEST_PROBLEMS, problem_response
-from memledger.deadline import check_seconds, within
+from memledger.deadline import Budget, check_seconds, within
 from memledger.errors import InvalidInputError, LimitExceededError
 from memledger.wire_models import ProblemKind
 
-__all__ = ["TENANT_OVERLOADED", "Admission", "AdmissionMiddleware", "ServiceLimits"]
+__all__ = [
+    "REFUSAL_REASONS",
+    "TENANT_OVERLOADED",
+    "Admission",
+    "AdmissionMiddleware",
+    "RefusalReason",
+    "ServiceLimits",
+    "heavy_request",
+]
+
+RefusalReason = Literal["overloaded", "tenant_overloaded", "budget_exceeded"]
+REFUSAL_REASONS: tuple[RefusalReason, ...] = ("overloaded", "tenant_overloaded", "budget_exceeded")
 
 TENANT_OVERLOADED = REQUEST_PROBLEMS["tenant_overloaded"]
 
@@ -111,9 +129,11 @@ class Admission:
         self.tenant_in_flight = min(tenant_in_flight, max_in_flight)
         self.in_flight = 0
         self.by_bucket: Counter[str] = Counter()
-        self.shed: Counter[str] = Counter()
-        """Requests refused, by reason: ``tenant`` (its own cap) or ``service`` (the
-        service's)."""
+        self.refused: Counter[RefusalReason] = Counter()
+        """Requests refused or stopped, by reason: ``tenant_overloaded`` (the tenant's
+        own cap), ``overloaded`` (the service's), ``budget_exceeded`` (past the work
+        budget, counted by :meth:`over_budget`)."""
+        self._lock = threading.Lock()
         self._tenant_of = tenant_of
         self._known: dict[str, str] = {}
 
@@ -153,16 +173,28 @@ class Admission:
         tenant is not held to its cap on an idle service; a ``heavy`` request (a large
         body) never borrows."""
         if self.in_flight >= self.max_in_flight:
-            self.shed["service"] += 1
+            self._count("overloaded")
             return REQUEST_PROBLEMS["overloaded"]
         spare = self.max_in_flight - self.in_flight > self.tenant_in_flight
         lender = not heavy and spare and bucket != ANONYMOUS  # no key: no borrowing
         if self.by_bucket[bucket] >= self.tenant_in_flight and not lender:
-            self.shed["tenant"] += 1
+            self._count("tenant_overloaded")
             return TENANT_OVERLOADED
         self.in_flight += 1
         self.by_bucket[bucket] += 1
         return None
+
+    def over_budget(self) -> None:
+        """Count a request stopped past its work budget (from any thread)."""
+        self._count("budget_exceeded")
+
+    def _count(self, reason: RefusalReason) -> None:
+        with self._lock:
+            self.refused[reason] += 1
+
+    def busiest(self) -> int:
+        """Requests in flight of the tenant with the most (the shared bucket included)."""
+        return max(self.by_bucket.values(), default=0)
 
     def release(self, bucket: str) -> None:
         self.in_flight -= 1
@@ -185,22 +217,25 @@ class AdmissionMiddleware:
             await self.app(scope, receive, send)
             return
         bucket = await self.admission.bucket(scope)
-        refused = self.admission.admit(bucket, heavy=_heavy(scope))
+        refused = self.admission.admit(bucket, heavy=heavy_request(scope))
         if refused is not None:
             await problem_response(refused)(scope, receive, send)
             return
+        budget: Budget | None = None
         try:
-            with within(self.request_seconds):
+            with within(self.request_seconds) as budget:
                 await self.app(scope, receive, send)
         finally:
             self.admission.release(bucket)
+            if budget is not None and budget.spent:
+                self.admission.over_budget()
 
 
 HEAVY_BYTES = 64 * 1024
 """A request body past this (or of unknown length) is heavy: it never borrows a place."""
 
 
-def _heavy(scope: Scope) -> bool:
+def heavy_request(scope: Scope) -> bool:
     for name, value in scope.get("headers", ()):
         if name == b"content-length":
             return not value.isdigit() or int(value) > HEAVY_BYTES

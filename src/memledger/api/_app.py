@@ -172,7 +172,7 @@ def create_app(
         AdmissionMiddleware, admission=admission, request_seconds=limits.request_seconds
     )
     if metrics:
-        _serve_metrics(app, memory)
+        _serve_metrics(app, memory, admission)
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
@@ -190,11 +190,12 @@ def _tenant_of(memory: Memory, token: str) -> str | None:
         return None  # the route refuses it
 
 
-def _serve_metrics(app: FastAPI, memory: Memory) -> None:
+def _serve_metrics(app: FastAPI, memory: Memory, admission: Admission) -> None:
     reads = getattr(memory.store, "reads", None)  # a store with read replicas counts them
     found = Metrics(
         store_reads=None if reads is None else lambda: dict(reads),
         freshness=memory.freshness,
+        admission=admission,
     )
     app.state.memledger_metrics = found
     app.add_middleware(MetricsMiddleware, metrics=found)
@@ -209,7 +210,8 @@ def _serve_metrics(app: FastAPI, memory: Memory) -> None:
         tags=["health"],
         summary="Prometheus metrics",
         description="Request counts and latencies by method, route template and status; "
-        "problems by code. No key needed: no tenant, id or content is in any label.",
+        "problems by code; admission refusals by reason and requests in flight. No key "
+        "needed: no tenant, id or content is in any label.",
         response_class=Response,
         responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}},
     )

@@ -1,7 +1,8 @@
 """Prometheus metrics of the HTTP API, in a registry of each app's own.
 
 Labels are the method, the route *template* (``/v1/memories/{memory_id}``, or
-``<unmatched>``), the status and a problem's code: never a tenant, an id or content.
+``<unmatched>``), the status, a problem's code and an admission refusal's reason: never
+a tenant, an id or content.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from memledger.api._admission import REFUSAL_REASONS, Admission
 from memledger.errors import MemledgerError
 from memledger.freshness import Freshness
 
@@ -105,17 +107,61 @@ class _Freshness(Collector):
         yield excluded
 
 
+class _Admitted(Collector):
+    """Admission's counts (:mod:`memledger.api._admission`), API and MCP together, read
+    at each scrape: refusals by reason and requests in flight, no tenant in any label."""
+
+    def __init__(self, admission: Admission) -> None:
+        self._admission = admission
+
+    def collect(self) -> Iterator[CounterMetricFamily | GaugeMetricFamily]:
+        refused = CounterMetricFamily(
+            "memledger_admission_refusals",
+            "Requests refused at admission (overloaded: the service's cap; "
+            "tenant_overloaded: the tenant's) or stopped past the work budget "
+            "(budget_exceeded), by reason.",
+            labels=("reason",),
+        )
+        counts = dict(self._admission.refused)
+        for reason in REFUSAL_REASONS:
+            refused.add_metric((reason,), counts.get(reason, 0))
+        yield refused
+        yield GaugeMetricFamily(
+            "memledger_requests_in_flight",
+            "Admitted requests (/v1 and MCP) in flight, every tenant together.",
+            value=self._admission.in_flight,
+        )
+        yield GaugeMetricFamily(
+            "memledger_requests_in_flight_busiest_tenant",
+            "Admitted requests in flight of the one tenant with the most.",
+            value=self._admission.busiest(),
+        )
+        limit = GaugeMetricFamily(
+            "memledger_requests_in_flight_limit",
+            "Requests admitted at once: every tenant together (scope=service), one "
+            "tenant (scope=tenant).",
+            labels=("scope",),
+        )
+        limit.add_metric(("service",), self._admission.max_in_flight)
+        limit.add_metric(("tenant",), self._admission.tenant_in_flight)
+        yield limit
+
+
 class Metrics:
     """Request counts, latencies and problems by code; with ``store_reads``, the store's
-    reads by where they went; with ``freshness``, the freshness figures."""
+    reads by where they went; with ``freshness``, the freshness figures; with
+    ``admission``, its refusals by reason and requests in flight."""
 
     def __init__(
         self,
         *,
         store_reads: Callable[[], Mapping[str, int]] | None = None,
         freshness: Callable[[], Freshness] | None = None,
+        admission: Admission | None = None,
     ) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
+        if admission is not None:
+            self.registry.register(_Admitted(admission))
         if store_reads is not None:
             self.registry.register(_StoreReads(store_reads))
         if freshness is not None:

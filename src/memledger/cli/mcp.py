@@ -3,7 +3,9 @@
 The key (``--key`` or ``MEMLEDGER_API_KEY``; the variable keeps it out of the process
 list) is authenticated before anything is served: an unknown, malformed or revoked
 key, or a store that does not exist, ends the command with one ``error:`` line and
-exit code 2. Every tool call then acts as the key's actor of the key's tenant.
+exit code 2. Every tool call then acts as the key's actor of the key's tenant, under
+the work budget ``--request-seconds``. The one caller is not admitted by tenant (that
+is ``memledger serve``'s ``/mcp``).
 Stdout carries the protocol alone; the one line saying what is served goes to stderr.
 """
 
@@ -16,6 +18,7 @@ import typer
 from memledger.cli._run import CliError
 from memledger.cli.extractors import ExtractorChoice, open_extractor
 from memledger.cli.options import check_store_path, settings_of, store_url
+from memledger.errors import MemledgerError
 from memledger.index.derived import open_index
 from memledger.index.embedders import (
     CachedEmbedder,
@@ -61,6 +64,15 @@ EmbedderName = Annotated[
         " the index.",
     ),
 ]
+RequestSeconds = Annotated[
+    float,
+    typer.Option(
+        "--request-seconds",
+        metavar="SECONDS",
+        help="Work budget of one tool call; past it, the tool error budget_exceeded and"
+        " nothing written.",
+    ),
+]
 
 
 def mcp_command(
@@ -70,6 +82,7 @@ def mcp_command(
     db: Store = None,
     embedder: EmbedderName = "default",
     extractor: ExtractorChoice = "rules",
+    request_seconds: RequestSeconds = 10.0,
 ) -> None:
     """Serve memledger's MCP tools (remember, recall, context, forget, history) over
     stdio, acting as one API key; an MCP client starts this command itself."""
@@ -78,9 +91,14 @@ def mcp_command(
     if embedder not in _EMBEDDERS:
         raise CliError(f"--embedder must be one of {', '.join(_EMBEDDERS)}, got {embedder!r}")
     try:
+        from memledger.api import ServiceLimits
         from memledger.mcp import build_server
     except ImportError as exc:
         raise CliError(str(exc)) from None
+    try:
+        limits = ServiceLimits(request_seconds=request_seconds)
+    except MemledgerError as exc:
+        raise CliError(f"--request-seconds: {exc}") from None
     url = store_url(ctx, db)
     check_store_path(url)
     memory = Memory.open(url, create=False)  # a mistyped path is an error, not a new store
@@ -96,7 +114,7 @@ def mcp_command(
                 f" ({principal.role} key {principal.key_id}) over stdio",
                 err=True,
             )
-            build_server(memory, key=key, extractor=chosen).run("stdio")
+            build_server(memory, key=key, extractor=chosen, limits=limits).run("stdio")
     finally:
         memory.close()  # the store, and the index once it was opened
 

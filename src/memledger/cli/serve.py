@@ -90,7 +90,8 @@ def serve_command(
             "--tenant-in-flight",
             metavar="N",
             min=1,
-            help="API requests of one tenant served at once; past it, that tenant gets 429.",
+            help="API and MCP requests of one tenant served at once; past it, that tenant gets"
+            " 429.",
         ),
     ] = 4,
     max_material_chars: Annotated[
@@ -116,7 +117,8 @@ def serve_command(
         typer.Option(
             "--request-seconds",
             metavar="SECONDS",
-            help="Work budget of one API request; past it, 503 and nothing written.",
+            help="Work budget of one API request or MCP tool call; past it, budget_exceeded"
+            " (503, or a tool error) and nothing written.",
         ),
     ] = 10.0,
     replica: Annotated[

@@ -45,8 +45,10 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.authentication import AuthCredentials
 from starlette.types import Receive, Scope, Send
 
+from memledger.api._admission import Admission, ServiceLimits
 from memledger.domain.keys import Principal
 from memledger.errors import AuthenticationError, MemledgerError
+from memledger.mcp._admission import admit, refuse
 from memledger.mcp._auth import NO_KEY, PRINCIPAL_SCOPE_KEY, bearer_token
 from memledger.mcp._results import error_message, problem_of
 from memledger.mcp._server import build_server
@@ -64,6 +66,8 @@ def streamable_http_app(
     json_response: bool = False,
     stateless: bool = False,
     allowed_hosts: Sequence[str] | None = None,
+    limits: ServiceLimits | None = None,
+    admission: Admission | None = None,
 ) -> StreamableHttpApp:
     """The MCP server over ``memory`` as an ASGI app for streamable HTTP (see the module
     docstring for mounting it).
@@ -73,7 +77,10 @@ def streamable_http_app(
     request stands alone). ``allowed_hosts`` (``"127.0.0.1:*"``, ``"mem.example.com"``)
     turns on the SDK's DNS-rebinding protection for those ``Host`` values (and their
     ``http``/``https`` origins); by default any ``Host`` is served, since every request
-    must carry a key a page in a browser does not have.
+    must carry a key a page in a browser does not have. ``limits``: the work budget of
+    a tool call (:class:`~memledger.api.ServiceLimits`, its defaults when ``None``).
+    ``admission``: admit every ``POST`` by it (:mod:`memledger.mcp._admission`;
+    ``memledger serve`` passes the HTTP API's); ``None``: no admission.
     """
     return StreamableHttpApp(
         memory,
@@ -82,6 +89,8 @@ def streamable_http_app(
         json_response=json_response,
         stateless=stateless,
         allowed_hosts=allowed_hosts,
+        limits=limits,
+        admission=admission,
     )
 
 
@@ -98,9 +107,18 @@ class StreamableHttpApp:
         json_response: bool,
         stateless: bool,
         allowed_hosts: Sequence[str] | None,
+        limits: ServiceLimits | None = None,
+        admission: Admission | None = None,
     ) -> None:
         self.memory = memory
-        self.server = build_server(memory, extractor=extractor, extract=extract)
+        self.admission = admission
+        self.server = build_server(
+            memory,
+            extractor=extractor,
+            extract=extract,
+            limits=limits,
+            over_budget=None if admission is None else admission.over_budget,
+        )
         # Builds (and keeps) the server's session manager; the Starlette app it returns
         # is not used: this app routes every request to the manager itself.
         self.server.streamable_http_app(
@@ -121,6 +139,19 @@ class StreamableHttpApp:
         if scope["type"] != "http":  # websockets: not a transport of MCP
             await send({"type": "websocket.close", "code": 1008})
             return
+        if self.admission is None or scope.get("method") != "POST":
+            await self._serve(scope, receive, send)
+            return
+        bucket, refused = await admit(self.admission, scope)
+        if refused is not None:
+            await refuse(refused, scope, receive, send)
+            return
+        try:
+            await self._serve(scope, receive, send)
+        finally:
+            self.admission.release(bucket)
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         token = bearer_token(scope.get("headers"))
         if token is None:
             await _problem(send, AuthenticationError(NO_KEY))

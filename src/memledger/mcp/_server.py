@@ -29,12 +29,15 @@ from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from memledger import __version__
+from memledger.api._admission import ServiceLimits
+from memledger.deadline import within
 from memledger.domain.keys import Principal
 from memledger.domain.records import JsonValue, Receipt, SourceEvent, require_id, require_text
 from memledger.errors import (
     InvalidEventError,
     InvalidInputError,
     MemledgerError,
+    WorkBudgetExceededError,
 )
 from memledger.mcp._auth import principal_of, require_write
 from memledger.mcp._results import (
@@ -141,6 +144,8 @@ def build_server(
     key: str | None = None,
     extractor: Extractor | None = None,
     extract: bool = True,
+    limits: ServiceLimits | None = None,
+    over_budget: Callable[[], None] | None = None,
 ) -> MCPServer:
     """The MCP server over ``memory``.
 
@@ -148,9 +153,20 @@ def build_server(
     call; ``None``: each HTTP request's key (:func:`memledger.mcp.streamable_http_app`).
     ``extractor`` runs ``remember``'s extraction (default: the offline rule-based one);
     ``extract=False`` leaves it to a background worker (the receipt then says
-    ``queued``).
+    ``queued``). ``limits``: every call runs under its work budget
+    (``request_seconds``, :mod:`memledger.deadline`; the defaults of
+    :class:`~memledger.api.ServiceLimits` when ``None``): a call past it answers the
+    tool error ``budget_exceeded`` and writes nothing; ``over_budget`` is called for
+    each such call (the service counts them).
     """
-    tools = _Tools(memory, key=key, extractor=extractor, extract=extract)
+    tools = _Tools(
+        memory,
+        key=key,
+        extractor=extractor,
+        extract=extract,
+        limits=ServiceLimits() if limits is None else limits,
+        over_budget=over_budget,
+    )
     server: MCPServer = MCPServer(
         "memledger",
         title="memledger",
@@ -195,17 +211,26 @@ class _Tools:
         key: str | None,
         extractor: Extractor | None,
         extract: bool,
+        limits: ServiceLimits,
+        over_budget: Callable[[], None] | None,
     ) -> None:
         self._memory = memory
         self._key = key
         self._extractor = extractor
         self._extract = extract
+        self._limits = limits
+        self._over_budget = over_budget
 
     def _answer(
         self, ctx: Context, action: Callable[[Principal], CallToolResult]
     ) -> CallToolResult:
         try:
-            return action(principal_of(ctx, self._memory, self._key))
+            with within(self._limits.request_seconds):
+                return action(principal_of(ctx, self._memory, self._key))
+        except WorkBudgetExceededError as exc:
+            if self._over_budget is not None:
+                self._over_budget()
+            return error_result(exc)
         except MemledgerError as exc:
             return error_result(exc)
 
