@@ -6,6 +6,7 @@ SQLite; requests are held in flight by an extractor that waits, as in the shed t
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -185,6 +186,7 @@ def test_a_request_past_its_work_budget_answers_a_clear_error_and_writes_nothing
         assert ok(at_ease.get("/v1/corpus/documents")).json() == before  # the first stays
         kept = {p.name: p.read_text() for p in tmp_path.glob("*.corpus.documents/*/*")}
         assert kept == {"handbook.md": first["content"]}  # neither upload left behind
+        assert _refusals(rushed)["budget_exceeded"] == 4  # each counted in /metrics
         ok(at_ease.post("/v1/context", json=body))  # the same request within its budget
         assert len(_traces(at_ease)) == 1
         at_ease.close()
@@ -281,3 +283,57 @@ def test_unknown_tokens_are_looked_up_within_one_shared_cap(memory: Memory) -> N
         nobody.close()
         k.close()
         f.close()
+
+
+def _refusals(c: httpx.Client) -> dict[str, float]:
+    text = ok(c.get("/metrics")).text
+    found = re.findall(r'^memledger_admission_refusals_total\{reason="(\w+)"\} (\S+)$', text, re.M)
+    return {reason: float(count) for reason, count in found}
+
+
+def _gauge(c: httpx.Client, name: str) -> float:
+    found = re.search(rf"^{name} (\S+)$", ok(c.get("/metrics")).text, re.M)
+    assert found is not None, name
+    return float(found[1])
+
+
+def test_metrics_count_refusals_by_reason_and_requests_in_flight(memory: Memory) -> None:
+    memory.ingest(event("e1", "I live in Porto.", occurred_at=day(10, 1)))
+    busy = _token(memory, TENANT, "ops", role="admin", principal="service")
+    other = _token(memory, OTHER, "admin-g", role="admin", grants=["*"])
+    go = threading.Event()
+
+    def stalled() -> Iterator[bytes]:
+        yield b'{"query": '
+        go.wait(20)
+        yield b'"where?"}'
+
+    with _held(memory, max_in_flight=2, tenant_in_flight=1) as (base, release, started):
+        a, b, anyone = client(base, busy), client(base, other), client(base)
+        assert _refusals(anyone) == dict.fromkeys(
+            ("overloaded", "tenant_overloaded", "budget_exceeded"), 0.0
+        )
+        ok(b.get("/v1/me"))  # b's key id is known from here on: counted under its tenant
+        held = threading.Thread(target=lambda: a.post("/v1/process", json={"max_jobs": 1}))
+        held.start()
+        give_up = time.monotonic() + 20
+        while started[0] < 1 and time.monotonic() < give_up:
+            time.sleep(0.02)
+        problem(a.get("/v1/me"), 429, "tenant_overloaded")  # its tenant's one place is taken
+        stall = threading.Thread(target=lambda: b.post("/v1/recall", content=stalled()))
+        stall.start()
+        while _gauge(anyone, "memledger_requests_in_flight") < 2 and time.monotonic() < give_up:
+            time.sleep(0.02)
+        assert _gauge(anyone, "memledger_requests_in_flight_busiest_tenant") == 1
+        problem(b.get("/v1/me"), 503, "overloaded")  # every place is taken
+        refused = _refusals(anyone)
+        assert refused == {"overloaded": 1.0, "tenant_overloaded": 1.0, "budget_exceeded": 0.0}
+        text = ok(anyone.get("/metrics")).text
+        assert TENANT not in text and OTHER not in text  # no tenant in any label
+        go.set()
+        release.set()
+        held.join(20)
+        stall.join(20)
+        assert _gauge(anyone, "memledger_requests_in_flight") == 0
+        for c in (a, b, anyone):
+            c.close()
