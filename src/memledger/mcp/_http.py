@@ -10,6 +10,11 @@ is put in the request's ASGI scope for the tools (:mod:`memledger.mcp._auth`), a
 SDK binds each MCP session to the key that opened it: another key presenting the
 session's id is answered ``404``, as for an unknown session.
 
+Given an :class:`~memledger.api._admission.Admission` (``memledger serve`` passes the
+HTTP API's), every ``POST`` is admitted by it before it is authenticated, and a refused
+one is answered at once (:mod:`memledger.mcp._admission`); every tool call runs under
+the work budget of its ``limits``.
+
 The app answers on whatever path it is mounted at. In a Starlette or FastAPI host,
 mount it and run its :meth:`StreamableHttpApp.lifespan` in the host's lifespan
 (Starlette does not pass ``lifespan`` events to mounted apps)::
