@@ -12,11 +12,13 @@ import time
 from collections.abc import Iterator
 
 import httpx
+import pytest
 from api_helpers import client, ok, problem
 
 from memledger import Memory
 from memledger.api import ServiceLimits, create_app
 from memledger.api._admission import SHARED_WINDOW_S
+from memledger.errors import InvalidInputError
 from memledger.testing.http import serve
 from memledger.testing.scenarios import TENANT
 
@@ -105,3 +107,9 @@ def test_a_tenant_alone_gets_more_than_one_heavy_request_at_once(memory: Memory)
             release.set()
             a.close()
             b.close()
+
+
+def test_the_heavy_cap_is_checked_when_the_limits_are_made() -> None:
+    for bad in (0, True, 1.5):
+        with pytest.raises(InvalidInputError, match="tenant_heavy_in_flight"):
+            ServiceLimits(tenant_heavy_in_flight=bad)  # type: ignore[arg-type]
