@@ -215,3 +215,27 @@ def test_stdio_calls_run_under_the_budget_given(memory: Memory, store: Path) -> 
             assert error["code"] == "budget_exceeded", error
 
     anyio.run(main)
+
+
+def test_a_heavy_mcp_request_gives_its_heavy_place_back(memory: Memory) -> None:
+    """A large MCP body counts as one of its tenant's heavy requests while it runs and
+    gives that place back when it ends: the tenant's next large /v1 request, with another
+    tenant served a moment before, is admitted (not held to a heavy cap it no longer
+    uses)."""
+    heavy = _admin(memory, TENANT, "ops")
+    other = _admin(memory, OTHER_TENANT, "ops-g")
+    padding = "x" * (80 * 1024)  # past the 64 KiB that make a body heavy
+    with _served(memory, max_in_flight=8, tenant_in_flight=4) as (base, _, _):
+        mine = httpx.Client(base_url=base, headers={"Authorization": f"Bearer {heavy}"})
+        theirs = httpx.Client(base_url=base, headers={"Authorization": f"Bearer {other}"})
+        for n in range(2):  # any answer: the place is taken and must be given back
+            body = {"jsonrpc": "2.0", "id": n, "method": "ping", "params": {"pad": padding}}
+            mine.post(
+                "/mcp",
+                json=body,
+                headers={"Accept": "application/json, text/event-stream"},
+            )
+        assert theirs.post("/v1/recall", json={"query": QUESTION}).status_code == 200
+        material = [{"name": "log", "text": "The courier calls at nine. " * 3000}]
+        found = mine.post("/v1/context", json={"request": QUESTION, "material": material})
+        assert found.status_code == 200, found.text

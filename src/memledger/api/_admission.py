@@ -10,6 +10,13 @@
   request (a body of at most 64 KiB) past the cap may borrow a free place while
   ``tenant_in_flight`` places stay free for the others: a lone tenant is not held to
   its cap on an idle service, and the others always find room.
+* ``tenant_heavy_in_flight``: heavy requests (a body past 64 KiB: large material, a
+  document) of one tenant served at once while another tenant is being served or
+  was within the last second (:data:`SHARED_WINDOW_S`); past it, a 429
+  ``tenant_overloaded``. A heavy request holds the interpreter for tens of
+  milliseconds of CPU-bound Python, which a cap on counts alone does not bound: the
+  flooding tenant's heavy requests queue behind each other, not in front of the
+  other tenants'. A tenant alone on the service gets its whole ``tenant_in_flight``.
 * ``max_material_chars``: characters of supplied ``material`` in one context
   request, and ``max_document_chars``: characters of one shared corpus document.
   Past them the request is refused before any work with a 413 ``limit_exceeded``
@@ -42,6 +49,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -81,6 +89,8 @@ class ServiceLimits:
 
     tenant_in_flight: int = 4
     """``/v1`` requests of one tenant served at once (at most the app's ``max_in_flight``)."""
+    tenant_heavy_in_flight: int = 1
+    """Heavy requests of one tenant served at once while other tenants are served."""
     max_material_chars: int = 250_000
     """Characters of ``material`` in one context request, all pieces together."""
     max_document_chars: int = 1_000_000
@@ -89,7 +99,12 @@ class ServiceLimits:
     """The work budget of one request, in seconds."""
 
     def __post_init__(self) -> None:
-        for name in ("tenant_in_flight", "max_material_chars", "max_document_chars"):
+        for name in (
+            "tenant_in_flight",
+            "tenant_heavy_in_flight",
+            "max_material_chars",
+            "max_document_chars",
+        ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise InvalidInputError(f"{name} must be a whole number >= 1, got {value!r}")
@@ -124,11 +139,18 @@ class Admission:
         max_in_flight: int,
         tenant_in_flight: int,
         tenant_of: Callable[[str], str | None],
+        tenant_heavy_in_flight: int = 1,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.max_in_flight = max_in_flight
         self.tenant_in_flight = min(tenant_in_flight, max_in_flight)
+        self.tenant_heavy_in_flight = min(tenant_heavy_in_flight, self.tenant_in_flight)
         self.in_flight = 0
         self.by_bucket: Counter[str] = Counter()
+        self.heavy_by_bucket: Counter[str] = Counter()
+        self._seen: dict[str, float] = {}
+        """When each tenant's bucket last had a request admitted or finished."""
+        self._clock = clock
         self.refused: Counter[RefusalReason] = Counter()
         """Requests refused or stopped, by reason: ``tenant_overloaded`` (the tenant's
         own cap), ``overloaded`` (the service's), ``budget_exceeded`` (past the work
@@ -180,8 +202,18 @@ class Admission:
         if self.by_bucket[bucket] >= self.tenant_in_flight and not lender:
             self._count("tenant_overloaded")
             return TENANT_OVERLOADED
+        now = self._clock()
+        queued = heavy and bucket != ANONYMOUS  # no key: refused by the route anyway
+        queued = queued and self.heavy_by_bucket[bucket] >= self.tenant_heavy_in_flight
+        if queued and self._shared(bucket, now):
+            self._count("tenant_overloaded")
+            return TENANT_OVERLOADED
         self.in_flight += 1
         self.by_bucket[bucket] += 1
+        if heavy:
+            self.heavy_by_bucket[bucket] += 1
+        if bucket != ANONYMOUS:
+            self._seen[bucket] = now
         return None
 
     def over_budget(self) -> None:
@@ -196,11 +228,24 @@ class Admission:
         """Requests in flight of the tenant with the most (the shared bucket included)."""
         return max(self.by_bucket.values(), default=0)
 
-    def release(self, bucket: str) -> None:
+    def release(self, bucket: str, *, heavy: bool = False) -> None:
         self.in_flight -= 1
         self.by_bucket[bucket] -= 1
         if self.by_bucket[bucket] <= 0:
             del self.by_bucket[bucket]
+        if heavy:
+            self.heavy_by_bucket[bucket] -= 1
+            if self.heavy_by_bucket[bucket] <= 0:
+                del self.heavy_by_bucket[bucket]
+        if bucket != ANONYMOUS:
+            self._seen[bucket] = self._clock()
+
+    def _shared(self, bucket: str, now: float) -> bool:
+        """Whether another tenant is served, or was within :data:`SHARED_WINDOW_S`."""
+        for other, at in list(self._seen.items()):
+            if other not in self.by_bucket and now - at > SHARED_WINDOW_S:
+                del self._seen[other]  # gone quiet: forgotten
+        return any(other != bucket for other in self._seen)
 
 
 class AdmissionMiddleware:
@@ -217,7 +262,8 @@ class AdmissionMiddleware:
             await self.app(scope, receive, send)
             return
         bucket = await self.admission.bucket(scope)
-        refused = self.admission.admit(bucket, heavy=heavy_request(scope))
+        heavy = heavy_request(scope)
+        refused = self.admission.admit(bucket, heavy=heavy)
         if refused is not None:
             await problem_response(refused)(scope, receive, send)
             return
@@ -226,11 +272,13 @@ class AdmissionMiddleware:
             with within(self.request_seconds) as budget:
                 await self.app(scope, receive, send)
         finally:
-            self.admission.release(bucket)
+            self.admission.release(bucket, heavy=heavy)
             if budget is not None and budget.spent:
                 self.admission.over_budget()
 
 
+SHARED_WINDOW_S = 1.0
+"""How long after a tenant's last request the service still counts as shared with it."""
 HEAVY_BYTES = 64 * 1024
 """A request body past this (or of unknown length) is heavy: it never borrows a place."""
 

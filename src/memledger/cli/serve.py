@@ -94,6 +94,16 @@ def serve_command(
             " 429.",
         ),
     ] = 4,
+    tenant_heavy_in_flight: Annotated[
+        int,
+        typer.Option(
+            "--tenant-heavy-in-flight",
+            metavar="N",
+            min=1,
+            help="Requests with bodies over 64 KiB of one tenant served at once while "
+            "other tenants are served; past it, that tenant gets 429.",
+        ),
+    ] = 1,
     max_material_chars: Annotated[
         int,
         typer.Option(
@@ -169,6 +179,7 @@ def serve_command(
             max_in_flight=max_in_flight,
             limits=ServiceLimits(
                 tenant_in_flight=tenant_in_flight,
+                tenant_heavy_in_flight=tenant_heavy_in_flight,
                 max_material_chars=max_material_chars,
                 max_document_chars=max_document_chars,
                 request_seconds=request_seconds,

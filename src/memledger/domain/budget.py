@@ -20,8 +20,8 @@ drops the least relevant optional piece if a tokenizer is not additive.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Literal, get_args
 
@@ -109,9 +109,20 @@ def place(pieces: Sequence[Piece]) -> tuple[Piece, ...]:
     return tuple(sorted(pieces, key=key))
 
 
-def pack(pieces: Sequence[Piece], budget: Budget, *, headers: Mapping[Section, int]) -> Packing:
+def pack(
+    pieces: Sequence[Piece],
+    budget: Budget,
+    *,
+    headers: Mapping[Section, int],
+    exact: Callable[[Piece], int] | None = None,
+) -> Packing:
     """What of ``pieces`` fits ``budget`` (see the module docstring); ``headers`` is
-    the size of each section's header, counted once the section holds a piece."""
+    the size of each section's header, counted once the section holds a piece.
+
+    With ``exact``, an optional piece's ``tokens`` is a floor of its size and
+    ``exact(piece)`` the size itself, asked only of a piece the floor does not
+    already rule out: long material costs what can be placed, not its length. The
+    packing is the one the exact sizes give (an excluded piece keeps its floor)."""
     used: dict[Section, int] = {}
     total = 0
     for piece in pieces:
@@ -139,6 +150,12 @@ def pack(pieces: Sequence[Piece], budget: Budget, *, headers: Mapping[Section, i
     for piece in optional:
         extra = piece.tokens + (0 if piece.section in used else headers.get(piece.section, 0))
         capped = piece.section in budget.sections
+        if exact is not None:
+            over_cap = capped and used.get(piece.section, 0) + extra > budget.cap(piece.section)
+            if not over_cap and (capped or total + extra <= budget.total):
+                sized = exact(piece)
+                extra += sized - piece.tokens
+                piece = replace(piece, tokens=sized)
         if capped and used.get(piece.section, 0) + extra > budget.cap(piece.section):
             excluded.append((piece, "section_budget"))
         elif total + extra > budget.total:

@@ -57,6 +57,12 @@ def content_words(text: str) -> set[str]:
     return {_stem(w) for w in normalise(text).split() if w not in _STOP and len(w) > 1}
 
 
+def content_word(word: str) -> str | None:
+    """The content word a normalised ``word`` counts as; ``None`` for a stop word or
+    a single character."""
+    return None if word in _STOP or len(word) <= 1 else _stem(word)
+
+
 def support(statement: str, text: str) -> float:
     """Fraction of ``statement``'s content words found in ``text`` (1.0 if it has none)."""
     wanted = content_words(statement)

@@ -12,6 +12,7 @@ a burst of writes:
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import time
 from typing import TYPE_CHECKING
@@ -68,11 +69,13 @@ async def _quiet(base: str, key: str, config: ServeBenchConfig, phase: Phase) ->
 async def _flood(base: str, key: str, config: ServeBenchConfig, phase: Phase) -> None:
     from memledger.eval import bench_serve as bs
 
-    body = {
-        "request": "when does the courier call before delivery?",
-        "budget": 2000,
-        "material": [{"name": "shipping-log", "text": material(config.material_chars)}],
-    }
+    body = json.dumps(
+        {
+            "request": "when does the courier call before delivery?",
+            "budget": 2000,
+            "material": [{"name": "shipping-log", "text": material(config.material_chars)}],
+        }
+    ).encode()  # once: encoding it is the clients' work, not the service's
     client = bs._client(base, key, config.noisy_concurrency, bs.REQUEST_TIMEOUT_S)
     try:
         start = time.perf_counter()

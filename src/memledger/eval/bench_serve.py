@@ -328,6 +328,9 @@ async def _bounded(tasks: list[asyncio.Task[None]], phase: Phase, *, until: floa
     phase.not_answered += len(pending)
 
 
+_JSON = {"Content-Type": "application/json"}
+
+
 async def _send(client: object, method: str, path: str, body: object = None) -> int | str:
     """One request's status, or the name of what went wrong (``timeout`` when the
     answer did not come within :data:`REQUEST_TIMEOUT_S`)."""
@@ -338,6 +341,8 @@ async def _send(client: object, method: str, path: str, body: object = None) -> 
         async with asyncio.timeout(REQUEST_TIMEOUT_S):
             if method == "GET":
                 return (await client.get(path)).status_code
+            if isinstance(body, bytes):  # encoded once by the caller: a large body
+                return (await client.post(path, content=body, headers=_JSON)).status_code
             return (await client.post(path, json=body)).status_code
     except TimeoutError:
         return "timeout"

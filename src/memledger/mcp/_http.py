@@ -50,7 +50,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.authentication import AuthCredentials
 from starlette.types import Receive, Scope, Send
 
-from memledger.api._admission import Admission, ServiceLimits
+from memledger.api._admission import Admission, ServiceLimits, heavy_request
 from memledger.domain.keys import Principal
 from memledger.errors import AuthenticationError, MemledgerError
 from memledger.mcp._admission import admit, refuse
@@ -154,7 +154,7 @@ class StreamableHttpApp:
         try:
             await self._serve(scope, receive, send)
         finally:
-            self.admission.release(bucket)
+            self.admission.release(bucket, heavy=heavy_request(scope))
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         token = bearer_token(scope.get("headers"))

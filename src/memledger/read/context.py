@@ -37,7 +37,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from memledger.deadline import check as check_budget
-from memledger.domain.budget import SECTIONS, Budget, Packing, Piece, Section, pack
+from memledger.domain.budget import SECTIONS, Budget, Packing, Section, pack
 from memledger.domain.gates import content_words
 from memledger.domain.keys import namespace_of
 from memledger.domain.records import (
@@ -50,6 +50,8 @@ from memledger.domain.records import (
 )
 from memledger.errors import BudgetError, InvalidInputError
 from memledger.index.lexical import entry_text
+from memledger.read._material import shares
+from memledger.read._sizing import sizes
 from memledger.read.access import flush_quietly
 from memledger.read.when import question_time
 
@@ -573,23 +575,12 @@ def assemble(
 ) -> tuple[tuple[PacketItem, ...], list[Left], int, str]:
     """Budget and place ``candidates``; the rendered text is counted whole and the
     least relevant optional item dropped until it fits (a tokenizer need not be
-    additive). Returns the items, what was left out, the tokens and the text."""
-    sized = {
-        (c.section, c.key): tokenizer.count(render_item(c.fields, c.section, c.key))
-        for c in candidates
-    }
+    additive); a long material block is counted only if it could be placed
+    (:mod:`memledger.read._sizing`). Returns the items, what was left out, the
+    tokens and the text."""
+    pieces, exact = sizes(candidates, tokenizer=tokenizer, render=render_item)
     headers = {s: tokenizer.count(header(s)) for s in SECTIONS}
-    pieces = [
-        Piece(
-            section=c.section,
-            key=c.key,
-            tokens=sized[(c.section, c.key)],
-            relevance=c.relevance,
-            order=c.order,
-        )
-        for c in candidates
-    ]
-    packing: Packing = pack(pieces, budget, headers=headers)
+    packing: Packing = pack(pieces, budget, headers=headers, exact=exact)
     by_key = {(c.section, c.key): c for c in candidates}
     left = [Left(section=p.section, key=p.key, reason=why) for p, why in packing.excluded]
     chosen = list(packing.included)
@@ -721,13 +712,15 @@ def build(
         )
     order = 0
     for doc in material:
-        for part, paragraph in enumerate(_paragraphs(doc.text), start=1):
+        paragraphs = _paragraphs(doc.text)
+        scored = zip(paragraphs, shares(wanted, paragraphs), strict=True)
+        for part, (paragraph, share) in enumerate(scored, start=1):
             gathered.candidates.append(
                 Candidate(
                     section="long_material",
                     key=f"{doc.name}#{part}",
                     fields={"name": doc.name, "part": part, "text": paragraph},
-                    relevance=_share(wanted, paragraph),
+                    relevance=share,
                     order=order,
                 )
             )

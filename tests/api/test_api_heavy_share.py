@@ -1,0 +1,115 @@
+"""Heavy requests (bodies past 64 KiB) of one tenant are served one at a time while
+another tenant is served: the flooding tenant's heavy work queues behind its own, not
+in front of the others'. A tenant alone on the service gets its whole cap. Real
+uvicorn in a thread, real SQLite; a heavy request is held in flight by sending its
+body slowly."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from api_helpers import client, ok, problem
+
+from memledger import Memory
+from memledger.api import ServiceLimits, create_app
+from memledger.api._admission import SHARED_WINDOW_S
+from memledger.errors import InvalidInputError
+from memledger.testing.http import serve
+from memledger.testing.scenarios import TENANT
+
+OTHER = "globex"
+TEXT = "The delivery window opens at nine and the courier calls ahead.\n\n" * 1200
+HEAVY = {"request": "when does the courier call?", "material": [{"name": "log", "text": TEXT}]}
+
+
+def _token(memory: Memory, tenant: str, actor: str) -> str:
+    _, token = memory.create_key(tenant, actor, role="admin", grants=["*"])
+    return token
+
+
+def _held_heavy(c: httpx.Client, release: threading.Event, into: list[int]) -> threading.Thread:
+    """A heavy context request kept in flight until ``release``: its body (chunked, so
+    of unknown length: heavy) stops after its first part."""
+    whole = json.dumps(HEAVY).encode()
+
+    def body() -> Iterator[bytes]:
+        yield whole[:1000]
+        release.wait(20)
+        yield whole[1000:]
+
+    def send() -> None:
+        headers = {"Content-Type": "application/json"}
+        into.append(c.post("/v1/context", content=body(), headers=headers).status_code)
+
+    thread = threading.Thread(target=send)
+    thread.start()
+    return thread
+
+
+def _in_flight(memory_app: object, tenant: str) -> int:
+    admission = memory_app.state.memledger.admission  # type: ignore[attr-defined]
+    return int(admission.heavy_by_bucket[f"tenant:{tenant}"])
+
+
+def _wait_heavy(app: object, tenant: str) -> None:
+    give_up = time.monotonic() + 20
+    while _in_flight(app, tenant) < 1 and time.monotonic() < give_up:
+        time.sleep(0.02)
+    assert _in_flight(app, tenant) == 1
+
+
+def test_a_tenants_second_heavy_request_is_shed_while_another_tenant_is_served(
+    memory: Memory,
+) -> None:
+    noisy, quiet = _token(memory, TENANT, "ops"), _token(memory, OTHER, "admin-g")
+    app = create_app(memory, max_in_flight=8, limits=ServiceLimits(tenant_in_flight=4))
+    release, statuses = threading.Event(), []
+    with serve(app) as base:
+        a, b = client(base, noisy), client(base, quiet)
+        try:
+            ok(b.post("/v1/recall", json={"query": "when?"}))  # the other tenant is served
+            holder = _held_heavy(a, release, statuses)
+            _wait_heavy(app, TENANT)
+            problem(a.post("/v1/context", json=HEAVY), 429, "tenant_overloaded")
+            ok(a.post("/v1/recall", json={"query": "when?"}))  # light ones still get in
+            ok(b.post("/v1/context", json=HEAVY))  # the other tenant's heavy one too
+            release.set()
+            holder.join(20)
+            assert statuses == [200]
+            ok(a.post("/v1/context", json=HEAVY))  # its heavy one done: the next gets in
+        finally:
+            release.set()
+            a.close()
+            b.close()
+
+
+def test_a_tenant_alone_gets_more_than_one_heavy_request_at_once(memory: Memory) -> None:
+    noisy, quiet = _token(memory, TENANT, "ops"), _token(memory, OTHER, "admin-g")
+    app = create_app(memory, max_in_flight=8, limits=ServiceLimits(tenant_in_flight=4))
+    release, statuses = threading.Event(), []
+    with serve(app) as base:
+        a, b = client(base, noisy), client(base, quiet)
+        try:
+            ok(b.post("/v1/recall", json={"query": "when?"}))
+            time.sleep(SHARED_WINDOW_S + 0.2)  # the other tenant has gone quiet since
+            holder = _held_heavy(a, release, statuses)
+            _wait_heavy(app, TENANT)
+            ok(a.post("/v1/context", json=HEAVY))
+            release.set()
+            holder.join(20)
+            assert statuses == [200]
+        finally:
+            release.set()
+            a.close()
+            b.close()
+
+
+def test_the_heavy_cap_is_checked_when_the_limits_are_made() -> None:
+    for bad in (0, True, 1.5):
+        with pytest.raises(InvalidInputError, match="tenant_heavy_in_flight"):
+            ServiceLimits(tenant_heavy_in_flight=bad)  # type: ignore[arg-type]
