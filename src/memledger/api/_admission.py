@@ -27,11 +27,12 @@
   before they write; a request past it answers 503 ``budget_exceeded`` and leaves
   nothing written.
 
-The tenant of a request is its key's: the key id is read from the bearer token
-(``mlk_<id>.<secret>``); the first request of a key id authenticates it (in a worker
-thread, counted under the shared bucket below while it does) and the id is counted
-under its tenant from then on, so every key of a tenant shares that tenant's cap. A
-token that does not authenticate, and a request without one, count under one shared
+The tenant of a request is its key's: the first request of a bearer token
+(``mlk_<id>.<secret>``) authenticates it (in a worker thread, counted under the shared
+bucket below while it does; the first requests of one token arriving together wait for
+that one look-up) and the token is counted under its tenant from then on, so every key
+of a tenant shares that tenant's cap. A token that does not authenticate (a wrong
+secret for a known key id included), and a request without one, count under one shared
 bucket (the route refuses them at once). Health, readiness, metrics and the OpenAPI
 document are never shed. The MCP endpoint that ``memledger serve`` mounts is admitted
 by the same :class:`Admission` (:mod:`memledger.mcp._http`): a tenant's requests over
@@ -47,6 +48,8 @@ one tenant's flood fills every place and the others are refused.
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import re
 import threading
 import time
@@ -157,7 +160,11 @@ class Admission:
         budget, counted by :meth:`over_budget`)."""
         self._lock = threading.Lock()
         self._tenant_of = tenant_of
-        self._known: dict[str, str] = {}
+        self._known: dict[bytes, str] = {}
+        """The tenant of each token that authenticated, by the token's SHA-256 (a wrong
+        secret for a known key id is another token: it never counts under that tenant)."""
+        self._looking: dict[bytes, asyncio.Future[str | None]] = {}
+        """Look-ups under way: the first requests of one token share one."""
 
     async def bucket(self, scope: Scope) -> str:
         """Whose cap a request counts against: its key's tenant, else the one bucket of
@@ -167,25 +174,36 @@ class Admission:
                 found = _TOKEN.match(value)
                 if found is None:
                     break
-                key_id = found[2].decode()
-                tenant = self._known.get(key_id)
+                token = found[1]
+                digest = hashlib.sha256(token).digest()
+                tenant = self._known.get(digest)
                 if tenant is None:
-                    tenant = await self._resolve(found[1].decode())
+                    tenant = await self._resolve(token.decode(), digest)
                     if tenant is None:
                         break
-                    self._known[key_id] = tenant
+                    self._known[digest] = tenant
                 return f"tenant:{tenant}"
         return ANONYMOUS
 
-    async def _resolve(self, token: str) -> str | None:
-        """The tenant of a key id not seen yet, looked up under the shared bucket's cap
-        (a flood of unknown tokens takes no more places than one tenant)."""
+    async def _resolve(self, token: str, digest: bytes) -> str | None:
+        """The tenant of a token not seen yet, looked up under the shared bucket's cap
+        (a flood of unknown tokens takes no more places than one tenant); the first
+        requests of one token, arriving together, wait for one look-up."""
+        under_way = self._looking.get(digest)
+        if under_way is not None:
+            return await asyncio.shield(under_way)
         if self.admit(ANONYMOUS) is not None:
             return None  # counted as anonymous: refused below, or by the route
+        looking: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        self._looking[digest] = looking
+        tenant: str | None = None
         try:
-            return await run_in_threadpool(self._tenant_of, token)
+            tenant = await run_in_threadpool(self._tenant_of, token)
         finally:
+            del self._looking[digest]
+            looking.set_result(tenant)  # a failed look-up: anonymous, for every waiter
             self.release(ANONYMOUS)
+        return tenant
 
     def admit(self, bucket: str, *, heavy: bool = False) -> ProblemKind | None:
         """Take a place for a request of ``bucket``; else the problem to answer.

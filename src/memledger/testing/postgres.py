@@ -378,7 +378,7 @@ class PostgresServer(_Instance):
         return url
 
     @contextmanager
-    def replica(self, *, timeout: float = 30.0) -> Iterator[Replica]:
+    def replica(self, *, timeout: float = 120.0) -> Iterator[Replica]:
         """A hot standby streaming from this server, for the duration of the block."""
         deadline = time.monotonic() + timeout
         with _scratch(self._runner, "memledger-pg-replica-") as top:
