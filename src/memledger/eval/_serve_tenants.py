@@ -46,24 +46,7 @@ def material(chars: int, *, seed: int = 5) -> str:
 async def _quiet(base: str, key: str, config: ServeBenchConfig, phase: Phase) -> None:
     from memledger.eval import bench_serve as bs
 
-    client = bs._client(base, key, config.quiet_concurrency, bs.REQUEST_TIMEOUT_S)
-    try:
-        start = time.perf_counter()
-        end = start + config.duration
-
-        async def one(seed: int) -> None:
-            rng = random.Random(seed)
-            while time.perf_counter() < end:
-                t0 = time.perf_counter()
-                op, status = await bs._request(client, rng, config, recall_only=True)
-                phase.add(op, (time.perf_counter() - t0) * 1000, status)
-
-        tasks = [asyncio.create_task(one(i)) for i in range(config.quiet_concurrency)]
-        await bs._bounded(tasks, phase, until=end + bs.HARD_STOP_S)
-        phase.offered = phase.requests + phase.not_answered
-        phase.seconds = time.perf_counter() - start
-    finally:
-        await bs._close(client)
+    await bs._closed_loop(base, key, config, concurrency=config.quiet_concurrency, into=phase)
 
 
 async def _flood(base: str, key: str, config: ServeBenchConfig, phase: Phase) -> None:

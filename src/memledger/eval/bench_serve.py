@@ -362,10 +362,20 @@ async def _request(
 
 
 async def _closed_loop(
-    base: str, key: str, config: ServeBenchConfig, *, baseline: bool = False
+    base: str,
+    key: str,
+    config: ServeBenchConfig,
+    *,
+    baseline: bool = False,
+    concurrency: int | None = None,
+    into: Phase | None = None,
 ) -> Phase:
-    phase = Phase("baseline /healthz, closed loop" if baseline else "recall, closed loop")
-    client = _client(base, key, config.concurrency, REQUEST_TIMEOUT_S)
+    """``concurrency`` clients (``config.concurrency``) sending one request after another
+    for ``config.duration``: ``/healthz`` for the ``baseline``, else recalls; counted in
+    ``into`` (a phase of its own by default)."""
+    phase = into or Phase("baseline /healthz, closed loop" if baseline else "recall, closed loop")
+    clients = config.concurrency if concurrency is None else concurrency
+    client = _client(base, key, clients, REQUEST_TIMEOUT_S)
     try:
         start = time.perf_counter()
         end = start + config.duration
@@ -380,7 +390,7 @@ async def _closed_loop(
                     op, status = await _request(client, rng, config, recall_only=True)
                 phase.add(op, (time.perf_counter() - t0) * 1000, status)
 
-        tasks = [asyncio.create_task(one(i)) for i in range(config.concurrency)]
+        tasks = [asyncio.create_task(one(i)) for i in range(clients)]
         await _bounded(tasks, phase, until=end + HARD_STOP_S)
         phase.offered = phase.requests + phase.not_answered
         phase.seconds = time.perf_counter() - start
