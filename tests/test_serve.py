@@ -329,7 +329,12 @@ def test_serve_passes_its_limits_to_the_api_and_refuses_bad_ones(tmp_path: Path)
                 headers={"Authorization": f"Bearer {token}"},
             )
             assert answer.status_code == 413 and answer.json()["code"] == "limit_exceeded"
-    for option, value in (("--request-seconds", "0"), ("--tenant-in-flight", "0")):
+    for option, value in (
+        ("--request-seconds", "0"),
+        ("--tenant-in-flight", "0"),
+        ("--tenant-heavy-share", "0"),
+        ("--tenant-heavy-share", "1.5"),
+    ):
         done = subprocess.run(
             [
                 sys.executable,
@@ -348,3 +353,17 @@ def test_serve_passes_its_limits_to_the_api_and_refuses_bad_ones(tmp_path: Path)
         assert done.returncode != 0 and option.lstrip("-").split("-")[0] in done.stderr, done
         assert "Traceback" not in done.stderr
     assert not (tmp_path / "x.db").exists()
+
+
+def test_serving_hands_the_interpreter_over_every_millisecond_and_restores_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import memledger.serve as serving
+
+    seen: list[float] = []
+    monkeypatch.setattr(serving, "_serve", lambda *_: seen.append(sys.getswitchinterval()))
+    before = sys.getswitchinterval()
+    with Memory.open(f"sqlite:///{tmp_path / 'm.db'}") as memory:
+        serving.run(memory, None, ServeConfig(web=False, mcp=False), announce=lambda _: None)
+    assert seen == [serving.SWITCH_INTERVAL_S] and before > serving.SWITCH_INTERVAL_S
+    assert sys.getswitchinterval() == before

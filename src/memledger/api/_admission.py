@@ -17,6 +17,12 @@
   milliseconds of CPU-bound Python, which a cap on counts alone does not bound: the
   flooding tenant's heavy requests queue behind each other, not in front of the
   other tenants'. A tenant alone on the service gets its whole ``tenant_in_flight``.
+* ``tenant_heavy_share``: the share of the service's time one tenant's heavy requests
+  may take while another tenant is served: a heavy request is admitted only while
+  that tenant's heavy requests were in flight less than this share of the last second
+  (:data:`SHARED_WINDOW_S`); past it, a 429 ``tenant_overloaded``. One heavy request
+  at a time still holds the interpreter for most of the time if they follow each
+  other back to back; this bounds how much of every second the others lose to them.
 * ``max_material_chars``: characters of supplied ``material`` in one context
   request, and ``max_document_chars``: characters of one shared corpus document.
   Past them the request is refused before any work with a 413 ``limit_exceeded``
@@ -94,6 +100,8 @@ class ServiceLimits:
     """``/v1`` requests of one tenant served at once (at most the app's ``max_in_flight``)."""
     tenant_heavy_in_flight: int = 1
     """Heavy requests of one tenant served at once while other tenants are served."""
+    tenant_heavy_share: float = 0.1
+    """Share of each second one tenant's heavy requests may take while others are served."""
     max_material_chars: int = 250_000
     """Characters of ``material`` in one context request, all pieces together."""
     max_document_chars: int = 1_000_000
@@ -111,6 +119,9 @@ class ServiceLimits:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise InvalidInputError(f"{name} must be a whole number >= 1, got {value!r}")
+        share = self.tenant_heavy_share
+        if isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share <= 1:
+            raise InvalidInputError(f"tenant_heavy_share must be in (0, 1], got {share!r}")
         check_seconds(self.request_seconds)
 
     def check_material(self, sizes: list[int]) -> None:
@@ -134,7 +145,8 @@ class ServiceLimits:
 class Admission:
     """The counts admission decides by: requests in flight, in all and by tenant, on the
     event loop only. ``tenant_of``: the tenant of a token, ``None`` when it does not
-    authenticate (called once per key id, in a worker thread)."""
+    authenticate (called once per key id, in a worker thread). ``tenant_heavy_share``
+    1.0 leaves heavy requests bounded by their count alone."""
 
     def __init__(
         self,
@@ -143,6 +155,7 @@ class Admission:
         tenant_in_flight: int,
         tenant_of: Callable[[str], str | None],
         tenant_heavy_in_flight: int = 1,
+        tenant_heavy_share: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.max_in_flight = max_in_flight
@@ -151,6 +164,12 @@ class Admission:
         self.in_flight = 0
         self.by_bucket: Counter[str] = Counter()
         self.heavy_by_bucket: Counter[str] = Counter()
+        self.tenant_heavy_share = tenant_heavy_share
+        self._heavy_done: dict[str, list[tuple[float, float]]] = {}
+        """Each tenant's heavy requests that ended within :data:`SHARED_WINDOW_S`:
+        (admitted, ended)."""
+        self._heavy_begun: dict[str, list[float]] = {}
+        """When each tenant's heavy requests in flight were admitted."""
         self._seen: dict[str, float] = {}
         """When each tenant's bucket last had a request admitted or finished."""
         self._clock = clock
@@ -226,10 +245,14 @@ class Admission:
         if queued and self._shared(bucket, now):
             self._count("tenant_overloaded")
             return TENANT_OVERLOADED
+        if heavy and bucket != ANONYMOUS and self._over_share(bucket, now):
+            self._count("tenant_overloaded")
+            return TENANT_OVERLOADED
         self.in_flight += 1
         self.by_bucket[bucket] += 1
         if heavy:
             self.heavy_by_bucket[bucket] += 1
+            self._heavy_begun.setdefault(bucket, []).append(now)
         if bucket != ANONYMOUS:
             self._seen[bucket] = now
         return None
@@ -251,12 +274,35 @@ class Admission:
         self.by_bucket[bucket] -= 1
         if self.by_bucket[bucket] <= 0:
             del self.by_bucket[bucket]
+        now = self._clock()
         if heavy:
             self.heavy_by_bucket[bucket] -= 1
             if self.heavy_by_bucket[bucket] <= 0:
                 del self.heavy_by_bucket[bucket]
+            begun = self._heavy_begun.get(bucket)
+            if begun:  # the oldest: which one ended does not change the time they took
+                since = now - SHARED_WINDOW_S
+                done = [(a, b) for a, b in self._heavy_done.get(bucket, ()) if b > since]
+                self._heavy_done[bucket] = [*done, (begun.pop(0), now)]
+                if not begun:
+                    del self._heavy_begun[bucket]
         if bucket != ANONYMOUS:
-            self._seen[bucket] = self._clock()
+            self._seen[bucket] = now
+
+    def _over_share(self, bucket: str, now: float) -> bool:
+        """Whether ``bucket``'s heavy requests took more than ``tenant_heavy_share`` of
+        the last :data:`SHARED_WINDOW_S` while the service is shared with another tenant."""
+        if self.tenant_heavy_share >= 1.0:
+            return False
+        since = now - SHARED_WINDOW_S
+        done = [(a, b) for a, b in self._heavy_done.get(bucket, ()) if b > since]
+        if done:
+            self._heavy_done[bucket] = done
+        else:
+            self._heavy_done.pop(bucket, None)
+        busy = sum(b - max(a, since) for a, b in done)
+        busy += sum(now - max(a, since) for a in self._heavy_begun.get(bucket, ()))
+        return busy >= self.tenant_heavy_share * SHARED_WINDOW_S and self._shared(bucket, now)
 
     def _shared(self, bucket: str, now: float) -> bool:
         """Whether another tenant is served, or was within :data:`SHARED_WINDOW_S`."""

@@ -133,6 +133,7 @@ def create_app(
         max_in_flight=max_in_flight,
         tenant_in_flight=limits.tenant_in_flight,
         tenant_heavy_in_flight=limits.tenant_heavy_in_flight,
+        tenant_heavy_share=limits.tenant_heavy_share,
         tenant_of=lambda token: _tenant_of(memory, token),
     )
     shelf = Shelf(memory, corpus=corpus)

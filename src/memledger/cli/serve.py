@@ -104,6 +104,17 @@ def serve_command(
             "other tenants are served; past it, that tenant gets 429.",
         ),
     ] = 1,
+    tenant_heavy_share: Annotated[
+        float,
+        typer.Option(
+            "--tenant-heavy-share",
+            metavar="SHARE",
+            min=0.01,
+            max=1.0,
+            help="Share of each second one tenant's requests with bodies over 64 KiB may "
+            "take while other tenants are served; past it, that tenant gets 429.",
+        ),
+    ] = 0.1,
     max_material_chars: Annotated[
         int,
         typer.Option(
@@ -180,6 +191,7 @@ def serve_command(
             limits=ServiceLimits(
                 tenant_in_flight=tenant_in_flight,
                 tenant_heavy_in_flight=tenant_heavy_in_flight,
+                tenant_heavy_share=tenant_heavy_share,
                 max_material_chars=max_material_chars,
                 max_document_chars=max_document_chars,
                 request_seconds=request_seconds,

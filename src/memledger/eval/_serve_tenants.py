@@ -4,7 +4,10 @@ a burst of writes:
 * **noisy neighbour**: a quiet tenant's closed-loop recalls alone, then the same while
   a noisy tenant floods the server with many concurrent context requests, each with
   large supplied material. Reported: the quiet tenant's p50/p95/p99 in both, and the
-  requests shed (429/503) of both tenants.
+  requests shed (429/503) of both tenants. The flood comes from a process of its own
+  (sending 200 kB bodies as fast as the server takes them keeps a Python client's
+  event loop busy, and would make the quiet tenant's clients wait for their own
+  loop): it starts first and runs until the quiet tenant's phase is over.
 * **burst then read**: a burst of concurrent writes (chat turns the worker extracts),
   then one recall at once: the first read's latency after the burst.
 """
@@ -13,14 +16,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+import multiprocessing
+import queue
 import random
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from memledger.eval.bench_serve import Phase, ServeBenchConfig
 
 __all__ = ["burst_then_read", "noisy_neighbour"]
+
+T = TypeVar("T")
 
 _WORDS = (
     "the order shipped from the north warehouse after the courier confirmed the window "
@@ -49,7 +57,12 @@ async def _quiet(base: str, key: str, config: ServeBenchConfig, phase: Phase) ->
     await bs._closed_loop(base, key, config, concurrency=config.quiet_concurrency, into=phase)
 
 
-async def _flood(base: str, key: str, config: ServeBenchConfig, phase: Phase) -> None:
+async def _flood(
+    base: str, key: str, config: ServeBenchConfig, phase: Phase, stop: Any, ready: Any
+) -> None:
+    """``config.noisy_concurrency`` clients sending context requests with large material,
+    each again as soon as the last answered, from ``ready.set()`` until ``stop`` is set
+    (or past ``config.duration`` plus a hard stop, whatever the other side does)."""
     from memledger.eval import bench_serve as bs
 
     body = json.dumps(
@@ -62,10 +75,10 @@ async def _flood(base: str, key: str, config: ServeBenchConfig, phase: Phase) ->
     client = bs._client(base, key, config.noisy_concurrency, bs.REQUEST_TIMEOUT_S)
     try:
         start = time.perf_counter()
-        end = start + config.duration
+        end = start + config.duration + bs.HARD_STOP_S
 
         async def one() -> None:
-            while time.perf_counter() < end:
+            while not stop.is_set() and time.perf_counter() < end:
                 t0 = time.perf_counter()
                 status = await bs._send(client, "POST", "/v1/context", body)
                 phase.add("context", (time.perf_counter() - t0) * 1000, status)
@@ -73,11 +86,32 @@ async def _flood(base: str, key: str, config: ServeBenchConfig, phase: Phase) ->
                     await asyncio.sleep(0.005)  # a flood, not a spin on one core
 
         tasks = [asyncio.create_task(one()) for _ in range(config.noisy_concurrency)]
+        ready.set()
         await bs._bounded(tasks, phase, until=end + bs.HARD_STOP_S)
         phase.offered = phase.requests + phase.not_answered
         phase.seconds = time.perf_counter() - start
     finally:
         await bs._close(client)
+
+
+def _flood_process(
+    base: str, key: str, config: ServeBenchConfig, name: str, stop: Any, ready: Any, out: Any
+) -> None:
+    """The flood in a process of its own: its :class:`Phase` goes back on ``out``."""
+    from memledger.eval.bench_serve import Phase
+
+    phase = Phase(name)
+    try:
+        asyncio.run(_flood(base, key, config, phase, stop, ready))
+    finally:
+        ready.set()  # a flood that failed to start does not hold the quiet phase
+        out.put(phase)
+
+
+LEAD_S = 0.5
+"""Seconds the flood runs before the quiet tenant's phase begins."""
+START_S = 120.0
+"""Seconds the flood's process may take to start (it imports httpx and memledger)."""
 
 
 async def noisy_neighbour(
@@ -89,14 +123,52 @@ async def noisy_neighbour(
     alone = Phase(f"quiet tenant recall alone, {config.quiet_concurrency} clients")
     await _quiet(base, quiet_key, config, alone)
     beside = Phase(f"quiet tenant recall beside the flood, {config.quiet_concurrency} clients")
-    flood = Phase(
+    name = (
         f"noisy tenant flood: {config.noisy_concurrency} clients of contexts with "
         f"{config.material_chars:,} chars of material"
     )
-    await asyncio.gather(
-        _quiet(base, quiet_key, config, beside), _flood(base, noisy_key, config, flood)
+    spawn = multiprocessing.get_context("spawn")
+    stop, ready, out = spawn.Event(), spawn.Event(), spawn.Queue()
+    flooder = spawn.Process(
+        target=_flood_process, args=(base, noisy_key, config, name, stop, ready, out), daemon=True
     )
+    flooder.start()
+    try:
+        started = await asyncio.to_thread(_while_alive, flooder, lambda: ready.wait(0.2))
+        if started:
+            await asyncio.sleep(LEAD_S)
+        await _quiet(base, quiet_key, config, beside)
+    finally:
+        stop.set()
+
+    def report() -> Phase | None:
+        try:
+            found: Phase = out.get(timeout=0.2)
+        except queue.Empty:
+            return None
+        return found
+
+    flood = await asyncio.to_thread(_while_alive, flooder, report)
+    await asyncio.to_thread(flooder.join, 10.0)
+    if flooder.is_alive():
+        flooder.kill()
+    if flood is None:  # it could not start (in a script without a __main__ guard, say)
+        flood = Phase(name)
+        flood.errors["flood process gave no report"] += 1
     return [alone, beside, flood]
+
+
+def _while_alive(process: Any, step: Callable[[], T | None]) -> T | None:
+    """``step()`` again until it gives something, ``process`` has ended (one last
+    try), or :data:`START_S` have passed."""
+    give_up = time.monotonic() + START_S
+    while time.monotonic() < give_up:
+        found = step()
+        if found:
+            return found
+        if not process.is_alive():
+            return step() or None
+    return None
 
 
 async def burst_then_read(base: str, key: str, config: ServeBenchConfig) -> Phase:

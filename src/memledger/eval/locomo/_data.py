@@ -81,6 +81,22 @@ class Question:
     """Evidence event ids that are turns of the conversation, in file order, distinct."""
     dropped_evidence: tuple[str, ...]
     """Evidence ids that name no turn (malformed or dangling), kept for the record."""
+    original: tuple[str, ...] = ()
+    """A knowledge-update question's turns that stated the old value
+    (``evidence_original``), where the file marks them."""
+    updated: tuple[str, ...] = ()
+    """... and the turns that changed it (``evidence_updated``)."""
+    sides: tuple[tuple[str, ...], ...] = ()
+    """A contradiction question's turns of each side (``evidence_sides``)."""
+
+    @property
+    def is_update(self) -> bool:
+        """Whether the question marks an old value's turns and other turns that changed it."""
+        return (
+            bool(self.original)
+            and bool(self.updated)
+            and not set(self.original) & set(self.updated)
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,6 +232,12 @@ def _questions(sample: Mapping[str, object], conversation: Conversation) -> list
         evidence = item.get("evidence", [])
         kept, dropped = parse_evidence(evidence if isinstance(evidence, list) else [], turns=turns)
         answer = item.get("answer", item.get("adversarial_answer"))
+        where = f"{conversation.sample_id!r} question #{index}"
+        original = _marked(item, "evidence_original", turns=turns, where=where)
+        updated = _marked(item, "evidence_updated", turns=turns, where=where)
+        sides = item.get("evidence_sides", [])
+        if not isinstance(sides, list) or not all(isinstance(side, list) for side in sides):
+            raise LocomoFormatError(f"{where}: evidence_sides must be a list of lists of turn ids")
         out.append(
             Question(
                 conversation=conversation.sample_id,
@@ -225,6 +247,23 @@ def _questions(sample: Mapping[str, object], conversation: Conversation) -> list
                 category=CATEGORY_BY_NUMBER[number],
                 evidence=tuple(kept),
                 dropped_evidence=tuple(dropped),
+                original=original,
+                updated=updated,
+                sides=tuple(
+                    tuple(parse_evidence(cast(list[object], side), turns=turns)[0])
+                    for side in sides
+                ),
             )
         )
     return out
+
+
+def _marked(
+    item: Mapping[str, object], name: str, *, turns: frozenset[str], where: str
+) -> tuple[str, ...]:
+    """The turn ids of an optional annotation (a list of dia ids); ids naming no turn
+    are dropped as in ``evidence``."""
+    raw = item.get(name, [])
+    if not isinstance(raw, list):
+        raise LocomoFormatError(f"{where}: {name} must be a list of turn ids")
+    return tuple(parse_evidence(raw, turns=turns)[0])

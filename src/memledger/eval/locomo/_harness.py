@@ -11,6 +11,19 @@ k *distinct* event ids returned (duplicates are dropped by the harness, so a
 retriever cannot score twice with one id). Recall@k is averaged per category,
 over categories 1-4 (``overall_1_4``) and over every question with evidence
 (``overall``, adversarial questions included).
+
+Where the file marks which turn stated an old value and which changed it
+(:attr:`Question.is_update`) and the turns of each side of a contradiction,
+:meth:`Report.updates` scores whether what is true now ranks above what it replaced:
+
+* ``updated_recall_10``: the share of the changing turns in the top 10, averaged;
+* ``update_order``: of the questions with a turn of each in the top 10, the share
+  whose best-ranked changing turn is above every turn of the old value;
+* ``strict_update_success``: the share of all update questions with a changing turn
+  in the top 10 above every turn of the old value (one not in the top 10 counts as
+  below);
+* ``both_sides_recall_10``: the share of contradiction questions whose top 10 holds
+  a turn of each side.
 """
 
 from __future__ import annotations
@@ -82,6 +95,11 @@ class QuestionResult:
             self.question.evidence
         )
 
+    def rank(self, event_ids: Iterable[str], k: int = 10) -> int | None:
+        """The best (0-based) rank of any of ``event_ids`` in the top ``k``, if any."""
+        ranks = [self.ranked.index(e) for e in event_ids if e in self.ranked[:k]]
+        return min(ranks) if ranks else None
+
 
 @dataclass(frozen=True, slots=True)
 class Report:
@@ -109,6 +127,32 @@ class Report:
                 out[group] = {k: _mean(r.recall_at(k) for r in members) for k in self.ks}
         return out
 
+    def updates(self) -> dict[str, float | int]:
+        """What is true now against what it replaced (see the module docstring); the
+        counts of questions each figure is over are given beside it."""
+        asked = [r for r in self.results if r.question.is_update]
+        both: list[bool] = []
+        strict: list[bool] = []
+        for result in asked:
+            new, old = result.rank(result.question.updated), result.rank(result.question.original)
+            if new is not None and old is not None:
+                both.append(new < old)
+            strict.append(new is not None and (old is None or new < old))
+        sided = [r for r in self.results if len(r.question.sides) >= 2]
+        covered = [all(r.rank(side) is not None for side in r.question.sides) for r in sided]
+        return {
+            "update_questions": len(asked),
+            "updated_recall_10": _mean(
+                sum(1 for e in r.question.updated if e in r.ranked[:10]) / len(r.question.updated)
+                for r in asked
+            ),
+            "both_in_top_10": len(both),
+            "update_order": _mean(float(b) for b in both),
+            "strict_update_success": _mean(float(s) for s in strict),
+            "contradiction_questions": len(sided),
+            "both_sides_recall_10": _mean(float(c) for c in covered),
+        }
+
     def counts(self) -> dict[Group, int]:
         return {group: len(self.members(group)) for group in GROUPS}
 
@@ -131,6 +175,10 @@ class Report:
                 for group, by_k in self.recall().items()
             },
             "tokens_top10_mean": round(self.tokens_top10_mean, 1),
+            "updates": {
+                name: value if isinstance(value, int) else round(value, 4)
+                for name, value in self.updates().items()
+            },
             "latency_ms": {name: round(v, 3) for name, v in self.latency_ms().items()},
         }
 

@@ -22,6 +22,26 @@ def markdown(reports: Sequence[Report]) -> str:
                 continue
             cells = " | ".join(f"{recall[group][k]:.3f}" if k in recall[group] else "" for k in ks)
             lines.append(f"| {report.retriever} | {group} ({counts[group]}) | {cells} |")
+    marked = [
+        r
+        for r in reports
+        if r.updates()["update_questions"] or r.updates()["contradiction_questions"]
+    ]
+    if marked:
+        lines += [
+            "",
+            "| retriever | updated recall@10 | update order | strict update success "
+            "| both sides recall@10 |",
+            "| --- | ---: | ---: | ---: | ---: |",
+        ]
+        for report in marked:
+            u = report.updates()
+            lines.append(
+                f"| {report.retriever} | {u['updated_recall_10']:.3f} ({u['update_questions']}) "
+                f"| {u['update_order']:.3f} ({u['both_in_top_10']}) "
+                f"| {u['strict_update_success']:.3f} ({u['update_questions']}) "
+                f"| {u['both_sides_recall_10']:.3f} ({u['contradiction_questions']}) |"
+            )
     lines.append("")
     for report in reports:
         latency = report.latency_ms()
