@@ -789,6 +789,7 @@ def recall_to_dict(result: RecallResult) -> JsonObject:
                 "sources": list(item.sources),
                 "context": list(item.context),
                 "outdated_by": item.outdated_by,
+                "possibly_outdated_by": item.possibly_outdated_by,
                 "passage": None
                 if item.passage is None
                 else {

@@ -585,6 +585,8 @@ class _Recalled(WireModel):
     sources: list[Source]
     context: list[str]
     outdated_by: str | None
+    possibly_outdated_by: str | None = None
+    """A later turn of the same speaker that seems to change it (no claim says so)."""
     passage: _Passage | None
     record: Record
 

@@ -586,7 +586,11 @@ def recall(console: Console, result: RecallResult) -> None:
                 item.record.memory_id,
                 str(item.record.revision),
                 item.record.source_event_id,
-                item.record.kind if item.outdated_by is None else f"{item.record.kind} (outdated)",
+                item.record.kind
+                if item.outdated_by is None and item.possibly_outdated_by is None
+                else f"{item.record.kind} (outdated)"
+                if item.outdated_by is not None
+                else f"{item.record.kind} (possibly outdated)",
                 _shorten(
                     entry_text(item.record)
                     if item.passage is None or item.passage.whole
@@ -598,6 +602,11 @@ def recall(console: Console, result: RecallResult) -> None:
     for item in result.items:
         if item.outdated_by is not None:
             console.print(f"{item.record.memory_id} is outdated: replaced by {item.outdated_by}")
+        elif item.possibly_outdated_by is not None:
+            console.print(
+                f"{item.record.memory_id} is possibly outdated: "
+                f"{item.possibly_outdated_by}, said later, seems to change it"
+            )
     if result.excluded:
         reasons = Counter(e.reason for e in result.excluded)
         listed = ", ".join(f"{n} {reason}" for reason, n in sorted(reasons.items()))

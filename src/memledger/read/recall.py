@@ -81,6 +81,7 @@ from memledger.errors import EmbedderError, InvalidQueryError
 from memledger.index.derived import Hit, Index
 from memledger.index.lexical import entry_text, query_terms
 from memledger.read.access import flush_quietly
+from memledger.read.changes import DEPTH, changes, reorder
 from memledger.read.outdated import replaced
 from memledger.read.understand import Understood, families_named, name_words, understand
 from memledger.read.views import check_floor, check_min_revision
@@ -314,6 +315,10 @@ class Recalled:
     outdated_by: str | None = None
     """For a turn whose statement has been replaced since, the memory id of the record
     that replaced it (:mod:`memledger.read.outdated`)."""
+    possibly_outdated_by: str | None = None
+    """For a memory a later turn of the same speaker seems to change (another value of
+    the same thing, with no claim that says so), that turn's memory id
+    (:mod:`memledger.read.changes`): it ranks above this one."""
     passage: Passage | None = None
     """For a turn, what to show of it: the whole turn when short, else its passage that
     best covers the query, with offsets into the turn's text
@@ -909,6 +914,10 @@ def recall(
         ranked.append((score, memory_id, weight))
     ranked.sort(key=lambda item: (-item[0], item[1]))
     ranked = _current_first(ranked, sources, overtaken, tuning=tuning)
+    # a later turn that changes a value: above what it changes, even with no claim
+    about = frozenset(content_words(query)) - name_words(understood.people) - understood.shape.words
+    best = [m for _, m, _ in ranked[:DEPTH]]
+    ranked, possibly = reorder(ranked, changes([kept[m] for m in best], about))
     adjacent: dict[str, set[str]] = {}
     for anchor, neighbours in near.items():
         for neighbour, _ in neighbours:
@@ -960,6 +969,7 @@ def recall(
             ),
             passage=_passage(r.record, query, words=tuning.passage_words),
             outdated_by=overtaken.get(r.record.memory_id),
+            possibly_outdated_by=possibly.get(r.record.memory_id),
             confidence=confidences[r.record.memory_id],
         )
         for r in chosen

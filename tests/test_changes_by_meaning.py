@@ -1,0 +1,133 @@
+"""A later turn that changes a value ranks above what it changes, even when extraction
+made no claim of it: "my $600 annual budget" in January, "my increased budget of $650"
+in April. Real SQLite and index, the default (rule) extractor, which knows no budget
+family; the pairing rules themselves are checked on records built here."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from memledger import Actor, Grant, Memory, SourceEvent
+from memledger.domain.records import Role
+from memledger.index.derived import DerivedIndex
+from memledger.read.changes import Change, reorder
+from memledger.testing import FrozenClock
+
+ASKED = datetime(2026, 5, 1, tzinfo=UTC)
+JAN, APR = datetime(2026, 1, 10, tzinfo=UTC), datetime(2026, 4, 2, tzinfo=UTC)
+OLD = "I've spent $575 on sneakers this year and I'm getting close to my $600 annual budget."
+NEW = "I'm considering new sneakers with my increased budget of $650, where should I start?"
+QUESTION = "What is my annual budget for buying sneakers?"
+
+
+def _said(
+    event_id: str, text: str, at: datetime, *, who: str = "user-9", role: Role = "user"
+) -> SourceEvent:
+    return SourceEvent(
+        tenant="acme",
+        event_id=event_id,
+        subject="user-9",
+        actor=Actor(id=who, authenticated=True, grants=frozenset({Grant(family="*")})),
+        channel="chat",
+        occurred_at=at,
+        text=text,
+        role=role,
+    )
+
+
+@pytest.fixture
+def memory(tmp_path: Path) -> Memory:
+    opened = Memory.open(
+        f"sqlite:///{tmp_path / 'm.db'}",
+        clock=FrozenClock(ASKED),
+        index=DerivedIndex(tmp_path / "m.index"),
+    )
+    yield opened  # type: ignore[misc]
+    opened.close()
+
+
+def _ranked(
+    memory: Memory, *events: SourceEvent, query: str = QUESTION
+) -> list[tuple[str, str | None]]:
+    for event in events:
+        memory.ingest(event)
+    memory.process()
+    result = memory.recall(query, tenant="acme", subject="user-9")
+    return [(i.record.source_event_id, i.possibly_outdated_by) for i in result.items]
+
+
+def test_a_missed_update_still_ranks_the_newer_turn_first(memory: Memory) -> None:
+    found = _ranked(memory, _said("jan", OLD, JAN), _said("apr", NEW, APR))
+    order = [event for event, _ in found]
+    assert order.index("apr") < order.index("jan"), found
+    newer = next(
+        i
+        for i in memory.recall(QUESTION, tenant="acme", subject="user-9").items
+        if i.record.source_event_id == "apr"
+    )
+    marks = dict(found)
+    assert marks["jan"] == newer.record.memory_id and marks["apr"] is None
+
+
+def test_a_count_of_the_same_thing_changes_it_without_a_word_of_change(memory: Memory) -> None:
+    found = _ranked(
+        memory,
+        _said("jan", "My Zotero library has 45 sources, tagged by theme and date.", JAN),
+        _said("apr", "I've got 52 sources in my Zotero library, how do I organise them?", APR),
+        query="How many sources are in my Zotero library?",
+    )
+    assert [e for e, _ in found][:2] == ["apr", "jan"] and dict(found)["jan"] is not None
+
+
+def test_a_rate_of_the_same_thing_changes_it(memory: Memory) -> None:
+    found = _ranked(
+        memory,
+        _said("jan", "HR told me our AI screening accuracy is rated 87% now.", JAN),
+        _said("apr", "How do I keep the screening tool's 90% accuracy free of bias?", APR),
+        query="What accuracy does the AI screening tool achieve?",
+    )
+    assert [e for e, _ in found][:2] == ["apr", "jan"] and dict(found)["jan"] is not None
+
+
+def test_a_number_a_word_of_change_leads_changes_it(memory: Memory) -> None:
+    found = _ranked(
+        memory,
+        _said("jan", "My team has 8 engineers and a designer.", JAN),
+        _said("apr", "We hired, so the engineers on my team increased to 11.", APR),
+        query="How many engineers are on my team?",
+    )
+    assert [e for e, _ in found][:2] == ["apr", "jan"] and dict(found)["jan"] is not None
+
+
+@pytest.mark.parametrize(
+    ("later", "why"),
+    [
+        (_said("apr", NEW, APR, role="assistant"), "the assistant's words"),
+        (_said("apr", NEW, APR, who="user-7"), "another speaker"),
+        (_said("apr", NEW, datetime(2025, 12, 1, tzinfo=UTC)), "said before"),
+        (
+            _said("apr", "I'm considering new sneakers, 3 pairs for my sneaker budget.", APR),
+            "a value of another kind (a count, not money) and of another thing",
+        ),
+    ],
+)
+def test_what_does_not_change_it(memory: Memory, later: SourceEvent, why: str) -> None:
+    found = _ranked(memory, _said("jan", OLD, JAN), later)
+    assert dict(found).get("jan") is None, why
+
+
+def test_reorder_moves_each_change_above_what_it_changes_newest_last() -> None:
+    ranked = [(0.9, "a", 1.0), (0.8, "x", 1.0), (0.5, "b", 1.0), (0.4, "c", 1.0)]
+    found = [
+        Change(older="a", newer="c", at=APR),
+        Change(older="a", newer="b", at=JAN),
+        Change(older="b", newer="c", at=APR),
+    ]
+    out, marks = reorder(ranked, found)
+    assert [m for _, m, _ in out] == ["c", "b", "a", "x"]
+    assert [s for s, _, _ in out] == sorted((s for s, _, _ in out), reverse=True)
+    assert marks == {"a": "c", "b": "c"}
+    assert reorder(ranked, []) == (ranked, {})
