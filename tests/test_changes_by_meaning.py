@@ -131,3 +131,18 @@ def test_reorder_moves_each_change_above_what_it_changes_newest_last() -> None:
     assert [s for s, _, _ in out] == sorted((s for s, _, _ in out), reverse=True)
     assert marks == {"a": "c", "b": "c"}
     assert reorder(ranked, []) == (ranked, {})
+
+
+def test_the_packet_marks_what_a_later_turn_seems_to_change_and_replays_it(
+    memory: Memory,
+) -> None:
+    _ranked(memory, _said("jan", OLD, JAN), _said("apr", NEW, APR))
+    packet = memory.context(QUESTION, tenant="acme", subject="user-9", budget=1500)
+    by_event = {i.fields["source"]["event"]: i for i in packet.memories}  # type: ignore[index]
+    newer = by_event["apr"]
+    limits = by_event["jan"].fields["does_not_prove"]
+    assert f"current: possibly_changed_by {newer.memory_id}" in limits  # type: ignore[operator]
+    assert not any("possibly" in str(x) for x in newer.fields.get("does_not_prove", []))  # type: ignore[union-attr]
+    assert newer.relevance > by_event["jan"].relevance  # nearer the request
+    assert f"possibly_changed_by {newer.memory_id}" in packet.text
+    assert memory.replay(packet.trace_id, tenant="acme").matches

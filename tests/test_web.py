@@ -613,3 +613,29 @@ def test_subjects_route_lists_pages_and_filters(site: Site) -> None:
     _, other = site.memory.create_key("globex", "admin-g", role="admin")
     with site.client(other) as api:
         assert api.get("/v1/subjects").json() == {"subjects": [], "next": None}
+
+
+def test_search_marks_a_memory_a_later_turn_seems_to_change(page: Page, site: Site) -> None:
+    from dataclasses import replace
+
+    said = [
+        ("budget-jan", "I'm getting close to my $600 annual budget for sneakers.", day(1, 10)),
+        ("budget-apr", "Buying sneakers with my increased budget of $650 now.", day(4, 2)),
+    ]
+    for event_id, text, at in said:
+        site.memory.ingest(replace(event(event_id, text, occurred_at=at), role="user"))
+    site.memory.process()
+    found = site.memory.recall("annual budget for sneakers", tenant=TENANT, subject=SUBJECT)
+    newer = next(i for i in found.items if i.record.source_event_id == "budget-apr")
+    older = next(i for i in found.items if i.record.source_event_id == "budget-jan")
+    assert older.possibly_outdated_by == newer.record.memory_id
+    sign_in(page, site.admin)
+    open_subject(page, SUBJECT)
+    page.fill("#search", "annual budget for sneakers")
+    page.press("#search", "Enter")
+    marked = page.locator(f".result[data-memory-id='{older.record.memory_id}']")
+    expect(marked.locator(".badge", has_text="possibly outdated by")).to_have_text(
+        f"possibly outdated by {newer.record.memory_id}"
+    )
+    unmarked = page.locator(f".result[data-memory-id='{newer.record.memory_id}']")
+    expect(unmarked.locator(".badge", has_text="outdated")).to_have_count(0)

@@ -455,7 +455,9 @@ def _json(value: object, what: str) -> None:
     json_depth(value, what, InvalidInputError)  # JSON data, every string and key text
 
 
-def _limits(record: MemoryRecord, *, outdated_by: str | None) -> list[JsonValue]:
+def _limits(
+    record: MemoryRecord, *, outdated_by: str | None, possibly_outdated_by: str | None = None
+) -> list[JsonValue]:
     """What a memory does not prove: the reader's reminders, as ``key: value``."""
     out: list[JsonValue] = []
     role = record.value.get("role") if isinstance(record.value, dict) else None
@@ -471,6 +473,8 @@ def _limits(record: MemoryRecord, *, outdated_by: str | None) -> list[JsonValue]
         out.append("identity: unauthenticated_source")
     if outdated_by is not None:
         out.append(f"current: replaced_by {outdated_by}")
+    elif possibly_outdated_by is not None:  # a later turn seems to change it, no claim says
+        out.append(f"current: possibly_changed_by {possibly_outdated_by}")
     return out
 
 
@@ -480,10 +484,11 @@ def memory_fields(
     revision: int,
     passage: tuple[int, int] | None,
     outdated_by: str | None,
+    possibly_outdated_by: str | None = None,
 ) -> dict[str, JsonValue]:
     """A memory's block: built from what never changes under its memory id (its words,
-    window and source) and what the trace keeps (revision, passage, outdated_by), so a
-    replay renders it the same."""
+    window and source) and what the trace keeps (revision, passage, outdated_by,
+    possibly_outdated_by), so a replay renders it the same."""
     text = record.value.get("text") if isinstance(record.value, dict) else None
     if record.kind == "episode" and isinstance(text, str) and passage is not None:
         start, end = passage
@@ -514,7 +519,7 @@ def memory_fields(
     private = namespace_of(record.subject)
     if private is not None:  # whose memory it is: an agent's own notes, not the tenant's
         fields["namespace"] = f"{private} (private)"
-    limits = _limits(record, outdated_by=outdated_by)
+    limits = _limits(record, outdated_by=outdated_by, possibly_outdated_by=possibly_outdated_by)
     if limits:
         fields["does_not_prove"] = limits
     return fields
@@ -546,6 +551,7 @@ class Candidate:
     revision: int | None = None
     passage: tuple[int, int] | None = None
     outdated_by: str | None = None
+    possibly_outdated_by: str | None = None
 
 
 @dataclass(slots=True)
@@ -799,13 +805,18 @@ def _memory(
     order: int,
     passage: tuple[int, int] | None = None,
     outdated_by: str | None = None,
+    possibly_outdated_by: str | None = None,
 ) -> Candidate:
     """A memory as a packet candidate, with what a trace keeps of it."""
     return Candidate(
         section="memories",
         key=record.memory_id,
         fields=memory_fields(
-            record, revision=record.revision, passage=passage, outdated_by=outdated_by
+            record,
+            revision=record.revision,
+            passage=passage,
+            outdated_by=outdated_by,
+            possibly_outdated_by=possibly_outdated_by,
         ),
         relevance=relevance,
         order=order,
@@ -813,6 +824,7 @@ def _memory(
         revision=record.revision,
         passage=passage,
         outdated_by=outdated_by,
+        possibly_outdated_by=possibly_outdated_by,
     )
 
 
@@ -861,6 +873,7 @@ def _recalled(found: RecallResult, *, into: _Gathered) -> None:
                 order=rank,
                 passage=passage,
                 outdated_by=item.outdated_by,
+                possibly_outdated_by=item.possibly_outdated_by,
             )
         )
 

@@ -58,6 +58,8 @@ def _item(candidate: Candidate, item: PacketItem) -> dict[str, JsonValue]:
         out["revision"] = candidate.revision
         out["passage"] = None if candidate.passage is None else list(candidate.passage)
         out["outdated_by"] = candidate.outdated_by
+        if candidate.possibly_outdated_by is not None:
+            out["possibly_outdated_by"] = candidate.possibly_outdated_by
     else:
         out["fields"] = dict(candidate.fields)
     return out
@@ -168,6 +170,7 @@ def replay(
                     revision=int(row["revision"]),
                     passage=None if passage is None else (int(passage[0]), int(passage[1])),
                     outdated_by=row["outdated_by"],
+                    possibly_outdated_by=row.get("possibly_outdated_by"),
                 )
             )
         else:

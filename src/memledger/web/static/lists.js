@@ -214,7 +214,7 @@ export async function renderSearch({ q, subject }) {
               { class: "card-main" },
               h("p", { class: "claim" }, r.claim),
               h("p", { class: "hint" }, h("a", { href: link(["s", r.subject]) }, r.subject), ` · ${r.family} · ${r.kind} · valid ${when(r.valid_from)} → ${when(r.valid_until, "open-ended")}`),
-              h("div", { class: "badges" }, statusBadge(r), badge(`score ${item.score.toFixed(2)}`, "muted"), item.sources.map((x) => badge(x, "info")), item.outdated_by ? badge(`outdated by ${item.outdated_by}`, "warn") : null),
+              h("div", { class: "badges" }, statusBadge(r), badge(`score ${item.score.toFixed(2)}`, "muted"), item.sources.map((x) => badge(x, "info")), item.outdated_by ? badge(`outdated by ${item.outdated_by}`, "warn") : item.possibly_outdated_by ? badge(`possibly outdated by ${item.possibly_outdated_by}`, "warn") : null),
             ),
             h("div", { class: "card-actions" }, h("a", { href: link(["s", r.subject, "h", r.family, r.memory_id]), class: "button quiet" }, "History")),
           );
