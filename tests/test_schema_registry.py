@@ -119,7 +119,7 @@ def test_the_same_definition_again_is_a_no_op_and_another_a_conflict(
     ):
         with pytest.raises(ConflictError, match="cannot change"):
             memory.register_family(TENANT, other)
-    builtin = Family(name="home_city", kinds=frozenset({"fact"}))
+    builtin = Family(name="home_city", kinds=frozenset({"fact"}), own_say=True)
     assert memory.register_family(TENANT, builtin) == Schema.default().family("home_city")
     assert snapshot(path) == before
     # another tenant may define the same name its own way

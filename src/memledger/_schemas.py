@@ -3,14 +3,17 @@
 A family registered for a tenant (``Memory.register_family``, ``memledger schema
 register``) is stored with the tenant and exists for that tenant only; the
 schema given in code (``Memory(schema=...)``, by default :meth:`Schema.default`)
-applies to every tenant and wins over a registration of the same name.
+applies to every tenant and wins over a registration of the same name, with one
+exception: a tenant may take the subject's own say away from a family of the code's
+(registering it with the same kinds and ``own_say=False``), never give it.
 
 Registrations are only ever added: a family cannot be changed (registering a
 name again with other kinds or another ``own_say`` is a :class:`ConflictError`;
 the same definition again is a no-op) nor removed. So a cached schema can only
-lack a family that another process registered since, never hold a wrong one:
-the write path looks families up in the cache and reloads the tenant's
-registrations from the store when one is missing.
+lack a family that another process registered since, or still give own say that
+the tenant has taken away since: the write path looks families up in the cache
+and reloads the tenant's registrations from the store when one is missing, and
+checks own say against the store inside the commit (:func:`own_say_taken`).
 """
 
 from __future__ import annotations
@@ -35,7 +38,9 @@ class TenantSchemas:
         self._lock = threading.Lock()
 
     def _combine(self, registered: Sequence[Family]) -> Schema:
-        extra = [f for f in registered if f.name not in self.base.families]
+        extra = [
+            f for f in registered if f.name not in self.base.families or _narrows(self.base, f)
+        ]
         return self.base.with_families(*extra) if extra else self.base
 
     def _load(self, tenant: str) -> Schema:
@@ -76,7 +81,13 @@ class TenantSchemas:
                 "it is not a kind a family is registered with"
             )
         registered = {f.name: f for f in unit.registered_families(tenant)}
-        existing = self.base.families.get(family.name) or registered.get(family.name)
+        known, mine = self.base.families.get(family.name), registered.get(family.name)
+        if known is not None and mine is not None and _narrows(self.base, mine):
+            existing: Family | None = mine  # the tenant took own say away: that stands
+        elif known is not None and mine is None and _narrows(self.base, family):
+            existing = None  # taking own say away from a family of the code's
+        else:
+            existing = known or mine
         if existing is None:
             unit.register_family(tenant, family, at=at)
             registered[family.name] = family
@@ -94,3 +105,18 @@ class TenantSchemas:
         """Drop the tenant's cached schema (after a registration commits)."""
         with self._lock:
             self._cached.pop(tenant, None)
+
+
+def _narrows(base: Schema, family: Family) -> bool:
+    """Whether ``family`` is one of ``base``'s with the same kinds, the subject's own say
+    taken away."""
+    known = base.families.get(family.name)
+    return (
+        known is not None and known.kinds == family.kinds and known.own_say and not family.own_say
+    )
+
+
+def own_say_taken(unit: UnitOfWork, tenant: str) -> frozenset[str]:
+    """The families whose own say ``tenant`` has taken away, as the store holds them now
+    (read inside a commit: a cached schema may not know yet)."""
+    return frozenset(f.name for f in unit.registered_families(tenant) if not f.own_say)

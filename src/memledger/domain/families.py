@@ -24,9 +24,12 @@ class Family:
     kinds: frozenset[Kind] = frozenset({"preference", "fact"})
     description: str = ""
     own_say: bool = False
-    """The subject's own say: what the subject states in its own authenticated turn as
-    the user (``role="user"``) sets it without a grant. For how the subject wants to
-    be answered, which is nobody else's to decide and never a business setting."""
+    """The subject's own say: what the subject states about itself in its own
+    authenticated turn as the user (``role="user"``, the actor being the subject) sets
+    it without a grant. For what is nobody else's to decide (where the subject lives,
+    works, what it likes, how it wants to be answered), never for a business setting
+    (a delivery or contact preference, a workflow), which needs a grant. A tenant may
+    take it away from a built-in family by registering the family without it."""
 
     def __post_init__(self) -> None:
         require_id(self.name, "family name", InvalidInputError)
@@ -50,51 +53,75 @@ _DEFAULTS = (
         name="home_city",
         kinds=frozenset({"fact"}),
         description="Where the subject lives or is based.",
+        own_say=True,
     ),
-    Family(name="employer", kinds=frozenset({"fact"}), description="Who the subject works for."),
-    Family(name="role", kinds=frozenset({"fact"}), description="The subject's job or role."),
+    Family(
+        name="employer",
+        kinds=frozenset({"fact"}),
+        description="Who the subject works for.",
+        own_say=True,
+    ),
+    Family(
+        name="role",
+        kinds=frozenset({"fact"}),
+        description="The subject's job or role.",
+        own_say=True,
+    ),
     Family(
         name="primary_framework",
         kinds=frozenset({"preference", "fact"}),
         description="The main framework or tool the subject works with.",
+        own_say=True,
     ),
     Family(
         name="plan",
         kinds=frozenset({"fact"}),
         description="A plan and whether it stands; scope plan:<slug>, one per plan.",
+        own_say=True,
     ),
     Family(
         name="relationship",
         kinds=frozenset({"fact"}),
         description="People the subject is related to; scope person:<slug>.",
+        own_say=True,
     ),
     Family(
         name="likes",
         kinds=frozenset({"preference"}),
         description="Things the subject likes or dislikes; scope item:<slug>, "
         "value {item, sentiment}.",
+        own_say=True,
     ),
     Family(
         name="tool",
         kinds=frozenset({"fact"}),
         description="Tools and frameworks the subject uses; scope tool:<slug>.",
+        own_say=True,
     ),
     Family(
         name="habit",
         kinds=frozenset({"fact"}),
         description="What the subject does regularly; scope habit:<slug>.",
+        own_say=True,
     ),
     Family(
         name="activity",
         kinds=frozenset({"fact"}),
         description="What the subject works on or builds; scope work:<slug>.",
+        own_say=True,
     ),
     Family(
         name="language",
         kinds=frozenset({"preference"}),
         description="The language the subject wants answers in.",
+        own_say=True,
     ),
-    Family(name="timezone", kinds=frozenset({"fact"}), description="The subject's time zone."),
+    Family(
+        name="timezone",
+        kinds=frozenset({"fact"}),
+        description="The subject's time zone.",
+        own_say=True,
+    ),
     Family(
         name="workflow",
         kinds=frozenset({"procedure"}),

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 
+from memledger._schemas import own_say_taken
 from memledger.domain.families import Schema
 from memledger.domain.policy import Ordering, Position, WritePolicy, authority, order
 from memledger.domain.records import (
@@ -183,6 +184,8 @@ def _apply(
 
     results: list[ClaimResult] = []
     forgotten = unit.is_forgotten(event.tenant, event.event_id)
+    say = {c.family for c in batch.claims if schema.family(c.family).own_say}
+    say -= own_say_taken(unit, event.tenant) if say else set()
     for index, claim in enumerate(batch.claims):
         subject = claim.subject or event.subject
         plan = plans[(subject, claim.family)]
@@ -198,7 +201,7 @@ def _apply(
             family=claim.family,
             scope=claim.scope,
             kind=claim.kind,
-            own_say=schema.family(claim.family).own_say,
+            own_say=claim.family in say,
         )
         if not auth.authorised:
             plan.other.append((index, claim, "observation", auth.reason))
