@@ -1,7 +1,8 @@
 """The subject's own say: what an authenticated user says about themself as the user
 sets their personal attributes without a grant (where they live, work, what they
 like...); a business setting (a delivery or contact preference) still needs a grant,
-and nobody else's words are the subject's say. A tenant can take the default away,
+and nobody else's words (a peer's, the assistant's, an unauthenticated source's) are
+the subject's say. A tenant can take the default away,
 family by family, and a process whose cached schema has not seen that yet still
 obeys it. Real SQLite, the default rule extractor."""
 
@@ -69,7 +70,6 @@ def test_a_user_sets_where_they_live_without_a_grant(memory: Memory) -> None:
 @pytest.mark.parametrize(
     ("event", "why"),
     [
-        (_said(2, "I live in Lisbon these days.", who="admin"), "someone else's words"),
         (_said(2, "I live in Lisbon these days.", role=None), "not said as the user"),
         (_said(2, "I live in Lisbon these days.", role="assistant"), "the assistant's words"),
         (_said(2, "I live in Lisbon these days.", authenticated=False), "unauthenticated"),

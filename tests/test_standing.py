@@ -233,7 +233,8 @@ def test_the_own_say_of_a_family_needs_the_users_own_authenticated_turn() -> Non
     other = dict(kwargs, subject="u2")
     assert authority(said, own_say=True, **other).reason == "foreign_subject"  # type: ignore[arg-type]
     assert Schema.default().family("instruction").own_say
-    assert not Schema.default().family("likes").own_say
+    assert Schema.default().family("likes").own_say  # a personal attribute
+    assert not Schema.default().family("delivery_preference").own_say  # a business setting
 
 
 @pytest.mark.parametrize(

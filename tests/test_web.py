@@ -639,3 +639,22 @@ def test_search_marks_a_memory_a_later_turn_seems_to_change(page: Page, site: Si
     )
     unmarked = page.locator(f".result[data-memory-id='{newer.record.memory_id}']")
     expect(unmarked.locator(".badge", has_text="outdated")).to_have_count(0)
+
+
+def test_a_turn_is_shown_as_who_said_what_not_as_json(page: Page, site: Site) -> None:
+    from dataclasses import replace
+
+    said = "My neighbour's cat visited again this morning."
+    site.memory.ingest(replace(event("turn-cat", said, occurred_at=day(10, 22)), role="user"))
+    site.memory.process()
+    sign_in(page, site.admin)
+    open_subject(page, SUBJECT)
+    turn = family(page, "conversation").locator(".card", has_text="neighbour's cat")
+    expect(turn).to_have_count(1)
+    line = turn.locator(".value.episode")
+    expect(line.locator(".said")).to_have_text(said)
+    expect(line.locator(".said-by")).to_contain_text("user-42 (user)")
+    expect(line).not_to_contain_text('"text"')
+    bar = family(page, "conversation").locator("svg.timeline .bar-text").first
+    expect(bar).to_contain_text("user-42: My neighbour")  # the timeline says it in words
+    shot(page, "13-episode")

@@ -24,12 +24,12 @@ class Family:
     kinds: frozenset[Kind] = frozenset({"preference", "fact"})
     description: str = ""
     own_say: bool = False
-    """The subject's own say: what the subject states about itself in its own
-    authenticated turn as the user (``role="user"``, the actor being the subject) sets
-    it without a grant. For what is nobody else's to decide (where the subject lives,
-    works, what it likes, how it wants to be answered), never for a business setting
-    (a delivery or contact preference, a workflow), which needs a grant. A tenant may
-    take it away from a built-in family by registering the family without it."""
+    """The subject's own say: what the subject's user states in an authenticated turn
+    as the user (``role="user"``) sets it without a grant. For what is nobody else's
+    to decide (where the subject lives, works, what it likes, how it wants to be
+    answered), never for a business setting (a delivery or contact preference, a
+    workflow), which needs a grant. A tenant may take it away from a built-in family
+    by registering the family without it."""
 
     def __post_init__(self) -> None:
         require_id(self.name, "family name", InvalidInputError)

@@ -183,8 +183,7 @@ def authority(
     ``episode`` only records that the subject's own event happened: it needs no grant.
     What the assistant said (``role="assistant"``) is never an authority. A family
     that is the subject's ``own_say`` (:class:`~memledger.domain.families.Family`)
-    needs no grant when the subject says it of itself as the user (``role="user"``,
-    the actor being the subject).
+    needs no grant when the subject's user says it (``role="user"``).
     """
     if subject != event.subject:
         return Authority(False, "foreign_subject")
@@ -196,7 +195,7 @@ def authority(
         return Authority(False, "agent_words")
     if not event.actor.authenticated:
         return Authority(False, "unauthenticated")
-    if own_say and event.role == "user" and event.actor.id == subject:
+    if own_say and event.role == "user":
         return Authority(True, None)
     if not event.actor.may_set(family, scope):
         return Authority(False, "no_grant")

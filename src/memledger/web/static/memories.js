@@ -174,13 +174,7 @@ function memoryCard(r, { subject, history, upcoming }) {
       "div",
       { class: "card-main" },
       h("p", { class: "claim", id: claimId }, r.claim),
-      h(
-        "p",
-        { class: "value" },
-        "value ",
-        h("code", {}, valueText(r.value)),
-        r.scope !== "global" ? [" · scope ", h("code", {}, r.scope)] : null,
-      ),
+      valueLine(r),
       h("p", { class: "valid" }, "valid ", h("strong", {}, when(r.valid_from)), " → ", h("strong", {}, when(r.valid_until, "open-ended"))),
       h("div", { class: "badges" }, badges),
       r.grounding ? h("blockquote", { class: "grounding", title: "The words it was taken from" }, `“${r.grounding}”`) : null,
@@ -357,5 +351,29 @@ function changesTable(changes) {
         ),
       ),
     ),
+  );
+}
+
+/** A memory's value as a reader wants it: a turn as who said it, in which session, and
+ * its words; any other value as JSON, with its scope. */
+function valueLine(r) {
+  const v = r.value;
+  if (r.kind === "episode" && v && typeof v === "object" && typeof v.text === "string") {
+    const who = [v.speaker, v.role ? `(${v.role})` : null].filter(Boolean).join(" ");
+    const where = v.session ? `session ${v.session}` : null;
+    return h(
+      "p",
+      { class: "value episode" },
+      h("span", { class: "said-by" }, [who, where].filter(Boolean).join(" · ")),
+      who || where ? ": " : null,
+      h("q", { class: "said" }, v.text),
+    );
+  }
+  return h(
+    "p",
+    { class: "value" },
+    "value ",
+    h("code", {}, valueText(v)),
+    r.scope !== "global" ? [" · scope ", h("code", {}, r.scope)] : null,
   );
 }

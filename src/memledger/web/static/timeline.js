@@ -125,13 +125,24 @@ function statusWord(r) {
   return `closed (${r.status})`;
 }
 
+/** What a window holds, readable at a glance: a value in words as it is, a turn as who
+ * said what, any other value by its statement. */
+export function windowLabel(r) {
+  const v = r.value;
+  if (typeof v === "string") return v;
+  if (r.kind === "episode" && v && typeof v === "object" && typeof v.text === "string") {
+    return v.speaker ? `${v.speaker}: ${v.text}` : v.text;
+  }
+  return r.claim || valueText(v);
+}
+
 /** What a bar says, in words: its tooltip, its aria-label and its table row. */
 export function describeWindow(r) {
   const valid = `valid ${when(r.valid_from)} → ${when(r.valid_until, "open-ended")}`;
   const held = `held ${when(r.recorded_at)} → ${r.superseded_at ? when(r.superseded_at) : "now"}`;
   const scope = r.scope === "global" ? "" : ` · scope ${r.scope}`;
   return (
-    `${valueText(r.value)}${scope} · ${valid} · ${held} · ${statusWord(r)} · ` +
+    `${windowLabel(r)}${scope} · ${valid} · ${held} · ${statusWord(r)} · ` +
     `event ${r.source_event_id} by ${r.source_actor_id}`
   );
 }
@@ -251,7 +262,7 @@ export function timelineFigure(family, rows, { limit = Infinity, validAt = null,
       }
       const room = Math.floor((width - 10) / 7);
       if (room >= 3) {
-        let text = valueText(r.value) + (scopes.length > 1 ? ` · ${r.scope}` : "");
+        let text = windowLabel(r) + (scopes.length > 1 ? ` · ${r.scope}` : "");
         if (r.status === "revoked") text = `✕ ${text}`;
         if (text.length > room) text = `${text.slice(0, room - 1)}…`;
         bar.append(s("text", { class: "bar-text", x: x1 + 6, y: y + 13 }, text));
@@ -318,7 +329,7 @@ export function timelineFigure(family, rows, { limit = Infinity, validAt = null,
             {},
             h("td", {}, first),
             h("td", {}, second),
-            h("td", {}, valueText(r.value)),
+            h("td", {}, windowLabel(r)),
             h("td", {}, r.scope),
             h("td", {}, when(r.valid_from)),
             h("td", {}, when(r.valid_until, "open-ended")),
