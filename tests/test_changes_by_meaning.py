@@ -72,33 +72,30 @@ def test_a_missed_update_still_ranks_the_newer_turn_first(memory: Memory) -> Non
     assert marks["jan"] == newer.record.memory_id and marks["apr"] is None
 
 
-def test_a_count_of_the_same_thing_changes_it_without_a_word_of_change(memory: Memory) -> None:
-    found = _ranked(
-        memory,
-        _said("jan", "My Zotero library has 45 sources, tagged by theme and date.", JAN),
-        _said("apr", "I've got 52 sources in my Zotero library, how do I organise them?", APR),
-        query="How many sources are in my Zotero library?",
-    )
-    assert [e for e, _ in found][:2] == ["apr", "jan"] and dict(found)["jan"] is not None
-
-
-def test_a_rate_of_the_same_thing_changes_it(memory: Memory) -> None:
-    found = _ranked(
-        memory,
-        _said("jan", "HR told me our AI screening accuracy is rated 87% now.", JAN),
-        _said("apr", "How do I keep the screening tool's 90% accuracy free of bias?", APR),
-        query="What accuracy does the AI screening tool achieve?",
-    )
-    assert [e for e, _ in found][:2] == ["apr", "jan"] and dict(found)["jan"] is not None
-
-
-def test_a_number_a_word_of_change_leads_changes_it(memory: Memory) -> None:
-    found = _ranked(
-        memory,
-        _said("jan", "My team has 8 engineers and a designer.", JAN),
-        _said("apr", "We hired, so the engineers on my team increased to 11.", APR),
-        query="How many engineers are on my team?",
-    )
+@pytest.mark.parametrize(
+    ("before", "after", "query"),
+    [
+        (  # a count of the same thing, with no word of change
+            "My Zotero library has 45 sources, tagged by theme and date.",
+            "I've got 52 sources in my Zotero library, how do I organise them?",
+            "How many sources are in my Zotero library?",
+        ),
+        (  # a rate of the same thing
+            "HR told me our AI screening accuracy is rated 87% now.",
+            "How do I keep the screening tool's 90% accuracy free of bias?",
+            "What accuracy does the AI screening tool achieve?",
+        ),
+        (  # a number that a word of change leads
+            "My team has 8 engineers and a designer.",
+            "We hired, so the engineers on my team increased to 11.",
+            "How many engineers are on my team?",
+        ),
+    ],
+)
+def test_another_value_of_the_same_thing_changes_it(
+    memory: Memory, before: str, after: str, query: str
+) -> None:
+    found = _ranked(memory, _said("jan", before, JAN), _said("apr", after, APR), query=query)
     assert [e for e, _ in found][:2] == ["apr", "jan"] and dict(found)["jan"] is not None
 
 

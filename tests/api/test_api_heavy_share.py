@@ -11,6 +11,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import httpx
 import pytest
@@ -64,51 +65,52 @@ def _wait_heavy(app: object, tenant: str) -> None:
     assert _in_flight(app, tenant) == 1
 
 
-def test_a_tenants_second_heavy_request_is_shed_while_another_tenant_is_served(
-    memory: Memory,
-) -> None:
+@contextmanager
+def _two_tenants(
+    memory: Memory, limits: ServiceLimits
+) -> Iterator[tuple[object, httpx.Client, httpx.Client, threading.Event, list[int]]]:
+    """A served app with ``limits``: (the app, a client of the noisy tenant, one of the
+    quiet tenant, the event that lets a held heavy request finish, its statuses)."""
     noisy, quiet = _token(memory, TENANT, "ops"), _token(memory, OTHER, "admin-g")
-    limits = ServiceLimits(tenant_in_flight=4, tenant_heavy_share=1.0)  # the count alone
     app = create_app(memory, max_in_flight=8, limits=limits)
     release, statuses = threading.Event(), []
     with serve(app) as base:
         a, b = client(base, noisy), client(base, quiet)
         try:
-            ok(b.post("/v1/recall", json={"query": "when?"}))  # the other tenant is served
-            holder = _held_heavy(a, release, statuses)
-            _wait_heavy(app, TENANT)
-            problem(a.post("/v1/context", json=HEAVY), 429, "tenant_overloaded")
-            ok(a.post("/v1/recall", json={"query": "when?"}))  # light ones still get in
-            ok(b.post("/v1/context", json=HEAVY))  # the other tenant's heavy one too
-            release.set()
-            holder.join(20)
-            assert statuses == [200]
-            ok(a.post("/v1/context", json=HEAVY))  # its heavy one done: the next gets in
+            yield app, a, b, release, statuses
         finally:
             release.set()
             a.close()
             b.close()
+
+
+def test_a_tenants_second_heavy_request_is_shed_while_another_tenant_is_served(
+    memory: Memory,
+) -> None:
+    limits = ServiceLimits(tenant_in_flight=4, tenant_heavy_share=1.0)  # the count alone
+    with _two_tenants(memory, limits) as (app, a, b, release, statuses):
+        ok(b.post("/v1/recall", json={"query": "when?"}))  # the other tenant is served
+        holder = _held_heavy(a, release, statuses)
+        _wait_heavy(app, TENANT)
+        problem(a.post("/v1/context", json=HEAVY), 429, "tenant_overloaded")
+        ok(a.post("/v1/recall", json={"query": "when?"}))  # light ones still get in
+        ok(b.post("/v1/context", json=HEAVY))  # the other tenant's heavy one too
+        release.set()
+        holder.join(20)
+        assert statuses == [200]
+        ok(a.post("/v1/context", json=HEAVY))  # its heavy one done: the next gets in
 
 
 def test_a_tenant_alone_gets_more_than_one_heavy_request_at_once(memory: Memory) -> None:
-    noisy, quiet = _token(memory, TENANT, "ops"), _token(memory, OTHER, "admin-g")
-    app = create_app(memory, max_in_flight=8, limits=ServiceLimits(tenant_in_flight=4))
-    release, statuses = threading.Event(), []
-    with serve(app) as base:
-        a, b = client(base, noisy), client(base, quiet)
-        try:
-            ok(b.post("/v1/recall", json={"query": "when?"}))
-            time.sleep(SHARED_WINDOW_S + 0.2)  # the other tenant has gone quiet since
-            holder = _held_heavy(a, release, statuses)
-            _wait_heavy(app, TENANT)
-            ok(a.post("/v1/context", json=HEAVY))
-            release.set()
-            holder.join(20)
-            assert statuses == [200]
-        finally:
-            release.set()
-            a.close()
-            b.close()
+    with _two_tenants(memory, ServiceLimits(tenant_in_flight=4)) as (app, a, b, release, statuses):
+        ok(b.post("/v1/recall", json={"query": "when?"}))
+        time.sleep(SHARED_WINDOW_S + 0.2)  # the other tenant has gone quiet since
+        holder = _held_heavy(a, release, statuses)
+        _wait_heavy(app, TENANT)
+        ok(a.post("/v1/context", json=HEAVY))
+        release.set()
+        holder.join(20)
+        assert statuses == [200]
 
 
 def test_the_heavy_cap_is_checked_when_the_limits_are_made() -> None:
@@ -120,31 +122,22 @@ def test_the_heavy_cap_is_checked_when_the_limits_are_made() -> None:
 def test_a_tenant_whose_heavy_requests_took_its_share_is_shed_until_the_second_slides(
     memory: Memory,
 ) -> None:
-    noisy, quiet = _token(memory, TENANT, "ops"), _token(memory, OTHER, "admin-g")
     limits = ServiceLimits(tenant_in_flight=4, tenant_heavy_in_flight=2, tenant_heavy_share=0.1)
-    app = create_app(memory, max_in_flight=8, limits=limits)
-    release, statuses = threading.Event(), []
-    with serve(app) as base:
-        a, b = client(base, noisy), client(base, quiet)
-        try:
-            ok(b.post("/v1/recall", json={"query": "when?"}))  # the other tenant is served
-            holder = _held_heavy(a, release, statuses)
-            _wait_heavy(app, TENANT)
-            time.sleep(0.2)  # in flight for a fifth of the second: past its tenth
-            problem(a.post("/v1/context", json=HEAVY), 429, "tenant_overloaded")
-            release.set()
-            holder.join(20)
-            assert statuses == [200]
-            problem(a.post("/v1/context", json=HEAVY), 429, "tenant_overloaded")  # still
-            ok(a.post("/v1/recall", json={"query": "when?"}))  # light ones get in
-            ok(b.post("/v1/context", json=HEAVY))  # the other tenant's share is its own
-            time.sleep(SHARED_WINDOW_S + 0.1)
-            ok(b.post("/v1/recall", json={"query": "when?"}))  # still shared
-            ok(a.post("/v1/context", json=HEAVY))  # the busy fifth has slid out
-        finally:
-            release.set()
-            a.close()
-            b.close()
+    with _two_tenants(memory, limits) as (app, a, b, release, statuses):
+        ok(b.post("/v1/recall", json={"query": "when?"}))  # the other tenant is served
+        holder = _held_heavy(a, release, statuses)
+        _wait_heavy(app, TENANT)
+        time.sleep(0.2)  # in flight for a fifth of the second: past its tenth
+        problem(a.post("/v1/context", json=HEAVY), 429, "tenant_overloaded")
+        release.set()
+        holder.join(20)
+        assert statuses == [200]
+        problem(a.post("/v1/context", json=HEAVY), 429, "tenant_overloaded")  # still
+        ok(a.post("/v1/recall", json={"query": "when?"}))  # light ones get in
+        ok(b.post("/v1/context", json=HEAVY))  # the other tenant's share is its own
+        time.sleep(SHARED_WINDOW_S + 0.1)
+        ok(b.post("/v1/recall", json={"query": "when?"}))  # still shared
+        ok(a.post("/v1/context", json=HEAVY))  # the busy fifth has slid out
 
 
 class Clock:
