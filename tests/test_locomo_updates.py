@@ -17,7 +17,17 @@ from memledger.eval.locomo import LocomoFormatError, load, run
 from memledger.eval.locomo._render import markdown
 from test_locomo import Scripted, turn
 
-BEAM = Path(__file__).resolve().parents[2] / "shared" / "data" / "beam-dev.json"
+BEAM = next(
+    (
+        p
+        for p in (
+            Path("/work/shared/data/beam-dev.json"),
+            Path(__file__).resolve().parents[2] / "shared" / "data" / "beam-dev.json",
+        )
+        if p.exists()
+    ),
+    Path("beam-dev.json"),
+)
 
 
 def _file(tmp_path: Path, qa: list[dict[str, Any]]) -> Path:
