@@ -281,9 +281,7 @@ class Admission:
                 del self.heavy_by_bucket[bucket]
             begun = self._heavy_begun.get(bucket)
             if begun:  # the oldest: which one ended does not change the time they took
-                since = now - SHARED_WINDOW_S
-                done = [(a, b) for a, b in self._heavy_done.get(bucket, ()) if b > since]
-                self._heavy_done[bucket] = [*done, (begun.pop(0), now)]
+                self._heavy_done[bucket] = [*self._recent(bucket, now), (begun.pop(0), now)]
                 if not begun:
                     del self._heavy_begun[bucket]
         if bucket != ANONYMOUS:
@@ -295,14 +293,17 @@ class Admission:
         if self.tenant_heavy_share >= 1.0:
             return False
         since = now - SHARED_WINDOW_S
-        done = [(a, b) for a, b in self._heavy_done.get(bucket, ()) if b > since]
-        if done:
-            self._heavy_done[bucket] = done
-        else:
-            self._heavy_done.pop(bucket, None)
-        busy = sum(b - max(a, since) for a, b in done)
+        busy = sum(b - max(a, since) for a, b in self._recent(bucket, now))
         busy += sum(now - max(a, since) for a in self._heavy_begun.get(bucket, ()))
         return busy >= self.tenant_heavy_share * SHARED_WINDOW_S and self._shared(bucket, now)
+
+    def _recent(self, bucket: str, now: float) -> list[tuple[float, float]]:
+        """``bucket``'s heavy requests that ended within the last :data:`SHARED_WINDOW_S`
+        (the older ones forgotten)."""
+        done = [(a, b) for a, b in self._heavy_done.pop(bucket, ()) if b > now - SHARED_WINDOW_S]
+        if done:
+            self._heavy_done[bucket] = done
+        return done
 
     def _shared(self, bucket: str, now: float) -> bool:
         """Whether another tenant is served, or was within :data:`SHARED_WINDOW_S`."""

@@ -34,6 +34,7 @@ from datetime import datetime
 
 from memledger.domain.gates import content_words
 from memledger.domain.records import MemoryRecord
+from memledger.domain.text import sentences
 
 __all__ = ["CUES", "DEPTH", "SHARED_WORDS", "Change", "changes", "reorder"]
 
@@ -72,7 +73,6 @@ _VALUES = re.compile(
     re.IGNORECASE,
 )
 """A value a sentence states, by its kind."""
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 _UNIT = 3
 """Words after a value that say what it is the value of ("8 *conditional probability
 problems*"), up to the next comma."""
@@ -117,7 +117,7 @@ def _role(record: MemoryRecord) -> str | None:
 
 def _values(text: str) -> tuple[_Value, ...]:
     out: list[_Value] = []
-    for sentence in _SENTENCE.split(text):
+    for sentence in (s.text for s in sentences(text)):
         words = frozenset(content_words(sentence))
         for found in _VALUES.finditer(sentence):
             before = sentence[: found.start()].split()[-_UNIT:]
