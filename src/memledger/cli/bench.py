@@ -403,6 +403,53 @@ def context(
         json_out.write_text(json.dumps([r.to_json() for r in reports], indent=2) + "\n")
 
 
+@bench.command("extraction")
+def extraction(
+    *,
+    locomo: Annotated[
+        Path | None,
+        typer.Option(help="A LoCoMo-shaped file (locomo-dev.json): also its observation coverage."),
+    ] = None,
+    labelled: Annotated[
+        list[Path] | None,
+        typer.Option(help="Labelled JSONL files instead of the packaged dev and held-out sets."),
+    ] = None,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", metavar="OUT", help="Write results as JSON to OUT.")
+    ] = None,
+) -> None:
+    """What the rule extractor makes of plain first-person turns: precision and recall on
+    labelled turns (dev and held-out) and, with --locomo, LoCoMo observation coverage."""
+    from memledger.eval import bench_extraction
+    from memledger.eval.extraction._labels import LabelsFormatError
+    from memledger.index.embedders import default_embedder
+    from memledger.write.extract.rules import VERSION, RuleExtractor
+
+    files = None
+    if labelled:
+        for path in labelled:
+            if not path.is_file():
+                raise CliError(f"no labelled file at {str(path)!r}")
+        files = {path.stem: path for path in labelled}
+    if locomo is not None and not locomo.is_file():
+        raise CliError(f"no benchmark file at {str(locomo)!r}")
+    try:
+        report = bench_extraction.run(
+            RuleExtractor(),
+            f"rules@{VERSION}",
+            labelled=files,
+            locomo=locomo,
+            embedder=default_embedder() if locomo is not None else None,
+        )
+    except LabelsFormatError as error:
+        raise CliError(str(error)) from error
+    Console(soft_wrap=True).print(
+        bench_extraction.markdown([report]), markup=False, highlight=False
+    )
+    if json_out is not None:
+        json_out.write_text(json.dumps(report.to_json(), indent=2) + "\n")
+
+
 @bench.command("serve")
 def serve(
     *,

@@ -123,6 +123,15 @@ _DEFAULTS = (
         own_say=True,
     ),
     Family(
+        name="attribute",
+        kinds=frozenset({"fact", "preference"}),
+        description="What a person says about themself, or about someone they name, that "
+        "no other family holds: scope <attribute> for one value at a time (diet, hometown, "
+        "age), <attribute>:<item> where several hold at once (allergy:peanut, pet:dog-rex), "
+        "person:<relation>/<attribute>... for someone else's (person:sister/role).",
+        own_say=True,
+    ),
+    Family(
         name="workflow",
         kinds=frozenset({"procedure"}),
         description="How a task is to be done; needs an explicit, authorised source.",

@@ -120,10 +120,11 @@ from memledger.ports import Extraction
 from memledger.write.extract._changes import delivery, plans, relationships, retractions
 from memledger.write.extract._clause import Clause, Dropped, Proposal, hedged, prepare
 from memledger.write.extract._identity import activity, employment, habit, home_city, likes, tech
+from memledger.write.extract._predicates import attributes
 
 __all__ = ["CONFIDENCE", "VERSION", "RuleExtractor", "instruction", "propose"]
 
-VERSION = "3"
+VERSION = "4"
 """Version of the rules, recorded in lineage; bump it when what they propose changes."""
 
 CONFIDENCE = 0.65
@@ -133,6 +134,7 @@ Matcher = Callable[[Clause], "Sequence[Proposal | Dropped] | None"]
 
 MATCHERS: tuple[Matcher, ...] = (
     plans,
+    attributes,
     retractions,
     delivery,
     tech,
@@ -270,6 +272,8 @@ def propose(text: str, reference: datetime) -> Extraction:
             outcome = matcher(clause)
             if outcome is not None:
                 results.extend(outcome)
+                if matcher is attributes:  # "I go swimming every morning": a sport and a habit
+                    results.extend(habit(clause) or [])
                 break
         if not segment.question:
             results.extend(relationships(clause))
