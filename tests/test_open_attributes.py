@@ -222,3 +222,10 @@ def test_a_move_closes_the_old_city_at_the_time_the_turn_gives(memory: Memory) -
     assert now.valid_from.date() == (AT + timedelta(days=40) - timedelta(weeks=2)).date()
     berlin = [r for r in memory.history("ana", "home_city", tenant="acme") if r.value == "Berlin"]
     assert any(r.valid_until == now.valid_from for r in berlin)
+
+
+def test_a_value_said_in_other_words_still_passes_the_grounding_gate(memory: Memory) -> None:
+    memory.ingest(_said(1, "Three kids, all under ten."))
+    memory.ingest(_said(2, "Violinist, grade 8."))
+    memory.process()
+    assert {("children", "3"), ("instrument:violin", "violin")} <= _current(memory)
