@@ -20,6 +20,7 @@ from memledger.write.extract._reading import (
     HAVE,
     _alt,
     _items,
+    _lookup,
     _number,
     _one,
     _predicate,
@@ -124,9 +125,12 @@ _CONDITION = _alt(CONDITIONS)
 _CONDITION_ADJ = _alt(CONDITION_ADJECTIVES)
 
 
-@_predicate(rf"{BE}{ADV}(?:a\s+)?(?P<c>{_CONDITION_ADJ}){_END}")
-def _condition_adj(m: re.Match[str], rest: str, who: Subject) -> list[Found] | None:
-    return _one("health_condition", CONDITION_ADJECTIVES[m.group("c")])
+_lookup(
+    rf"{BE}{ADV}(?:a\s+)?(?P<c>{_CONDITION_ADJ}){_END}",
+    "health_condition",
+    CONDITION_ADJECTIVES,
+    "c",
+)
 
 
 @_predicate(

@@ -26,6 +26,7 @@ from memledger.write.extract._reading import (
     HAVE,
     _alt,
     _items,
+    _lookup,
     _number,
     _one,
     _predicate,
@@ -114,9 +115,7 @@ def _commute(m: re.Match[str], rest: str, who: Subject) -> list[Found] | None:
 _STATUS = _alt(STATUSES)
 
 
-@_predicate(rf"{BE}{ADV}(?P<s>{_STATUS}){_END}")
-def _status(m: re.Match[str], rest: str, who: Subject) -> list[Found] | None:
-    return _one("relationship_status", STATUSES[m.group("s")])
+_lookup(rf"{BE}{ADV}(?P<s>{_STATUS}){_END}", "relationship_status", STATUSES, "s")
 
 
 @_predicate(
@@ -220,13 +219,14 @@ def _play_instrument(m: re.Match[str], rest: str, who: Subject) -> list[Found] |
     return _one("instrument", instrument.get(m.group("i"), m.group("i")))
 
 
-@_predicate(
+_lookup(
     rf"(?:{ADV}(?:do|does|practice|practise|practices|practises|train|trains|am doing|am into"
     r"|is doing|go|goes|love|loves|enjoy|enjoys|am learning|is learning|teach|teaches|compete in"
-    rf"|competes in)\s+(?:a lot of\s+|some\s+|competitive\s+|hot\s+|in\s+)?(?P<p>{_PRACTICE}){_B})"
+    rf"|competes in)\s+(?:a lot of\s+|some\s+|competitive\s+|hot\s+|in\s+)?(?P<p>{_PRACTICE}){_B})",
+    "sport",
+    PRACTICES,
+    "p",
 )
-def _practise(m: re.Match[str], rest: str, who: Subject) -> list[Found] | None:
-    return _one("sport", PRACTICES[m.group("p")])
 
 
 @_predicate(

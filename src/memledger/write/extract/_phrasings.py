@@ -33,6 +33,7 @@ from memledger.write.extract._reading import (
     HAVE,
     _alt,
     _items,
+    _lookup,
     _number,
     _one,
     _predicate,
@@ -279,12 +280,13 @@ _HOBBYISTS = {
 _HOBBYIST = _alt(_HOBBYISTS)
 
 
-@_predicate(
+_lookup(
     rf"{BE}{ADV}(?:a|an)\s+(?:(?:keen|avid|amateur|hobby|weekend|home|big|huge|passionate|casual"
-    rf"|enthusiastic|obsessive|dedicated|serious)\s+)+(?:amateur\s+)?(?P<h>{_HOBBYIST}){_B}"
+    rf"|enthusiastic|obsessive|dedicated|serious)\s+)+(?:amateur\s+)?(?P<h>{_HOBBYIST}){_B}",
+    "hobby",
+    _HOBBYISTS,
+    "h",
 )
-def _hobbyist(m: re.Match[str], rest: str, who: Subject) -> list[Found] | None:
-    return _one("hobby", _HOBBYISTS[m.group("h")])
 
 
 @_predicate(

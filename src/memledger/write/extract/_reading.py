@@ -4,7 +4,7 @@ numbers, and the table the predicates register in (tried in the order registered
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from memledger.write.extract._attributes import (
     Found,
@@ -161,3 +161,13 @@ def _one(
     attribute: str, value: str | None, shown: str | None = None, *, timing: Timing = "clause"
 ) -> list[Found] | None:
     return None if not value else [Found(attribute, value, shown, timing=timing)]
+
+
+def _lookup(pattern: str, attribute: str, words: Mapping[str, str], group: str) -> None:
+    """Register a predicate whose matched word says the value ("am diabetic" ->
+    health_condition: diabetes): ``words`` maps the word to the value recorded."""
+
+    def read(m: re.Match[str], rest: str, who: Subject) -> list[Found] | None:
+        return _one(attribute, words[m.group(group)])
+
+    _PREDICATES.append((re.compile(pattern), read))

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
+from memledger.domain.timephrases import NUMBER_WORDS
+
 DIETS: Mapping[str, str] = MappingProxyType(
     {
         "vegetarian": "vegetarian",
@@ -440,25 +442,6 @@ EVENT_HEADS: frozenset[str] = frozenset(
 """What one took part in ("I ran a 10k", "I went to a wedding")."""
 
 NUMBERS: Mapping[str, int] = MappingProxyType(
-    {
-        "no": 0,
-        "zero": 0,
-        "a": 1,
-        "an": 1,
-        "one": 1,
-        "two": 2,
-        "three": 3,
-        "four": 4,
-        "five": 5,
-        "six": 6,
-        "seven": 7,
-        "eight": 8,
-        "nine": 9,
-        "ten": 10,
-        "eleven": 11,
-        "twelve": 12,
-        "a couple of": 2,
-        "twin": 2,
-    }
+    {**NUMBER_WORDS, "no": 0, "zero": 0, "a couple of": 2, "twin": 2}
 )
 """Counted words -> numbers."""
