@@ -25,7 +25,16 @@ from memledger.index.lexical import entry_text, query_terms
 from memledger.index.postgres import PostgresIndex
 from memledger.store import open_store
 from memledger.testing import FrozenClock
-from memledger.testing.scenarios import FAMILY, SUBJECT, TENANT, actor, day, event, pref
+from memledger.testing.scenarios import (
+    FAMILY,
+    SUBJECT,
+    TENANT,
+    UNGRANTED,
+    actor,
+    day,
+    event,
+    pref,
+)
 from memledger.write.worker import episode_of
 
 AnyIndex: TypeAlias = DerivedIndex | PostgresIndex
@@ -99,6 +108,28 @@ def test_sync_follows_the_outbox_and_carries_revisions(memory: Memory, index: An
     memory.revoke_family(SUBJECT, FAMILY, tenant=TENANT)
     index.sync(memory.store)
     assert index.search("friday daily", tenant=TENANT, k=10) == []
+
+
+def test_an_observation_gets_no_entry_so_it_takes_no_candidates_place(
+    memory: Memory, index: AnyIndex
+) -> None:
+    # said without a grant: kept as an observation, which recall can never return
+    receipt = memory.ingest(
+        event("e1", "Digest on Fridays", occurred_at=day(10, 2), sequence=1, who=UNGRANTED),
+        [pref("friday", grounding="on Fridays")],
+    )
+    assert [r.disposition for r in receipt.results] == ["observation"]
+    memory.ingest(
+        event("e2", "Digest on Fridays, please", occurred_at=day(10, 3), sequence=2),
+        [pref("friday", grounding="on Fridays")],
+    )
+    index.sync(memory.store)
+    records = memory.timeline(SUBJECT, FAMILY, tenant=TENANT)
+    (current,) = [r for r in records if r.kind != "observation"]
+    assert [h.memory_id for h in index.search("friday", tenant=TENANT, k=5)] == [current.memory_id]
+    assert [r[1] for r in entry_rows(index, TENANT)] == [current.memory_id]
+    index.rebuild(memory.store)
+    assert [r[1] for r in entry_rows(index, TENANT)] == [current.memory_id]
 
 
 def test_a_lagging_index_still_serves_what_it_has(memory: Memory, index: AnyIndex) -> None:

@@ -420,12 +420,6 @@ def test_the_memledger_retriever_runs_through_the_write_and_read_paths(
     assert memledger["recall"]["overall"]["5"] > bm25["recall"]["overall"]["5"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known regression: a claim the benchmark's actor may not set (an open attribute "
-    "kept as not authorised) still takes a candidate's place, and the turns that scored "
-    "nothing no longer fill the 20 on this five-turn conversation",
-)
 def test_the_memledger_retriever_returns_every_turn_of_a_tiny_conversation(
     locomo_file: Path, tmp_path: Path
 ) -> None:

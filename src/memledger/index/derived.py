@@ -91,7 +91,7 @@ from memledger.index._fts import scope_token, search_subjects, search_tenant, ta
 from memledger.index._names import KnownNames, NameCache
 from memledger.index._vectors import Matrix
 from memledger.index.catchup import pending
-from memledger.index.lexical import entry_text, query_terms
+from memledger.index.lexical import entry_text, indexed, query_terms
 from memledger.ports import Store
 
 if TYPE_CHECKING:
@@ -111,7 +111,9 @@ __all__ = [
     "open_index",
 ]
 
-SCHEMA = "11"
+SCHEMA = "12"
+"""The layout's version: an index file of another is emptied on open and refilled from
+the outbox."""
 WINDOW_BEFORE = 2
 WINDOW_AFTER = 2
 INSTRUCTION_FAMILY = "instruction"
@@ -468,6 +470,7 @@ class DerivedIndex:
                     (tenant, memory_id): record
                     for tenant, ids in by_tenant.items()
                     for memory_id, record in unit.get_records(tenant, ids).items()
+                    if indexed(record)
                 }
             if not rows:
                 break
@@ -574,7 +577,8 @@ class DerivedIndex:
                     if r.seq <= reached
                 ]
                 ids = [r.memory_id for r in rows if r.op == "upsert"]
-                records = dict(unit.get_records(tenant, ids)) if ids else {}
+                found = unit.get_records(tenant, ids) if ids else {}
+                records = {m: r for m, r in found.items() if indexed(r)}
             if not rows:
                 break
             vectors = dict(

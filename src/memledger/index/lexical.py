@@ -33,6 +33,13 @@ def _value_text(value: JsonValue) -> str:
     return "" if value is None or isinstance(value, bool) else str(value)
 
 
+def indexed(record: MemoryRecord) -> bool:
+    """Whether ``record`` has an entry: one that recall could ever return. An observation
+    or a historical record never can (its kind and status are fixed under its memory id),
+    so an entry of one would only take a candidate's place from a memory that can."""
+    return record.authorised
+
+
 def entry_text(record: MemoryRecord) -> str:
     """What a record is found by: an episode's speaker and words, else statement and value."""
     if record.kind == "episode" and isinstance(record.value, dict):

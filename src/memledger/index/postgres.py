@@ -73,7 +73,7 @@ from memledger.index.derived import (
     _standing,
     _thread,
 )
-from memledger.index.lexical import entry_text, query_terms
+from memledger.index.lexical import entry_text, indexed, query_terms
 from memledger.ports import OutboxEntry, Store
 
 try:
@@ -88,7 +88,9 @@ except ImportError as exc:  # pragma: no cover - the extra is installed in the t
 
 __all__ = ["PostgresIndex"]
 
-SCHEMA = "1"
+SCHEMA = "2"
+"""The layout's version: a namespace of another is emptied on open and refilled from
+the outbox."""
 NAMESPACE = "memledger_index"
 SAMPLE = 2048
 """Rows whose median cosine stands for a large tenant's (:data:`memledger.index._ann.SAMPLE`)."""
@@ -1142,6 +1144,7 @@ def _read_outbox(
             (t, memory_id): record
             for t, ids in by_tenant.items()
             for memory_id, record in unit.get_records(t, ids).items()
+            if indexed(record)
         }
     return rows, records
 
