@@ -92,3 +92,28 @@ def test_an_expired_record_is_never_named_as_the_replacement(tmp_path: Path) -> 
         assert turns[0].outdated_by is None  # Porto expired: nothing holds the slot now
     finally:
         memory.close()
+
+
+def test_a_turn_that_still_holds_one_of_its_claims_is_not_outdated(tmp_path: Path) -> None:
+    memory = Memory.open(
+        f"sqlite:///{tmp_path / 'm.db'}",
+        clock=FrozenClock(datetime(2026, 3, 20, tzinfo=UTC)),
+        index=DerivedIndex(tmp_path / "m.index"),
+    )
+    try:
+        both = "I live in Lisbon. I'm vegetarian."
+        memory.ingest(_said("jan", both, datetime(2026, 1, 10, tzinfo=UTC)))
+        memory.ingest(_said("feb", "I live in Faro.", datetime(2026, 2, 10, tzinfo=UTC)))
+        memory.ingest(
+            _said("mar", "Actually I moved to Porto last month.", datetime(2026, 3, 12, tzinfo=UTC))
+        )
+        memory.process()
+        with memory.store.read() as unit:
+            jan = {r.family for r in unit.claims_of_events("acme", ["jan"])}
+        assert jan == {"home_city", "attribute"}
+        result = memory.recall("Do I live in Lisbon?", tenant="acme", subject="user-9")
+        marks = {i.record.source_event_id: i.outdated_by for i in result.items}
+        # January's diet still holds: the turn is not outdated; February said only the city
+        assert marks["jan"] is None and marks["feb"] is not None, marks
+    finally:
+        memory.close()

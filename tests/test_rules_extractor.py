@@ -708,7 +708,7 @@ PHRASES = [
     " from Monday until Friday",
     " until further notice",
 ]
-TEMPLATES: list[tuple[str, str | None]] = [
+TEMPLATES: list[tuple[str, str | tuple[str, ...] | None]] = [
     ("I live in {city}{when}", "home_city"),
     ("I'm based in {city}{when}", "home_city"),
     ("Based in {city}", "home_city"),
@@ -719,7 +719,7 @@ TEMPLATES: list[tuple[str, str | None]] = [
     ("I love {framework}", "primary_framework"),
     ("I use {framework}{when}", "primary_framework"),
     ("I moved to {framework}", "primary_framework"),
-    ("I love {item}", "likes"),
+    ("I love {item}", ("likes", "attribute")),  # an activity loved is a hobby
     ("I hate {item}", "likes"),
     ("{item} is my favorite", "likes"),
     ("Send my digest daily{when}", "delivery_preference"),
@@ -743,12 +743,13 @@ TEMPLATES: list[tuple[str, str | None]] = [
 
 
 @st.composite
-def messages(draw: st.DrawFn) -> tuple[str, set[str]]:
-    """A message of one to three templated sentences, and the families it must give
-    (when the sentences are separate: a question mark ends the whole sentence)."""
+def messages(draw: st.DrawFn) -> tuple[str, set[tuple[str, ...]]]:
+    """A message of one to three templated sentences, and the families it must give, each
+    as its alternatives (when the sentences are separate: a question mark ends the whole
+    sentence)."""
     separator = draw(st.sampled_from([". ", "! ", "\n", ", and ", "; ", " but "]))
     parts: list[str] = []
-    families: set[str] = set()
+    families: set[tuple[str, ...]] = set()
     for _ in range(draw(st.integers(1, 3))):
         template, family = draw(st.sampled_from(TEMPLATES))
         parts.append(
@@ -763,7 +764,7 @@ def messages(draw: st.DrawFn) -> tuple[str, set[str]]:
             )
         )
         if family is not None and separator in (". ", "! ", "\n"):
-            families.add(family)
+            families.add((family,) if isinstance(family, str) else family)
     return separator.join(parts) + draw(st.sampled_from(["", ".", "!"])), families
 
 
@@ -774,7 +775,8 @@ def test_generated_messages_give_valid_batches(message: tuple[str, set[str]], at
     source = event(text, at)
     result = RuleExtractor().extract(source)
     check(source, result.claims)
-    assert families <= {c.family for c in result.claims}, (text, result)
+    given = {c.family for c in result.claims}
+    assert all(given.intersection(alternatives) for alternatives in families), (text, result)
     for claim in result.claims:
         if claim.valid_from is not None and claim.valid_until is not None:
             assert claim.valid_from < claim.valid_until

@@ -80,6 +80,7 @@ from memledger.read.context import (
     check_request,
 )
 from memledger.read.hot import HotTier, Tier
+from memledger.read.missed import PossibleUpdate, possible_updates
 from memledger.read.procedures import DependencyChecker
 from memledger.read.recall import RecallResult, RecallSettings, check_query, recall
 from memledger.read.trace import Replay, replay
@@ -1186,6 +1187,18 @@ class Memory:
         _tenant(tenant)
         with self.store.read() as unit:
             return tuple(unit.reviews(tenant, open_only=open_only))
+
+    def possible_updates(
+        self, subject: str, *, tenant: str, valid_at: datetime | None = None
+    ) -> tuple[PossibleUpdate, ...]:
+        """Later turns that may change ``subject``'s current values (at ``valid_at``,
+        default now) where no claim did: updates extraction may have missed, for an
+        operator to review (:mod:`memledger.read.missed`). Read-only."""
+        _tenant(tenant, subject)
+        at = _moment(valid_at, "valid_at") or self.clock.now()
+        with self.store.read() as unit:
+            found = possible_updates(unit, tenant, subject, now=self.clock.now(), valid_at=at)
+        return tuple(found)
 
     def jobs(self, *, tenant: str, open_only: bool = True) -> tuple[Job, ...]:
         """Extraction jobs, oldest first: those not done yet (queued or failed), or all."""

@@ -64,6 +64,7 @@ from memledger.errors import (
     InvalidIntervalError,
     UnknownKindError,
 )
+from memledger.read.missed import PossibleUpdate
 from memledger.read.recall import RecallResult
 from memledger.write.compact import CompactionReceipt
 from memledger.write.consolidate import ConsolidationReceipt
@@ -640,6 +641,15 @@ def review_to_dict(item: ReviewItem) -> JsonObject:
         "resolution": item.resolution,
         "resolved_by": item.resolved_by,
         "resolution_reason": item.resolution_reason,
+    }
+
+
+def possible_update_to_dict(item: PossibleUpdate) -> JsonObject:
+    """A current value, the later turn that may change it, and why it is listed."""
+    return {
+        "reason": item.reason,
+        "current": record_to_dict(item.current),
+        "turn": record_to_dict(item.turn),
     }
 
 

@@ -478,6 +478,14 @@ class Review(WireModel):
     resolution_reason: str | None
 
 
+class PossibleUpdate(WireModel):
+    """:func:`memledger.wire.possible_update_to_dict`."""
+
+    reason: str
+    current: Record
+    turn: Record
+
+
 class ReviewResolution(WireModel):
     """:func:`memledger.wire.review_resolution_to_dict`."""
 

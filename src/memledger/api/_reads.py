@@ -29,6 +29,7 @@ from memledger.read.context import Constraint, LiveState, Material
 from memledger.wire import (
     JsonObject,
     history_entry_to_dict,
+    possible_update_to_dict,
     recall_to_dict,
     record_to_dict,
     revocation_to_dict,
@@ -159,6 +160,21 @@ def families(subject: Subject, svc: Svc, who: Reader) -> list[JsonObject]:
         }
         for slot in svc.memory.families(subject, tenant=who.tenant)
     ]
+
+
+@router.get(
+    "/v1/subjects/{subject:path}/possible-updates",
+    response_model=list[wm.PossibleUpdate],
+    summary="Updates extraction may have missed",
+    description="Later turns of the subject that may change one of its current values where "
+    "no claim did (`possible update not understood`), each beside the value it may change, "
+    "for an operator to review. Read-only; `[]` when there are none.",
+    responses=problem_responses(404),
+)
+def possible_updates(subject: Subject, svc: Svc, who: Reader) -> list[JsonObject]:
+    readable(who, subject)
+    found = svc.memory.possible_updates(subject, tenant=who.tenant)
+    return [possible_update_to_dict(i) for i in found]
 
 
 @router.get(

@@ -22,7 +22,9 @@ from memledger.cli._run import CliError
 from memledger.cli.options import (
     AsJson,
     Db,
+    Subject,
     Tenant,
+    ValidAt,
     check_store_path,
     require_tenant,
     store_url,
@@ -35,6 +37,7 @@ from memledger.wire import (
     family_to_dict,
     isoformat,
     key_to_dict,
+    possible_update_to_dict,
     review_resolution_to_dict,
     review_to_dict,
 )
@@ -48,7 +51,9 @@ schema = typer.Typer(
     help="The claim families of a tenant: list them, register new ones.", no_args_is_help=True
 )
 reviews = typer.Typer(
-    help="The review queue: list held batches, accept or reject them.", no_args_is_help=True
+    help="The review queue: list held batches, accept or reject them; list the updates"
+    " extraction may have missed.",
+    no_args_is_help=True,
 )
 
 
@@ -321,6 +326,42 @@ def reviews_list(
             Text(item.subject),
             Text(str(len(item.claims))),
             Text(state),
+            Text(item.reason),
+        )
+    render.make_console().print(table)
+
+
+@reviews.command("updates")
+def reviews_updates(
+    ctx: typer.Context,
+    subject: Subject,
+    *,
+    valid_at: ValidAt = None,
+    db: Db = None,
+    tenant: Tenant = None,
+    as_json: AsJson = False,
+) -> None:
+    """Later turns that may change a subject's current values where no claim did
+    (possible updates not understood): fix the extraction, then ingest the correction
+    or re-derive. Read-only."""
+    who = require_tenant(ctx, tenant)
+    with _memory(ctx, db) as memory:
+        items = memory.possible_updates(subject, tenant=who, valid_at=valid_at)
+    if as_json:
+        render.print_json([possible_update_to_dict(i) for i in items])
+        return
+    if not items:
+        typer.echo("no possible updates")
+        return
+    table = _table("family", "current value", "since", "later turn", "said", "reason")
+    for item in items:
+        text = item.turn.value.get("text") if isinstance(item.turn.value, dict) else None
+        table.add_row(
+            Text(item.current.family),
+            Text(item.current.claim),
+            Text(isoformat(item.current.valid_from)),
+            Text(text if isinstance(text, str) else item.turn.claim),
+            Text(isoformat(item.turn.valid_from)),
             Text(item.reason),
         )
     render.make_console().print(table)

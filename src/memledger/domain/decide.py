@@ -13,8 +13,10 @@ pair holds mutually exclusive values) and the candidate's polarity.
 2. **NOOP** when an open record of the same scope holds the same value, or a
    statement at least ``noop`` similar, over the candidate's whole interval;
    or when a record under another scope of the family is at least ``noop``
-   similar over that interval (the same thing filed under another key). A NOOP raises the
-   record's mention count and confidence.
+   similar over that interval (the same thing filed under another key). Similar
+   statements are a repeat only with the same negation words and the same numbers:
+   "Budget is $650" does not repeat "Budget is $600". A NOOP raises the record's
+   mention count and confidence.
 3. **UPDATE** when open records of the same scope overlap the candidate's
    interval with another value: their windows close, the candidate's opens.
 4. **ADD** otherwise: nothing in the slot (or nothing overlapping), and nothing
@@ -159,6 +161,20 @@ def negations(text: str) -> frozenset[str]:
     return frozenset(w.casefold().replace("’", "'") for w in _NEGATION.findall(text))
 
 
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def numbers(text: str) -> tuple[str, ...]:
+    """The numbers a text states, sorted: two statements that differ in them ("Budget is
+    $600" / "Budget is $650") hold other values however similar their letters."""
+    return tuple(sorted(n.replace(",", "") for n in _NUMBER.findall(text)))
+
+
+def _alike(ours: str, theirs: str) -> bool:
+    """Whether two similar texts could be one claim: the same negations, the same numbers."""
+    return negations(ours) == negations(theirs) and numbers(ours) == numbers(theirs)
+
+
 def decide(
     candidate: Candidate,
     existing: Sequence[Existing],
@@ -188,7 +204,7 @@ def decide(
             claim_text(record.statement, record.value),
         )
         score = similar(ours, theirs)
-        if score >= thresholds.noop and negations(ours) == negations(theirs):
+        if score >= thresholds.noop and _alike(ours, theirs):
             return Noop(record.memory_id, score)
     overlapping = tuple(e.memory_id for e in same if e.interval.overlaps(candidate.interval))
     if overlapping:
@@ -196,7 +212,11 @@ def decide(
     for score, record in ranked():
         if score < thresholds.noop:
             break
-        if record.scope != candidate.scope and _covers(record.interval, candidate.interval):
+        if (
+            record.scope != candidate.scope
+            and _covers(record.interval, candidate.interval)
+            and _alike(candidate.statement, record.statement)
+        ):
             return Noop(record.memory_id, score)
     return Add()
 

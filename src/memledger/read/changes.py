@@ -36,7 +36,7 @@ from memledger.domain.gates import content_words
 from memledger.domain.records import MemoryRecord
 from memledger.domain.text import sentences
 
-__all__ = ["CUES", "DEPTH", "SHARED_WORDS", "Change", "changes", "reorder"]
+__all__ = ["CUES", "DEPTH", "SHARED_WORDS", "Change", "Said", "changes", "reorder"]
 
 DEPTH = 10
 """How many of a read's best memories are compared with each other."""
@@ -138,15 +138,38 @@ def _values(text: str) -> tuple[_Value, ...]:
 def changes(records: Sequence[MemoryRecord], query_words: frozenset[str]) -> list[Change]:
     """Every pair of ``records`` where a later turn changes an earlier memory (see the
     module docstring), the latest turn first for each earlier memory."""
-    read = [(r, _values(_text(r))) for r in records if _role(r) != "assistant"]
+    said = Said.of(records)
     found: list[Change] = []
-    for older, old_values in read:
+    for older, old_values in said.read:
+        found.extend(said._changing(older, old_values, query_words))
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class Said:
+    """Records with the values their words state, read once to compare many memories
+    with them."""
+
+    read: tuple[tuple[MemoryRecord, tuple[_Value, ...]], ...]
+
+    @classmethod
+    def of(cls, records: Sequence[MemoryRecord]) -> Said:
+        """``records`` read, the assistant's turns left out (rarely evidence)."""
+        return cls(tuple((r, _values(_text(r))) for r in records if _role(r) != "assistant"))
+
+    def changing(self, older: MemoryRecord, query_words: frozenset[str]) -> list[Change]:
+        """The turns read here that change ``older``, the latest first."""
+        return self._changing(older, _values(_text(older)), query_words)
+
+    def _changing(
+        self, older: MemoryRecord, old_values: Sequence[_Value], query_words: frozenset[str]
+    ) -> list[Change]:
         asked = query_words & content_words(_text(older))
         if not old_values or not asked:
-            continue
+            return []
         newer = [
             record
-            for record, values in read
+            for record, values in self.read
             if record.kind == "episode"
             and record.memory_id != older.memory_id
             and record.subject == older.subject
@@ -156,10 +179,7 @@ def changes(records: Sequence[MemoryRecord], query_words: frozenset[str]) -> lis
             and _changes(old_values, values, asked)
         ]
         newer.sort(key=lambda r: (r.valid_from, r.memory_id), reverse=True)
-        found.extend(
-            Change(older=older.memory_id, newer=r.memory_id, at=r.valid_from) for r in newer
-        )
-    return found
+        return [Change(older=older.memory_id, newer=r.memory_id, at=r.valid_from) for r in newer]
 
 
 def _changes(older: Sequence[_Value], newer: Sequence[_Value], asked: frozenset[str]) -> bool:

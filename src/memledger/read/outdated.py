@@ -37,21 +37,25 @@ def replaced(
             by_event.setdefault(record.source_event_id, []).append(record)
     for turn in turns:
         claims = by_event.get(turn.source_event_id, [])
+        instead: str | None = None
         for subject, family, scope in sorted({(r.subject, r.family, r.scope) for r in claims}):
             mine = [r for r in claims if (r.subject, r.family, r.scope) == (subject, family, scope)]
             if any(r.superseded_at is None and r.valid(at) and not r.expired(now) for r in mine):
-                continue  # what it said still holds
-            holders = [
-                r
-                for r in unit.family_records(tenant, subject, family, open_only=True)
-                if r.scope == scope
-                and r.authorised
-                and r.status == "active"
-                and r.valid(at)
-                and not r.expired(now)
-                and r.source_event_id != turn.source_event_id
-            ]
-            if holders:
-                found[turn.memory_id] = holders[-1].memory_id
+                instead = None  # something it said still holds: the turn is not outdated
                 break
+            if instead is None:
+                holders = [
+                    r
+                    for r in unit.family_records(tenant, subject, family, open_only=True)
+                    if r.scope == scope
+                    and r.authorised
+                    and r.status == "active"
+                    and r.valid(at)
+                    and not r.expired(now)
+                    and r.source_event_id != turn.source_event_id
+                ]
+                if holders:
+                    instead = holders[-1].memory_id
+        if instead is not None:
+            found[turn.memory_id] = instead
     return found

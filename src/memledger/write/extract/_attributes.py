@@ -206,6 +206,21 @@ _SLANG = {
     "mentor": "mentor",
     "grandson": "grandson",
     "granddaughter": "granddaughter",
+    # people spoken of together: their attributes are theirs, never the speaker's
+    "parents": "parents",
+    "folks": "parents",
+    "grandparents": "grandparents",
+    "siblings": "siblings",
+    "in-laws": "in-laws",
+    "sisters": "sisters",
+    "brothers": "brothers",
+    "friends": "friends",
+    "colleagues": "colleagues",
+    "coworkers": "colleagues",
+    "cousins": "cousins",
+    "roommates": "roommates",
+    "neighbors": "neighbors",
+    "neighbours": "neighbors",
 }
 _RELATION_WORDS = "|".join(sorted([*RELATIONS, *_SLANG], key=len, reverse=True))
 _SELF = re.compile(r"(?:i|we)(?=\s)")

@@ -272,7 +272,10 @@ def attributes(clause: Clause) -> list[Proposal] | None:
                 Subject(mentioned.relation, mentioned.name, original),
                 piece[pronoun.end() :],
             )
-        elif who_ is not None and carried is not None:
+        elif who_ is not None:
+            if carried is None or carried.relation is None:
+                carried = None  # "who" is someone just named, not the speaker
+                continue
             who, rest = carried, piece[who_.end() :]
         elif opened is None:
             who, rest, implied = carried or self_, piece, True
