@@ -658,3 +658,36 @@ def test_a_turn_is_shown_as_who_said_what_not_as_json(page: Page, site: Site) ->
     bar = family(page, "conversation").locator("svg.timeline .bar-text").first
     expect(bar).to_contain_text("user-42: My neighbour")  # the timeline says it in words
     shot(page, "13-episode")
+
+
+def test_open_attributes_are_grouped_by_attribute(page: Page, site: Site) -> None:
+    from datetime import timedelta
+
+    from memledger import Actor, SourceEvent
+
+    said = site.memory.clock.now() - timedelta(days=2)
+    for n, text in enumerate(
+        ["I'm vegetarian.", "I'm allergic to peanuts and shellfish.", "My sister is vegan."]
+    ):
+        site.memory.ingest(
+            SourceEvent(
+                tenant=TENANT,
+                event_id=f"attr-{n}",
+                subject="user-5",
+                actor=Actor(id="user-5", authenticated=True),
+                channel="chat",
+                occurred_at=said + timedelta(minutes=n),
+                text=text,
+                role="user",
+            )
+        )
+    site.memory.process(tenant=TENANT)
+    sign_in(page, site.admin)
+    open_subject(page, "user-5")
+    section = family(page, "attribute")
+    groups = section.locator(".kind.attribute")
+    expect(groups.locator("h3")).to_have_text(["allergy", "diet", "sister · diet"])
+    allergy = section.locator(".kind[data-attribute='allergy'] .card .claim")
+    expect(allergy).to_have_count(2)
+    expect(section.locator(".kind[data-attribute='sister · diet'] .claim")).to_contain_text("vegan")
+    expect(section.locator(".kind[data-kind]")).to_have_count(0)  # not grouped by kind

@@ -98,16 +98,39 @@ function upcomingOf(history, currentIds, at) {
   );
 }
 
+const OPEN_ATTRIBUTES = "attribute";
+
+/**
+ * The attribute an open attribute's scope names: "diet" → "diet", "allergy:peanuts" →
+ * "allergy", "person:sister/diet" → "sister · diet" (someone else's, under their relation).
+ */
+export function attributeOf(scope) {
+  if (scope.startsWith("person:")) {
+    const [who, attribute = ""] = scope.slice("person:".length).split("/");
+    return `${who} · ${attribute.split(":")[0] || "about them"}`;
+  }
+  return scope.split(":")[0];
+}
+
+/** The speaker's own attributes by name, then other people's, then observations. */
+function byAttribute([a], [b]) {
+  const rank = (g) => (g === "observation" ? 2 : g.includes(" · ") ? 1 : 0);
+  return rank(a) - rank(b) || a.localeCompare(b);
+}
+
 function familySection(subject, { slot, history, changes }, current, at) {
   const family = slot.family;
   const schema = state.families.get(family);
   const upcoming = upcomingOf(history, new Set(current.map((r) => r.memory_id)), at);
   const observations = history.filter((r) => r.status === "active" && !r.authorised);
   const shown = [...current, ...upcoming, ...observations];
+  // open attributes read by attribute (diet, allergy, a sister's diet), the rest by kind
+  const groupOf = family === OPEN_ATTRIBUTES ? (r) => (r.authorised ? attributeOf(r.scope) : "observation") : (r) => r.kind;
   const byKind = new Map();
   for (const r of shown) {
-    if (!byKind.has(r.kind)) byKind.set(r.kind, []);
-    byKind.get(r.kind).push(r);
+    const group = groupOf(r);
+    if (!byKind.has(group)) byKind.set(group, []);
+    byKind.get(group).push(r);
   }
   const id = `family-${family}`;
   const rows = beliefs(history, changes);
@@ -139,10 +162,12 @@ function familySection(subject, { slot, history, changes }, current, at) {
     ),
     schema?.description ? h("p", { class: "family-desc" }, schema.description) : null,
     shown.length
-      ? [...byKind].map(([kind, records]) =>
+      ? (family === OPEN_ATTRIBUTES ? [...byKind].sort(byAttribute) : [...byKind]).map(([kind, records]) =>
           h(
             "div",
-            { class: "kind", "data-kind": kind },
+            family === OPEN_ATTRIBUTES && kind !== "observation"
+              ? { class: "kind attribute", "data-attribute": kind }
+              : { class: "kind", "data-kind": kind },
             h("h3", {}, kind === "observation" ? "observation — retained, not authorised" : kind),
             h("ul", { class: "cards" }, records.map((r) => memoryCard(r, { subject, history, upcoming: upcomingIds.has(r.memory_id) }))),
           ),
