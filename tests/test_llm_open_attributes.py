@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -408,3 +409,16 @@ def test_claims_v2_is_unchanged(server: FakeChatServer) -> None:
     assert "Speaker:" not in request.content_of("user")
     sent = request.payload["response_format"]["json_schema"]["schema"]
     assert sent == claims_v2.response_schema(Schema.default())
+
+
+def test_the_prompt_says_who_spoke_and_the_assistants_words_set_nothing(
+    memory: Memory, extractor: LLMExtractor, script: Script
+) -> None:
+    text = "Sounds like you're vegetarian."
+    turn = replace(said(1, text), role="assistant")
+    body: Any = extractor.request_body(turn)  # nested JSON, navigated freely
+    assert "Speaker: assistant" in body["messages"][1]["content"]
+    script.answers[text] = answer(attribute("diet", "vegetarian", "Is vegetarian", text))
+    memory.ingest(turn)
+    memory.process(extractor=extractor)
+    assert current(memory) == set()  # the assistant's words are nobody's own say
