@@ -25,7 +25,7 @@ from memledger.settings import Settings
 from memledger.testing.openai_server import FakeChatServer, RecordedRequest, Reply
 from memledger.write.extract import llm
 from memledger.write.extract.llm import LLMExtractor
-from memledger.write.extract.prompts import claims_v1, claims_v2
+from memledger.write.extract.prompts import claims_v1, claims_v2, claims_v3
 
 KEY = "sk-test-SECRET-0123456789"
 
@@ -122,7 +122,7 @@ def test_a_good_answer_becomes_claims_with_lineage(
     assert all(c.subject is None for c in extraction.claims)  # never the model's to choose
     info = typed.info
     assert (info.kind, info.name, info.version) == ("llm", "openai-compatible", llm.VERSION)
-    assert (info.model, info.prompt_version) == ("fake-model", claims_v2.VERSION)
+    assert (info.model, info.prompt_version) == ("fake-model", claims_v3.VERSION)  # the default
     assert [c.polarity for c in extraction.claims] == ["assert"] * 3  # none proposed
 
 
@@ -143,7 +143,7 @@ def test_the_request_carries_model_temperature_schema_key_text_and_families(
         "type": "json_schema",
         "json_schema": {
             "name": "memledger_claims",
-            "schema": claims_v2.response_schema(Schema.default()),
+            "schema": claims_v3.response_schema(Schema.default()),
             "strict": True,
         },
     }
@@ -168,7 +168,7 @@ def test_claims_v2_carries_polarity_and_claims_v1_stays_as_it_was(server: FakeCh
         polarity="retract",
     )
     server.push(answer(proposal(polarity="assert"), retraction, proposal(polarity=None)))
-    with LLMExtractor(base_url=server.base_url, model="m") as extractor:
+    with LLMExtractor(base_url=server.base_url, model="m", prompt_version="claims-v2") as extractor:
         claims = extractor.extract(EVENT).claims
     assert [(c.family, c.value, c.polarity) for c in claims] == [
         ("home_city", "lyon", "assert"),

@@ -391,7 +391,7 @@ def test_an_llm_endpoint_down_slow_or_invalid_leaves_the_job_queued(
         assert memory.process(extractor=extractor).outcomes == {"committed": 1}
     (value,) = memory.timeline(SUBJECT, FAMILY, tenant=TENANT)
     assert (value.value, value.extractor.kind, value.extractor.model) == ("friday", "llm", "m")
-    assert value.extractor.prompt_version == "claims-v2"
+    assert value.extractor.prompt_version == "claims-v3"
     assert memory.stats(tenant=TENANT) == {f"extraction:{r}": 1 for r in expected}
 
     memory.ingest(turn(2, "Fridays, still."))

@@ -2,11 +2,16 @@
 
 :class:`LLMExtractor` sends one source event to ``{base_url}/chat/completions``
 (OpenAI, vLLM, llama.cpp's server, Ollama, LM Studio, ...) with the prompt
-``claims-v2`` (:mod:`memledger.write.extract.prompts.claims_v2`; ``claims-v1``
-on request) and a strict JSON-schema ``response_format``, at temperature 0.
-Each claim's ``polarity`` ("assert" or "retract") comes from the answer; a
-``claims-v1`` answer has none, and every claim of it asserts. It only proposes: the write
-policy and the event commit decide what becomes memory.
+``claims-v3`` (:mod:`memledger.write.extract.prompts.claims_v3`; ``claims-v1``
+or ``claims-v2`` on request) and a strict JSON-schema ``response_format``, at
+temperature 0. Each claim's ``polarity`` ("assert" or "retract") comes from the
+answer; a ``claims-v1`` answer has none, and every claim of it asserts.
+``claims-v3`` adds open attributes (family ``attribute``, scoped as the rule
+extractor scopes them): their scope, value and kind are normalised through the
+rule extractor's own conventions, and a claim whose scope has no attribute's
+shape is dropped (:mod:`~memledger.write.extract.prompts.claims_v3` says why
+that is no ``schema_mismatch``). It only proposes: the write policy and the
+event commit decide what becomes memory.
 
 **Extraction quality is the model's, not this module's.** This adapter checks
 the shape of the answer, the families and kinds and the intervals (the write
@@ -38,7 +43,8 @@ reason                     cause
 One bad claim never fails the batch: a claim with missing or mistyped fields,
 an unknown family, a kind its family does not allow (or ``observation``,
 which is the policy's to assign), a bad or naive timestamp, an inverted
-interval, or an empty statement or grounding is dropped, with its reason in
+interval, an empty statement or grounding, or (``claims-v3``) an ``attribute``
+scope that is no attribute's is dropped, with its reason in
 ``Extraction.dropped``.
 A truncated answer (``finish_reason: "length"``) that still parses yields its
 claims with ``complete=False``, so the event goes to review.
@@ -51,7 +57,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Literal, NoReturn, cast
+from typing import TYPE_CHECKING, Literal, NoReturn, Protocol, cast
 
 from pydantic import JsonValue as PydanticJson
 from pydantic import ValidationError
@@ -68,12 +74,12 @@ from memledger.domain.records import (
 )
 from memledger.errors import ExtractionError, InvalidInputError
 from memledger.ports import Extraction
-from memledger.write.extract.prompts import claims_v1, claims_v2
+from memledger.write.extract.prompts import claims_v1, claims_v2, claims_v3
 
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["PROMPT_VERSIONS", "VERSION", "FailureReason", "LLMExtractor"]
+__all__ = ["DEFAULT_PROMPT_VERSION", "PROMPT_VERSIONS", "VERSION", "FailureReason", "LLMExtractor"]
 
 VERSION = "1"
 """Version of this adapter (request building and answer parsing), recorded in lineage."""
@@ -81,8 +87,26 @@ VERSION = "1"
 FailureReason = Literal["endpoint_unreachable", "timeout", "invalid_json", "schema_mismatch"]
 """The fixed ``ExtractionError.reason`` values; a non-2xx status gives ``"http_<code>"``."""
 
-PROMPT_VERSIONS = (claims_v1.VERSION, claims_v2.VERSION)
+PROMPT_VERSIONS = (claims_v1.VERSION, claims_v2.VERSION, claims_v3.VERSION)
 """The prompts an :class:`LLMExtractor` can send (``prompt_version``)."""
+
+DEFAULT_PROMPT_VERSION = claims_v3.VERSION
+"""The prompt an :class:`LLMExtractor` sends unless told otherwise."""
+
+
+class _Prompt(Protocol):
+    """What a prompt module gives the extractor."""
+
+    def system_prompt(self, schema: Schema) -> str: ...
+    def user_prompt(self, event: SourceEvent) -> str: ...
+    def response_schema(self, schema: Schema) -> dict[str, JsonValue]: ...
+
+
+_PROMPTS: dict[str, _Prompt] = {
+    claims_v1.VERSION: claims_v1,
+    claims_v2.VERSION: claims_v2,
+    claims_v3.VERSION: claims_v3,
+}
 
 
 class LLMExtractor(EndpointClient):
@@ -91,7 +115,8 @@ class LLMExtractor(EndpointClient):
     ``base_url`` is the API root, ``/chat/completions`` is appended
     (``http://127.0.0.1:8080/v1``). ``timeout`` bounds connecting and each
     wait for data, in seconds. ``prompt_version`` chooses the prompt (one of
-    :data:`PROMPT_VERSIONS`, ``claims-v2`` by default) and is recorded in lineage.
+    :data:`PROMPT_VERSIONS`, :data:`DEFAULT_PROMPT_VERSION` by default) and is
+    recorded in lineage.
     Pass ``client`` to reuse an ``httpx.Client`` (proxies, custom transport);
     it stays the caller's to close, and ``timeout`` still applies per request.
     Otherwise the extractor owns a client: :meth:`close` it, or use the
@@ -106,7 +131,7 @@ class LLMExtractor(EndpointClient):
         api_key: str | None = None,
         schema: Schema | None = None,
         timeout: float = 20.0,
-        prompt_version: str = claims_v2.VERSION,
+        prompt_version: str = DEFAULT_PROMPT_VERSION,
         client: httpx.Client | None = None,
     ) -> None:
         if prompt_version not in PROMPT_VERSIONS:
@@ -132,7 +157,7 @@ class LLMExtractor(EndpointClient):
             model=model,
             prompt_version=prompt_version,
         )
-        prompt = claims_v2 if prompt_version == claims_v2.VERSION else claims_v1
+        prompt = self._prompt = _PROMPTS[prompt_version]
         self._system = prompt.system_prompt(self._schema)
         self._response_schema = prompt.response_schema(self._schema)
 
@@ -145,7 +170,7 @@ class LLMExtractor(EndpointClient):
         return chat_request(
             model=self._endpoint.model,
             system=self._system,
-            user=claims_v1.user_prompt(event),
+            user=self._prompt.user_prompt(event),
             name=claims_v1.RESPONSE_NAME,
             schema=self._response_schema,
         )
@@ -162,9 +187,7 @@ class LLMExtractor(EndpointClient):
         claims: list[Claim] = []
         dropped: list[str] = []
         for index, item in enumerate(batch.claims):
-            claim = _convert(
-                item, index=index, schema=self._schema, polar=self._prompt_version != "claims-v1"
-            )
+            claim = _convert(item, index=index, schema=self._schema, prompt=self._prompt_version)
             if isinstance(claim, Claim):
                 claims.append(claim)
             else:
@@ -181,27 +204,39 @@ class LLMExtractor(EndpointClient):
 
 
 def _convert(
-    item: dict[str, PydanticJson], *, index: int, schema: Schema, polar: bool = True
+    item: dict[str, PydanticJson], *, index: int, schema: Schema, prompt: str
 ) -> Claim | str:
     """A domain claim from one proposed claim object, or the reason it was dropped.
-    ``polar``: the prompt asked for a polarity (``claims-v2``); else every claim asserts."""
+    ``claims-v1`` asked for no polarity: every claim of it asserts. ``claims-v3``'s
+    ``attribute`` claims are read by the attribute conventions."""
     family = item.get("family")
     label = f"claim {index}" + (f" ({family!r})" if isinstance(family, str) else "")
     try:
-        out = (claims_v2.ClaimOut if polar else claims_v1.ClaimOut).model_validate(item)
+        out = (
+            claims_v1.ClaimOut if prompt == claims_v1.VERSION else claims_v2.ClaimOut
+        ).model_validate(item)
     except ValidationError as exc:
         return f"{label}: malformed: {error_summary(exc)}"
     polarity = out.polarity if isinstance(out, claims_v2.ClaimOut) else None
+    kind, value, scope = out.kind, out.value, out.scope or "global"
     try:
         schema.check(out.family, out.kind)
         if out.kind == "observation":
             return f"{label}: kind 'observation' is the policy's to assign, not a proposal"
+        if prompt == claims_v3.VERSION and out.family == claims_v3.FAMILY:
+            try:
+                scope = claims_v3.attribute_scope(scope, out.value)
+                value = claims_v3.attribute_value(out.value)
+            except ValueError as exc:
+                return f"{label}: {exc}"
+            kind = claims_v3.attribute_kind(scope)
+            schema.check(out.family, kind)  # the table's kind, in a schema of the tenant's
         claim = Claim(
             family=out.family,
-            kind=cast(Kind, out.kind),
+            kind=cast(Kind, kind),
             statement=out.statement,
-            value=out.value,
-            scope=out.scope or "global",
+            value=value,
+            scope=scope,
             valid_from=_timestamp(out.valid_from, "valid_from"),
             valid_until=_timestamp(out.valid_until, "valid_until"),
             grounding=out.grounding,
