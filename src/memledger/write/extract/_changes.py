@@ -194,6 +194,8 @@ _R_EMPLOYER = _rx(
     r"(?:work(?:s|ing)?\s+(?:at|for)|employed\s+(?:at|by)|(?:my\s+)?job\s+(?:at|with))\s+"
     r"(?P<x>.+)"
 )
+_R_AT = _rx(r"(?:with|at)\s+(?P<x>.+)")
+""""No longer at the Guardian": an organisation by name (checked strictly)."""
 _R_HOME = _rx(r"(?:liv(?:e|es|ing)|resid(?:e|es|ing)|based|located)\s+in\s+(?P<x>.+)")
 _R_LIKE = _rx(r"(?:lik(?:e|es|ing)|lov(?:e|es|ing)|enjoy(?:s|ing)?|(?:a\s+)?fan\s+of)\s+(?P<x>.+)")
 _R_PLAN = _rx(r"(?:plan(?:s|ning)?|going|gonna)\s+(?:to\s+|on\s+)?(?P<x>.+)")
@@ -259,6 +261,11 @@ def retractions(clause: Clause) -> list[Proposal] | None:
         if org is None or doubtful(org, clause):
             return None
         return [_retracted("employer", f"No longer works at {org}", org)]
+    if cue == "no longer" and (r := clause.match(_R_AT, rest)) is not None:
+        org = clause.value(r, "x", ORG_STOPS)
+        if org and named(org, clause, strict=True) and usable(org) and not doubtful(org, clause):
+            return [_retracted("employer", f"No longer works at {org}", org)]
+        return None
     if (r := clause.match(_R_HOME, rest)) is not None:
         place = clause.value(r, "x", PLACE_STOPS)
         if place is None or doubtful(place, clause, place=True):

@@ -38,6 +38,7 @@ from memledger.write.extract._lexicon import (
     canonical_framework,
     known_tool,
     role_head,
+    stops,
 )
 
 
@@ -94,6 +95,32 @@ _HOME: tuple[tuple[re.Pattern[str], Timing, bool], ...] = (
         False,
     ),
     (_rx(rf"(?:{I_HAVE}|{WE_HAVE}){ADV}lived\s+in\s+(?P<x>.+)"), "clause", False),
+    (  # "I've been in Milan for twelve years": a stay counted in years is a home
+        _rx(
+            rf"(?:{I_HAVE}|{WE_HAVE}){ADV}been\s+in\s+(?P<x>.+?)\s+(?:for|since)\s+"
+            r"(?:(?:\w+|\d+|a|almost|nearly|over|about|around|the\s+(?:last|past))\s+)*"
+            r"(?:years?|decades?|months|\d{4})\b.*"
+        ),
+        "clause",
+        False,
+    ),
+    (
+        _rx(
+            rf"(?:{I_AM}|{WE_ARE}){ADV}(?:now\s+)?renting\s+(?:(?:a|an|our|my)\s+"
+            r"(?:\w+\s+)?(?:flat|apartment|place|house|room|studio)\s+)?in\s+(?P<x>.+)"
+        ),
+        "clause",
+        False,
+    ),
+    (  # "now I have my own flat in Gdańsk"
+        _rx(
+            rf"{ADV}(?:{I_HAVE}|{WE_HAVE}|{I_}(?:have|got|bought)\s+|{WE}(?:have|got|bought)\s+)"
+            rf"{ADV}(?:got\s+)?(?:my\s+own|our\s+own|my|our|a|an)\s+(?:new\s+|own\s+|little\s+)?"
+            r"(?:flat|apartment|place|house|home|condo)\s+in\s+(?P<x>.+)"
+        ),
+        "clause",
+        False,
+    ),
     (_rx(rf"{ADV}(?:lives|resides)\s+in\s+(?P<x>.+)"), "clause", False),
     (
         _rx(
@@ -157,9 +184,24 @@ _JOINING = _rx(
     rf"{I_AM}{ADV}(?:joining|starting\s+(?:a\s+new\s+job\s+|work\s+)?at)"
     r"\s+(?P<org>.+?)(?:\s+as\s+(?:an?\s+)?(?P<role>.+))?$"
 )
+_GOT_JOB = _rx(
+    rf"(?:{I_}|{I_HAVE}|{WE}|{WE_HAVE})?{ADV}(?:got|landed|took(?:\s+up)?|taken(?:\s+up)?"
+    r"|accepted|started|begun|began)\s+(?:a|an|my|the)\s+(?:new\s+|first\s+|dream\s+"
+    r"|full[-\s]time\s+|part[-\s]time\s+|permanent\s+|senior\s+)?(?:job|position|post|role"
+    r"|gig|internship)(?:\s+as\s+(?:an?\s+)?(?P<role>.+?))?\s+(?:at|with)\s+(?P<org>.+)"
+)
+_STARTING = _rx(
+    rf"(?:{I_WILL_BE}|{I_}will\s+be\s+|{I_AM})?{ADV}(?:starting|start)\s+(?:a\s+new\s+job\s+"
+    r"|my\s+new\s+job\s+|work\s+)?at\s+(?P<org>(?![\d])\S.*)"
+)
+_FRAGMENT = _rx(r"(?P<role>[^\W\d][\w -]{0,40}?)\s+(?:at|for|with)\s+(?P<org>.+)")
+"""A note of a job with nothing around it: "Engineer at Airbus."."""
 _ROLE_AT = _rx(rf"{I_AM}{ADV}(?:(?:an?|the)\s+)?(?P<role>.+?)\s+(?:at|for|with|of)\s+(?P<org>.+)")
 _ROLE = _rx(rf"{I_AM}{ADV}(?:(?:an?|the)\s+)?(?P<role>.+)")
-_WORK_AS = _rx(rf"{I_}{ADV}work\s+as\s+(?:an?\s+)?(?P<role>.+?)(?:\s+(?:at|for)\s+(?P<org>.+))?$")
+_WORK_AS = _rx(
+    rf"(?:{I_}{ADV}(?:work|serve)|{I_AM}{ADV}(?:working|serving))\s+(?:as|like)\s+(?:an?\s+)?"
+    r"(?P<role>.+?)(?:\s+(?:at|for)\s+(?P<org>.+))?$"
+)
 
 
 def _org(clause: Clause, m: re.Match[str]) -> str | None:
@@ -171,8 +213,12 @@ def _org(clause: Clause, m: re.Match[str]) -> str | None:
     return org
 
 
+_TITLE_STOPS = stops(r"with|and|as|near|for|at|in|on|to|by|or|like")
+"""Where a role said after "as" ends: "head of procurement" keeps its "of"."""
+
+
 def _role(clause: Clause, m: re.Match[str], *, anchored: bool) -> str | None:
-    role = clause.value(m, "role", ROLE_STOPS)
+    role = clause.value(m, "role", _TITLE_STOPS if anchored else ROLE_STOPS)
     if role is None or not usable(role, max_words=5):
         return None
     return role if anchored or role_head(role) else None
@@ -215,9 +261,24 @@ def employment(clause: Clause) -> list[Proposal] | None:
             if org is None:
                 return None
             return _job(org, _role(clause, m, anchored=True), timing)
+    m = clause.match(_GOT_JOB)
+    if m is not None:
+        org = _org(clause, m)
+        role = _role(clause, m, anchored=True) if m.group("role") else None
+        return None if org is None else _job(org, role, "past")
+    m = clause.match(_STARTING)
+    if m is not None:
+        org = _org(clause, m)
+        return None if org is None or not named(org, clause) else _job(org, None, "change")
     m = clause.match(_WORK_AS)
     if m is not None:
         return _job(_org(clause, m), _role(clause, m, anchored=True), "clause")
+    m = clause.match(_FRAGMENT)
+    if m is not None and clause.start == 0 and role_head(m.group("role")):
+        org = _org(clause, m)
+        role = _role(clause, m, anchored=False)
+        if org is not None and role is not None and named(org, clause, strict=True):
+            return _job(org, role, "clause")
     m = clause.match(_ROLE_AT)
     if m is not None:
         role = _role(clause, m, anchored=False)
@@ -356,6 +417,11 @@ _MY_FAVOURITE = _rx(
 )
 
 
+_ITEM_NOT_A_CLAUSE = _rx(r"\b(?:I|we|me|us|you|nothing|everything|had|was|were|did)\b")
+"""Words that make "X is my favourite" a sentence about something else ("For me nothing
+is better than ...", "We had a quiet dinner at ..."): no item then."""
+
+
 def like(item: str, sentiment: str) -> Proposal:
     verb = "Likes" if sentiment == "like" else "Dislikes"
     return Proposal(
@@ -384,7 +450,7 @@ def likes(clause: Clause) -> list[Proposal] | None:
     elif (m := clause.match(_MY_FAVOURITE)) is not None or (
         m := clause.match(_FAVOURITE_IS)
     ) is not None:
-        found = items(clause, m, "x")
+        found = [x for x in items(clause, m, "x") if _ITEM_NOT_A_CLAUSE.search(x) is None]
         if len(found) == 1 and (name := canonical_framework(found[0])) is not None:
             return [framework(name)]
     if not found:

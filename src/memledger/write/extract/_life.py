@@ -486,7 +486,10 @@ def _place(attribute: str, text: str, who: Subject) -> list[Found] | None:
     return [Found(attribute, place, shown)]
 
 
-@_predicate(r"(?:works|work|is working)\s+(?:at|for)\s+(?P<x>.+)")
+@_predicate(
+    r"(?:works|work|is working|(?:just\s+|recently\s+)?(?:got|landed|started|took)\s+(?:a\s+)?"
+    r"(?:new\s+)?(?:job|position|post|role))\s+(?:at|for|with)\s+(?P<x>.+)"
+)
 def _other_employer(m: re.Match[str], rest: str, who: Subject) -> list[Found] | None:
     if who.relation is None:
         return None

@@ -55,6 +55,7 @@ def _favourite_inverted(m: re.Match[str], rest: str, who: Subject) -> list[Found
     if (
         not value
         or len(value.split()) > 5
+        or re.search(r"\b(?:i|we|me|us|you|nothing|everything|had|was|were)\b", value)
         or re.match(r"(?:am|it|this|that|which|she|he|they|what|there|here|one|mine)\b", value)
     ):
         return None
@@ -185,6 +186,8 @@ def _citizenship(m: re.Match[str], rest: str, who: Subject) -> list[Found] | Non
     r"(?=\s*(?:$|[,.;!]|and\b|but\b|so\b|now\b))"
 )
 def _have_years(m: re.Match[str], rest: str, who: Subject) -> list[Found] | None:
+    if who.implied and not re.search(r"\b(?:old|age)$", m.group(0)):
+        return None  # "Firefighter. Twelve years.": how long, not how old
     n = _number(m.group("n"))
     return _one("age", str(n)) if n is not None and 5 <= n <= 110 else None
 

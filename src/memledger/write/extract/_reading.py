@@ -3,6 +3,7 @@ numbers, and the table the predicates register in (tried in the order registered
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Iterable, Mapping
 
@@ -147,14 +148,25 @@ def _number(text: str) -> int | None:
 
 Reader = Callable[[re.Match[str], str, Subject], "list[Found] | None"]
 _PREDICATES: list[tuple[re.Pattern[str], Reader]] = []
+"""Every predicate, in the order they are tried: by rank, then as registered."""
+_RANKS: list[int] = []
 
 
-def _predicate(pattern: str) -> Callable[[Reader], Reader]:
+def _predicate(pattern: str, *, rank: int = 1) -> Callable[[Reader], Reader]:
+    """Register a predicate; a lower ``rank`` is tried before every higher one (the
+    first predicate that reads a piece wins)."""
+
     def register(reader: Reader) -> Reader:
-        _PREDICATES.append((re.compile(pattern), reader))
+        _add(re.compile(pattern), reader, rank)
         return reader
 
     return register
+
+
+def _add(pattern: re.Pattern[str], reader: Reader, rank: int) -> None:
+    at = bisect.bisect_right(_RANKS, rank)
+    _RANKS.insert(at, rank)
+    _PREDICATES.insert(at, (pattern, reader))
 
 
 def _one(
@@ -170,4 +182,4 @@ def _lookup(pattern: str, attribute: str, words: Mapping[str, str], group: str) 
     def read(m: re.Match[str], rest: str, who: Subject) -> list[Found] | None:
         return _one(attribute, words[m.group(group)])
 
-    _PREDICATES.append((re.compile(pattern), read))
+    _add(re.compile(pattern), read, 1)

@@ -272,7 +272,9 @@ def propose(text: str, reference: datetime) -> Extraction:
             outcome = matcher(clause)
             if outcome is not None:
                 results.extend(outcome)
-                if matcher is attributes:  # "I go swimming every morning": a sport and a habit
+                if matcher is attributes and not any(  # a commute is no habit besides
+                    getattr(r, "scope", None) == "commute" for r in outcome
+                ):  # "I go swimming every morning": a sport and a habit
                     results.extend(habit(clause) or [])
                 break
         if not segment.question:

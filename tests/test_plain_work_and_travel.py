@@ -1,0 +1,102 @@
+"""Work, home and the way to work as people plainly say them, read by the default rule
+extractor: a job taken, a role "as" or "like" something, a note of a job, a job left, a
+home counted in years or rented, how one gets to work; and what looks like them but is
+not (a trip, a duration, a sentence that happens to end in "my favourite")."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from memledger.write.extract.rules import propose
+
+AT = datetime(2026, 6, 15, 12, tzinfo=UTC)
+
+
+def _said(text: str) -> set[tuple[str, str, str, str]]:
+    """(family, scope, value, polarity) of what ``text`` gives (values as text)."""
+    return {
+        (c.family, c.scope, c.value if isinstance(c.value, str) else "", c.polarity)
+        for c in propose(text, AT).claims
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I got a job at Spotify.", {("employer", "global", "Spotify", "assert")}),
+        (
+            "I have taken up a position as a senior analyst at Deloitte.",
+            {
+                ("employer", "global", "Deloitte", "assert"),
+                ("role", "global", "senior analyst", "assert"),
+            },
+        ),
+        ("Starting at Google next week!", {("employer", "global", "Google", "assert")}),
+        (
+            "Engineer at Airbus.",
+            {("employer", "global", "Airbus", "assert"), ("role", "global", "Engineer", "assert")},
+        ),
+        ("I work like a taxi driver in Athens.", {("role", "global", "taxi driver", "assert")}),
+        (
+            "I serve as head of procurement at Maersk.",
+            {
+                ("employer", "global", "Maersk", "assert"),
+                ("role", "global", "head of procurement", "assert"),
+            },
+        ),
+        ("I'm no longer at the Guardian.", {("employer", "global", "the Guardian", "retract")}),
+        (
+            "My sister just got a job at Spotify.",
+            {("attribute", "person:sister/employer", "spotify", "assert")},
+        ),
+        ("I've been in Milan for twelve years.", {("home_city", "global", "Milan", "assert")}),
+        ("We're renting in Bath for now.", {("home_city", "global", "Bath", "assert")}),
+        ("Now I have my own flat in Gdańsk.", {("home_city", "global", "Gdańsk", "assert")}),
+        ("I commute by train.", {("attribute", "commute", "train", "assert")}),
+        ("Taking the bus to work now.", {("attribute", "commute", "bus", "assert")}),
+        ("I ride a vespa to work every day.", {("attribute", "commute", "scooter", "assert")}),
+        ("I take the ferry every weekday morning.", {("attribute", "commute", "ferry", "assert")}),
+        ("I go every day with my bicycle.", {("attribute", "commute", "bike", "assert")}),
+        ("Subway to work. Forty minutes.", {("attribute", "commute", "subway", "assert")}),
+        ("I walk to school.", {("attribute", "commute", "walking", "assert")}),
+        (
+            "I switched from driving to cycling to work.",
+            {("attribute", "commute", "bike", "assert")},
+        ),
+    ],
+)
+def test_what_is_said_plainly_is_read(text: str, expected: set[tuple[str, str, str, str]]) -> None:
+    assert _said(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "not_this"),
+    [
+        ("I took the bus to Porto.", "commute"),  # a trip
+        ("I went with my car to the beach.", "commute"),
+        ("I run every day.", "commute"),  # exercise
+        ("I've been in meetings for hours.", "home_city"),
+        ("I've been in London for a conference.", "home_city"),
+        ("I'm no longer at home.", "employer"),
+        ("I start at 9am.", "employer"),
+        ("Dinner at Nando's.", "employer"),
+        ("Firefighter. Twelve years.", "attribute"),  # how long, not how old
+        (
+            "For me nothing is better than the pierogi of my grandmother, is my favourite food.",
+            "likes",
+        ),
+        ("Every morning I drink mate like in Argentina, it is my favourite drink.", "likes"),
+        ("We had a quiet dinner at the Thai place, which is my favourite.", "likes"),
+    ],
+)
+def test_what_only_looks_like_it_gives_nothing_of_it(text: str, not_this: str) -> None:
+    found = _said(text)
+    assert not [f for f in found if not_this in (f[0], f[1])], found
+
+
+def test_a_commute_is_not_also_a_habit() -> None:
+    assert {f[0] for f in _said("I commute by train from Haarlem to Amsterdam each day.")} == {
+        "attribute"
+    }
