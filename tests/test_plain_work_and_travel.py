@@ -54,6 +54,19 @@ def _said(text: str) -> set[tuple[str, str, str, str]]:
         ("I've been in Milan for twelve years.", {("home_city", "global", "Milan", "assert")}),
         ("We're renting in Bath for now.", {("home_city", "global", "Bath", "assert")}),
         ("Now I have my own flat in Gdańsk.", {("home_city", "global", "Gdańsk", "assert")}),
+        ("But now I live in Kraków.", {("home_city", "global", "Kraków", "assert")}),
+        ("Nurse. Night shifts, mostly.", {("role", "global", "Nurse", "assert")}),
+        (
+            "My uncle is farmer in Normandy.",
+            {("attribute", "person:uncle/role", "farmer", "assert")},
+        ),
+        (
+            "Catching up with my roommate Priya was lovely. She's moved to Vancouver.",
+            {
+                ("relationship", "person:priya", "", "assert"),
+                ("attribute", "person:roommate/home_city", "vancouver", "assert"),
+            },
+        ),
         ("I commute by train.", {("attribute", "commute", "train", "assert")}),
         ("Taking the bus to work now.", {("attribute", "commute", "bus", "assert")}),
         ("I ride a vespa to work every day.", {("attribute", "commute", "scooter", "assert")}),
@@ -83,6 +96,9 @@ def test_what_is_said_plainly_is_read(text: str, expected: set[tuple[str, str, s
         ("I start at 9am.", "employer"),
         ("Dinner at Nando's.", "employer"),
         ("Firefighter. Twelve years.", "attribute"),  # how long, not how old
+        ("Great engineer.", "role"),  # praise, not a job
+        ("My boss is a nightmare.", "attribute"),
+        ("Now I prefer more the classic music.", "likes"),
         (
             "For me nothing is better than the pierogi of my grandmother, is my favourite food.",
             "likes",

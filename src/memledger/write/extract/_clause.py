@@ -2,7 +2,7 @@
 
 :func:`prepare` turns a :class:`~memledger.domain.text.Segment` of an event's
 text into a :class:`Clause`: discourse markers ("Actually,", "Correction:",
-"please", "can you") are stepped over, a leading time phrase ("From November
+"please", "can you", a "now" before "I") are stepped over, a leading time phrase ("From November
 1, ...") is stepped over, and reported speech is cut off at its verb ("my
 friend said ..."). Offsets stay those of the event text, so every value can
 be cut back to an exact quote.
@@ -32,6 +32,7 @@ _MARKERS = re.compile(
     r"""(?:(?:actually|correction|update|edit|oh|ok|okay|well|so|also|and|but|then|btw
     |by\s+the\s+way|fyi|just\s+so\s+you\s+know|note|ps|p\.s\.|quick\s+update|heads\s+up
     |sorry|anyway|hey|hi|hello|yeah|yes|no(?=\s*,)|plus|now(?=\s*,)|in\s+fact
+    |(?:now|these\s+days|nowadays|currently|lately|finally)(?=\s+(?:I|we)\b)
     |honestly|frankly|seriously|basically|personally
     |to\s+be\s+clear|for\s+the\s+record|just\s+fyi|guess\s+what|oops|wait|hmm)
     (?![\w'’])[\s,:;.!-]*)+""",

@@ -194,6 +194,8 @@ _STARTING = _rx(
     rf"(?:{I_WILL_BE}|{I_}will\s+be\s+|{I_AM})?{ADV}(?:starting|start)\s+(?:a\s+new\s+job\s+"
     r"|my\s+new\s+job\s+|work\s+)?at\s+(?P<org>(?![\d])\S.*)"
 )
+_TITLE_ONLY = _rx(r"(?P<role>[^\W\d][\w-]*)\W*$")
+"""A job title alone, first in a turn: "Nurse. Night shifts, mostly."."""
 _FRAGMENT = _rx(r"(?P<role>[^\W\d][\w -]{0,40}?)\s+(?:at|for|with)\s+(?P<org>.+)")
 """A note of a job with nothing around it: "Engineer at Airbus."."""
 _ROLE_AT = _rx(rf"{I_AM}{ADV}(?:(?:an?|the)\s+)?(?P<role>.+?)\s+(?:at|for|with|of)\s+(?P<org>.+)")
@@ -273,6 +275,9 @@ def employment(clause: Clause) -> list[Proposal] | None:
     m = clause.match(_WORK_AS)
     if m is not None:
         return _job(_org(clause, m), _role(clause, m, anchored=True), "clause")
+    m = clause.match(_TITLE_ONLY)
+    if m is not None and clause.start == 0 and role_head(m.group("role")):
+        return _job(None, _role(clause, m, anchored=False), "clause")
     m = clause.match(_FRAGMENT)
     if m is not None and clause.start == 0 and role_head(m.group("role")):
         org = _org(clause, m)
@@ -417,9 +422,10 @@ _MY_FAVOURITE = _rx(
 )
 
 
-_ITEM_NOT_A_CLAUSE = _rx(r"\b(?:I|we|me|us|you|nothing|everything|had|was|were|did)\b")
+_ITEM_NOT_A_CLAUSE = _rx(r"\b(?:I|we|me|us|you|nothing|everything|had|was|were|did)\b|^more\b")
 """Words that make "X is my favourite" a sentence about something else ("For me nothing
-is better than ...", "We had a quiet dinner at ..."): no item then."""
+is better than ...", "We had a quiet dinner at ..."), or a comparison ("I prefer more
+the ..."): no item then."""
 
 
 def like(item: str, sentiment: str) -> Proposal:
@@ -446,7 +452,7 @@ def likes(clause: Clause) -> list[Proposal] | None:
         found = items(clause, m, "x")
         sentiment = "dislike" if m.group("neg") else "like"
     elif (m := clause.match(_LIKE)) is not None:
-        found = items(clause, m, "x")
+        found = [x for x in items(clause, m, "x") if _ITEM_NOT_A_CLAUSE.search(x) is None]
     elif (m := clause.match(_MY_FAVOURITE)) is not None or (
         m := clause.match(_FAVOURITE_IS)
     ) is not None:

@@ -159,7 +159,10 @@ ROLE_HEADS: frozenset[str] = frozenset(
     technician officer specialist postdoc chef artist photographer musician freelancer
     contractor entrepreneur owner partner pm sre tester mathematician statistician economist
     pharmacist dentist therapist pilot mechanic electrician plumber farmer librarian coach
-    trainer instructor tutor associate executive advisor adviser head candidate""".split()
+    trainer instructor tutor associate executive advisor adviser head candidate firefighter
+    paramedic paediatrician pediatrician veterinarian vet cleaner driver barista waiter waitress
+    bartender cashier clerk receptionist translator interpreter carpenter builder cook
+    baker""".split()
 )
 """Last words of a job title: "I'm a ML engineer" is a role, "I'm a vegetarian" is not."""
 

@@ -15,7 +15,13 @@ from memledger.write.extract._facts import (
     _DIET,
     who_original,
 )
-from memledger.write.extract._lexicon import DOUBT_WORDS, LOOSE_END, canonical_framework, known_tool
+from memledger.write.extract._lexicon import (
+    DOUBT_WORDS,
+    LOOSE_END,
+    canonical_framework,
+    known_tool,
+    role_head,
+)
 from memledger.write.extract._reading import (
     _B,
     _END,
@@ -465,7 +471,10 @@ def _other_home(m: re.Match[str], rest: str, who: Subject) -> list[Found] | None
     return _place("home_city", m.group("x"), who)
 
 
-@_predicate(r"(?:just\s+|recently\s+)?(?:moved|relocated)\s+(?:back\s+)?to\s+(?P<x>.+)")
+@_predicate(
+    r"(?:'s\s+|has\s+|have\s+|had\s+)?(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)"
+    r"\s+(?:back\s+)?to\s+(?P<x>.+)"
+)
 def _other_moved(m: re.Match[str], rest: str, who: Subject) -> list[Found] | None:
     if who.relation is None:
         return None
@@ -507,16 +516,20 @@ _ROLE_WORD = re.compile(
     r"|singer|coach|trainer|soldier|marine|student|principal|tutor|clerk|receptionist"
     r"|secretary|administrator|technician|midwife|surveyor|translator|interpreter|pastor"
     r"|priest|rabbi|housewife|homemaker|retiree|specialist|assistant|worker|scientist"
-    r"|biologist|chemist|physicist|economist|programmer|nanny|caregiver|carer)s?$"
+    r"|biologist|chemist|physicist|economist|programmer|nanny|caregiver|carer|paediatrician"
+    r"|pediatrician|cleaner|seaman|sailor|fisherman|miner|builder|gardener|janitor)s?$"
 )
 
 
-@_predicate(r"(?:is|'s|works as|is working as|became|has become)\s+(?:a|an)\s+(?P<x>.+)")
+@_predicate(
+    r"(?:is|'s|works as|work as|is working as|works like|is working like|became|has become)\s+"
+    r"(?:(?P<a>a|an)\s+)?(?P<x>.+)"  # the article may be missing: "my uncle is farmer"
+)
 def _other_role(m: re.Match[str], rest: str, who: Subject) -> list[Found] | None:
     if who.relation is None:
         return None
     role = _take(m.group("x"), _STOP_NAME, words=4)
-    if role is None or not _ROLE_WORD.search(role):
+    if role is None or not (_ROLE_WORD.search(role) or role_head(role)):
         return None
     return [Found("role", role, timing="past" if "became" in m.group(0) else "clause")]
 
