@@ -116,3 +116,17 @@ def test_a_commute_is_not_also_a_habit() -> None:
     assert {f[0] for f in _said("I commute by train from Haarlem to Amsterdam each day.")} == {
         "attribute"
     }
+
+
+@pytest.mark.parametrize(
+    ("text", "languages"),
+    [
+        ("I speak Spanish, English and little bit Catalan.", {"spanish", "english", "catalan"}),
+        ("German native, Dutch fluent, French rusty.", {"german", "dutch", "french"}),
+        ("I speak Arabic since I was born.", {"arabic"}),
+        ("I speak English with my French colleagues.", {"english"}),  # French: of colleagues
+    ],
+)
+def test_languages_said_in_lists_and_notes(text: str, languages: set[str]) -> None:
+    found = {f[2] for f in _said(text) if f[1].startswith("speaks:") or f[1] == "native_language"}
+    assert found == languages

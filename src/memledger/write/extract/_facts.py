@@ -406,6 +406,21 @@ def _degree(m: re.Match[str], rest: str, who: Subject) -> list[Found] | None:
 _LANGUAGE = _alt(LANGUAGES)
 
 
+_LANGUAGE_LEAD = re.compile(
+    r"^(?:and\s+|but\s+)?(?:also\s+)?(?:(?:a\s+)?little(?:\s+bit)?(?:\s+of)?\s+|a\s+bit\s+of\s+"
+    r"|some\s+|basic\s+|broken\s+|decent\s+|fluent\s+|good\s+|conversational\s+"
+    r"|(?:conversational|fluent|basic|decent|good|ok|okay|competent|proficient)\s+in\s+)*"
+)
+"""How well, said before a language in a list ("a little bit Catalan", "conversational in
+Spanish"): stepped over."""
+_LANGUAGE_TAIL = (
+    r"natively|fluently|well|too|as well|ok|okay|a bit|a little|from|since|at|for|when|with"
+    r"|because|thanks|through|in\s+(?:school|college|uni|university)"
+)
+"""What may follow a language in a list ("German from my job", "Arabic since I am born");
+anything else ("French colleagues") makes the word no language spoken."""
+
+
 @_predicate(
     r"(?:speak|speaks|can speak|am fluent in|is fluent in|speak fluent|speaks fluent"
     r"|am bilingual in|is bilingual in|am conversational in|know|get by in|can get by in"
@@ -418,8 +433,10 @@ def _speak(m: re.Match[str], rest: str, who: Subject) -> list[Found] | None:
     )
     found = []
     for item in items:
-        item = re.sub(r"\s+natively$", "", item)
-        if re.fullmatch(_LANGUAGE, item):
+        item = _LANGUAGE_LEAD.sub("", item)
+        lang = re.match(rf"(?P<l>{_LANGUAGE})(?:\s+(?:{_LANGUAGE_TAIL})\b.*)?$", item)
+        if lang is not None:
+            item = lang.group("l")
             found.append(
                 Found(
                     "native_language" if native else "speaks",

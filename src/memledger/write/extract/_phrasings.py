@@ -85,6 +85,19 @@ def _terse_language(m: re.Match[str], rest: str, who: Subject) -> list[Found] | 
     return _one(attribute, lang, shown_case(lang, who_original(who)))
 
 
+@_predicate(
+    rf"(?P<l>{_LANGUAGE})\s+(?P<how>native|fluent|ok|okay|rusty|conversational|basic"
+    rf"|intermediate|beginner|[abc][12]){_END}"
+)
+def _language_then_level(m: re.Match[str], rest: str, who: Subject) -> list[Found] | None:
+    """ "German native, Dutch fluent, French rusty." """
+    if not who.implied:
+        return None
+    lang = m.group("l")
+    attribute = "native_language" if m.group("how") == "native" else "speaks"
+    return _one(attribute, lang, shown_case(lang, who_original(who)))
+
+
 _COUNTRIES = {
     "portugal": "portuguese",
     "brazil": "brazilian",

@@ -285,7 +285,8 @@ def attributes(clause: Clause) -> list[Proposal] | None:
             mentioned = who
         carried = who
         found = read_piece(rest, who, original, implied=implied)
-        if not found and implied and listing is not None and len(rest.split()) <= 4:
+        longest = 8 if listing == "speaks" else 4  # languages are a closed list: safe further
+        if not found and implied and listing is not None and len(rest.split()) <= longest:
             found = _continued(listing, rest)
         listing = (
             next((f.attribute for f in found if f.attribute in _LISTS), None) if found else None
