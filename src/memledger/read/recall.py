@@ -832,7 +832,10 @@ def recall(
         )
         checker.admit(list(sources), kept, excluded)
         # 3. context: neighbouring turns share their anchors' scores
-        anchors = sorted((m for m in kept), key=lambda m: (-base[m], m))
+        # (only turns sit in a thread: a claim anchored here would only take a turn's place)
+        anchors = sorted(
+            (m for m, r in kept.items() if r.kind == "episode"), key=lambda m: (-base[m], m)
+        )
         window = max(len(tuning.context_after), len(tuning.context_before))
         stated = understood.shape.gathers or understood.shape.dates
         lends = tuning.stated_context_weight if stated else 1.0
