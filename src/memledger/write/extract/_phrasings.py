@@ -91,8 +91,6 @@ def _terse_language(m: re.Match[str], rest: str, who: Subject) -> list[Found] | 
 )
 def _language_then_level(m: re.Match[str], rest: str, who: Subject) -> list[Found] | None:
     """ "German native, Dutch fluent, French rusty." """
-    if not who.implied:
-        return None
     lang = m.group("l")
     attribute = "native_language" if m.group("how") == "native" else "speaks"
     return _one(attribute, lang, shown_case(lang, who_original(who)))
