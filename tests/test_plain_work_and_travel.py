@@ -130,3 +130,32 @@ def test_a_commute_is_not_also_a_habit() -> None:
 def test_languages_said_in_lists_and_notes(text: str, languages: set[str]) -> None:
     found = {f[2] for f in _said(text) if f[1].startswith("speaks:") or f[1] == "native_language"}
     assert found == languages
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Stamp collecting is my chief pastime.", ("hobby:stamp-collecting", "assert")),
+        ("Basketball's my thing.", ("sport:basketball", "assert")),
+        ("The only sport I actually play is badminton.", ("sport:badminton", "assert")),
+        ("Switched from hockey to ringette this yr.", ("sport:ringette", "assert")),
+        ("Switched from hockey to ringette this yr.", ("sport:hockey", "retract")),
+    ],
+)
+def test_pastimes_said_the_other_way_round(text: str, expected: tuple[str, str]) -> None:
+    assert expected in {(f[1], f[3]) for f in _said(text) if f[0] == "attribute"}
+
+
+def test_a_thing_that_is_no_activity_is_a_liking_and_no_pastime_is_named_by_a_pronoun() -> None:
+    assert {(f[0], f[1]) for f in _said("Coffee is my thing.")} == {("likes", "item:coffee")}
+    assert _said("This is my thing.") == set()
+    assert _said("Work is my passion.") == set()
+    # a favourite sport is the favourite, read elsewhere
+    assert ("attribute", "sport:baseball", "baseball", "assert") not in _said(
+        "Baseball is my favourite sport."
+    )
+
+
+def test_yr_is_a_year_unless_it_follows_a_number() -> None:
+    assert ("attribute", "age", "34", "assert") in _said("im 34yo")
+    assert not [f for f in _said("switched from hockey to ringette this yr") if f[1] == "age"]

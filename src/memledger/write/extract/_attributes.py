@@ -162,7 +162,7 @@ _SUBSTITUTIONS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\bu\b", "you"),
         (r"\bw/", "with "),
         (r"\bb/c\b|\bbc\b|\bcuz\b|\bcause\b", "because"),
-        (r"\b(?:yrs?|yo)\b(?:\s+old)?", "years old"),
+        (r"(?<=\d)\s*(?:yrs?|yo)\b(?:\s+old)?|\b(?:yrs?|yo)\s+old\b", " years old"),
         (r"\by/o\b", "years old"),
         (r"[^\x00-\u024f\u0370-\u1fff\u3000-\u9fff'\s]", " "),
     )

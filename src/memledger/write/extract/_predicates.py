@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from memledger.write.extract import _phrasings, _travel  # noqa: F401  (registers every predicate)
+from memledger.write.extract import _pastimes, _phrasings, _travel  # noqa: F401  (registers them)
 from memledger.write.extract._attributes import (
     Found,
     Subject,

@@ -224,7 +224,8 @@ LANGUAGES: frozenset[str] = frozenset(
 SPORTS: frozenset[str] = frozenset(
     """tennis soccer football basketball baseball volleyball badminton golf hockey rugby
     cricket squash handball softball lacrosse pickleball padel polo netball frisbee
-    ultimate table-tennis ping-pong pool snooker darts bowling chess""".split()
+    ultimate table-tennis ping-pong pool snooker darts bowling chess ringette curling footy
+    futsal korfball hurling""".split()
 ) | frozenset({"table tennis", "ping pong", "ultimate frisbee", "ice hockey", "water polo"})
 """Sports one *plays* ("I play tennis")."""
 
