@@ -124,7 +124,7 @@ from memledger.write.extract._predicates import attributes
 
 __all__ = ["CONFIDENCE", "VERSION", "RuleExtractor", "instruction", "propose"]
 
-VERSION = "4"
+VERSION = "5"
 """Version of the rules, recorded in lineage; bump it when what they propose changes."""
 
 CONFIDENCE = 0.65
