@@ -159,3 +159,10 @@ def test_a_thing_that_is_no_activity_is_a_liking_and_no_pastime_is_named_by_a_pr
 def test_yr_is_a_year_unless_it_follows_a_number() -> None:
     assert ("attribute", "age", "34", "assert") in _said("im 34yo")
     assert not [f for f in _said("switched from hockey to ringette this yr") if f[1] == "age"]
+
+
+def test_a_state_that_has_held_until_now_is_current_but_an_activity_is_no_state() -> None:
+    assert ("attribute", "diet", "vegetarian", "assert") in _said(
+        "I've been vegetarian for about six years now."
+    )
+    assert not [f for f in _said("I've been trying to read more this year.") if "goal" in f[1]]

@@ -28,7 +28,9 @@ _END += r"|right now|these days|at the moment|for\s|for$|from\b|in\s|in$|ever si
 _END += r"|if\b|when\b|which\b|who\b|until\b|after\b|before\b|and\s|with\b|plus\b))"
 """Where a closed value must end: nothing, or a connective or time word."""
 
-BE = r"(?:am|is|are|'s|'re|'m)\s+"
+BE = r"(?:am|is|are|'s|'re|'m|(?:have|has|'ve) been(?!\s+\w+ing\b))\s+"
+"""A state said now, or said to have held until now ("I've been vegetarian for six
+years"); not "have been" before an activity ("I've been trying to read more")."""
 HAVE = r"(?:have got|has got|have|has|got|'ve got|own|owns)\s+"
 ADV = (
     r"(?:(?:now|currently|still|also|actually|really|just|recently|finally|mostly|mainly"
