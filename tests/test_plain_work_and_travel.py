@@ -166,3 +166,21 @@ def test_a_state_that_has_held_until_now_is_current_but_an_activity_is_no_state(
         "I've been vegetarian for about six years now."
     )
     assert not [f for f in _said("I've been trying to read more this year.") if "goal" in f[1]]
+
+
+@pytest.mark.parametrize(
+    ("text", "condition"),
+    [
+        ("ugh my asthma is acting up today", "health_condition:asthma"),
+        ("I am a lifelong asthmatic.", "health_condition:asthma"),
+        ("I have suffered from chronic back pain since 2016.", "health_condition:back-pain"),
+    ],
+)
+def test_conditions_said_in_passing(text: str, condition: str) -> None:
+    assert condition in {f[1] for f in _said(text)}
+
+
+def test_a_pain_of_a_boss_is_no_condition_and_a_flare_today_does_not_date_it() -> None:
+    assert not [f for f in _said("I have a pain in the neck of a boss.") if "health" in f[1]]
+    (asthma,) = [c for c in propose("ugh my asthma is acting up today", AT).claims]
+    assert asthma.valid_from is None

@@ -126,7 +126,7 @@ _CONDITION_ADJ = _alt(CONDITION_ADJECTIVES)
 
 
 _lookup(
-    rf"{BE}{ADV}(?:a\s+)?(?P<c>{_CONDITION_ADJ}){_END}",
+    rf"{BE}{ADV}(?:a\s+)?(?:(?:lifelong|life-long|chronic|severe|mild)\s+)?(?P<c>{_CONDITION_ADJ}){_END}",
     "health_condition",
     CONDITION_ADJECTIVES,
     "c",
@@ -142,7 +142,8 @@ def _diagnosed(m: re.Match[str], rest: str, who: Subject) -> list[Found] | None:
 
 
 @_predicate(
-    rf"(?:{HAVE}|suffer\s+from\s+|suffers\s+from\s+|live\s+with\s+|lives\s+with\s+"
+    rf"(?:(?:have\s+|has\s+)?suffered\s+from\s+|{HAVE}|suffer\s+from\s+|suffers\s+from\s+"
+    r"|live\s+with\s+|lives\s+with\s+"
     r"|struggle\s+with\s+|struggles\s+with\s+|deal\s+with\s+|deals\s+with\s+|manage\s+"
     r"|manages\s+|battle\s+|battles\s+|am\s+living\s+with\s+|is\s+living\s+with\s+"
     r"|am\s+dealing\s+with\s+|have\s+had\s+|has\s+had\s+|am\s+managing\s+)"
@@ -153,10 +154,20 @@ def _has_condition(m: re.Match[str], rest: str, who: Subject) -> list[Found] | N
     found = []
     for item in _items(m.group("x")):
         if re.fullmatch(_CONDITION, item) or re.search(
-            r"(?:itis|osis|syndrome|disorder|disease)$", item
+            r"(?:itis|osis|syndrome|disorder|disease|\w\s+pain)$", item
         ):
             found.append(Found("health_condition", item))
     return found or None
+
+
+@_predicate(
+    rf"my\s+(?P<c>{_CONDITION})\s+(?:is|has been|'s|flares|flared|gets|got|acts|acted|kicks"
+    r"|kicked|was)\b"
+)
+def _my_condition(m: re.Match[str], rest: str, who: Subject) -> list[Found] | None:
+    """ "my asthma is acting up": whose condition it is says that they have it."""
+    # (a flare "today" dates the flare, not the condition)
+    return _one("health_condition", m.group("c"), timing="none") if who.implied else None
 
 
 # -- pets -----------------------------------------------------------------------------------
