@@ -4,6 +4,7 @@ taken out whole by a revocation, an erasure or a rebuild."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 from collections.abc import Iterator
@@ -15,13 +16,13 @@ from typer.testing import CliRunner
 
 from memledger import Actor, LimitExceededError, Memory, SourceEvent
 from memledger.cli import app
-from memledger.index._passages import LONG_TURN, MAX_CHARS, MAX_WORDS, cut, documents
+from memledger.index._passages import LONG_TURN, MAX_CHARS, MAX_WORDS, cut
 from memledger.index.derived import DerivedIndex, open_index
 from memledger.index.embedders import HashingEmbedder
 from memledger.index.postgres import PostgresIndex
 from memledger.store import open_store
 from memledger.testing import FrozenClock
-from memledger.write.extract.rules import LEAD_CHARS, lead
+from memledger.write.extract.rules import LEAD_CHARS, RuleExtractor, lead
 
 AT = datetime(2026, 3, 1, 12, tzinfo=UTC)
 PHRASE = "The zeppelin mechanic from Reykjavik repaired the quantum harmonica."
@@ -51,6 +52,7 @@ def long_text(chars: int, *, seed: int = 7, phrase: str = PHRASE) -> str:
 
 
 TWO_MB = long_text(2_000_000)
+PASTE = long_text(300_000, seed=11)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -105,9 +107,9 @@ def episode_id(memory: Memory, event_id: str) -> str:
     return found.memory_id
 
 
-def ingest_long(memory: Memory) -> str:
+def ingest_long(memory: Memory, text: str = TWO_MB) -> str:
     memory.ingest(turn("before", "I walked the dog this morning.", minute=1))
-    memory.ingest(turn("long", TWO_MB, minute=2))
+    memory.ingest(turn("long", text, minute=2))
     memory.ingest(turn("after", "Then we had lunch by the harbour.", minute=3))
     memory.process()
     memory.index.sync(memory.store)
@@ -121,7 +123,7 @@ def test_passages_cover_the_text_in_bounded_overlapping_pieces_cut_at_boundaries
     text = long_text(60_000, seed=3)
     spans = cut(text)
     assert spans[0][0] == 0 and spans[-1][1] == len(text.rstrip())
-    for (start, end), (after, _) in zip(spans, spans[1:], strict=False):
+    for (start, end), (after, _) in itertools.pairwise(spans):
         assert start < after < end  # overlapping, moving on
     for start, end in spans:
         piece = text[start:end]
@@ -182,8 +184,9 @@ def test_the_packet_of_a_2_mb_turn_stays_within_its_budget(memory: Memory) -> No
 
 @pytest.mark.parametrize("how", ["revoke", "forget", "rebuild"])
 def test_every_passage_goes_with_its_turn(memory: Memory, how: str) -> None:
-    long_id = ingest_long(memory)
+    long_id = ingest_long(memory, PASTE)
     before = rows_of(memory, long_id)
+    assert len(before) > 100
     if how == "revoke":
         memory.revoke(long_id, tenant="acme")
     elif how == "forget":
@@ -221,13 +224,10 @@ def test_the_rules_read_a_long_turns_leading_part() -> None:
     assert LEAD_CHARS // 2 < len(head) <= LEAD_CHARS and text.startswith(head)
     assert head.endswith((".", "!", "?", "\n"))
     assert lead("short") == "short"
-    said = "I live in Lyon. " + text
-    shown = documents  # (imported for the index; the extractor is separate)
-    assert shown is documents
-    from memledger.write.extract.rules import RuleExtractor
-
-    claims = RuleExtractor().extract(turn("e", said)).claims
+    claims = RuleExtractor().extract(turn("e", "I live in Lyon. " + text)).claims
     assert any(c.family == "home_city" for c in claims)
+    ignored = RuleExtractor().extract(turn("e", text + " I live in Lyon.")).claims
+    assert not any(c.family == "home_city" for c in ignored)  # past the leading part
 
 
 # -- the LoCoMo bench -------------------------------------------------------------------
