@@ -20,6 +20,7 @@ from memledger.index._passages import LONG_TURN, MAX_CHARS, MAX_WORDS, cut
 from memledger.index.derived import DerivedIndex, open_index
 from memledger.index.embedders import HashingEmbedder
 from memledger.index.postgres import PostgresIndex
+from memledger.read.recall import _passage
 from memledger.store import open_store
 from memledger.testing import FrozenClock
 from memledger.write.extract.rules import LEAD_CHARS, RuleExtractor, lead
@@ -179,6 +180,20 @@ def test_the_packet_of_a_2_mb_turn_stays_within_its_budget(memory: Memory) -> No
     assert "quantum harmonica" in packet.text
 
 
+def test_recall_shows_the_best_of_the_passage_that_matched(tmp_path: Path) -> None:
+    # the question's words twice: in a short sentence early on, in the phrase later
+    text = long_text(6_000, phrase="") + " The harmonica is quantum. " + long_text(6_000)
+    with Memory.open(tmp_path / "m.db", clock=FrozenClock(AT)) as memory:
+        memory.ingest(turn("e", text))
+        memory.process()
+        (record,) = memory.timeline("user-1", "conversation", tenant="acme")
+    start = text.index(PHRASE) - 300
+    shown = _passage(record, "quantum harmonica", words=60, span=(start, start + 900))
+    assert shown is not None and not shown.whole
+    assert start <= shown.start < shown.end <= start + 900  # within the passage that matched
+    assert text[shown.start : shown.end] == shown.text and "quantum harmonica" in shown.text
+
+
 # -- removal ----------------------------------------------------------------------------
 
 
@@ -226,7 +241,7 @@ def test_the_rules_read_a_long_turns_leading_part() -> None:
     assert lead("short") == "short"
     claims = RuleExtractor().extract(turn("e", "I live in Lyon. " + text)).claims
     assert any(c.family == "home_city" for c in claims)
-    ignored = RuleExtractor().extract(turn("e", text + " I live in Lyon.")).claims
+    ignored = RuleExtractor().extract(turn("e", text + "\n\nI live in Lyon.")).claims
     assert not any(c.family == "home_city" for c in ignored)  # past the leading part
 
 
