@@ -89,7 +89,7 @@ def day(month: int, dom: int, year: int = 2026) -> datetime:
 
 def test_info_and_protocol() -> None:
     extractor: Extractor = RuleExtractor()
-    assert extractor.info == ExtractorInfo(kind="rules", name="rules", version="4")
+    assert extractor.info == ExtractorInfo(kind="rules", name="rules", version="5")
 
 
 def test_deterministic() -> None:
