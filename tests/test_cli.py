@@ -855,7 +855,7 @@ def _nested_metadata(depth: int) -> dict[str, Any]:
             {"claims": [claim(value=[[[[[[[[[[[[[[[[["deep"]]]]]]]]]]]]]]]]])]},
             ("claims[0].value has 17 levels of nesting; the limit is max_value_depth=16",),
         ),
-        ({"text": "x" * 100_001}, ("the limit is max_text_chars=100,000",)),
+        ({"text": "x" * 8_388_609}, ("the limit is max_text_chars=8,388,608",)),
         ({"actor": {"id": "user-42", "grants": ["home_city:"]}}, ("empty scope",)),
     ],
     ids=["early", "late", "sequence", "deep-metadata", "value-depth", "text-size", "grant"],

@@ -57,7 +57,7 @@ def over(db: Path, call: Callable[[], object], message: str) -> None:
 def test_the_defaults_are_documented_and_usable() -> None:
     limits = Limits()
     assert (limits.max_text_chars, limits.max_statement_chars, limits.max_claims) == (
-        100_000,
+        8_388_608,
         10_000,
         256,
     )
@@ -78,9 +78,9 @@ def test_a_10_mb_turn_is_refused(memory: Memory, db: Path) -> None:
     over(
         db,
         lambda: memory.ingest(event(text="x" * (10 * MIB))),
-        "text has 10,485,760 characters; the limit is max_text_chars=100,000",
+        "text has 10,485,760 characters; the limit is max_text_chars=8,388,608",
     )
-    assert memory.ingest(event("evt-2", text="x" * 100_000)).outcome == "queued"
+    assert memory.ingest(event("evt-2", text="x" * 100_001)).outcome == "queued"
 
 
 def test_every_limit_is_checked_and_named(memory: Memory, db: Path) -> None:

@@ -98,7 +98,7 @@ def create_app(
     metrics: bool = True,
     extractor: Extractor | None = None,
     corpus: Corpus | None = None,
-    max_body_bytes: int = 8 * 1024 * 1024,
+    max_body_bytes: int = 32 * 1024 * 1024,
     max_batch: int = 500,
     max_process: int = 1000,
     max_in_flight: int = 16,
@@ -111,7 +111,9 @@ def create_app(
     own). ``extractor``: what ``POST /v1/process`` extracts with (default: the offline
     rule-based one). ``corpus``: the shared corpus (default: ``<store file>.corpus``,
     as the CLI's, opened on first use). ``max_body_bytes``: larger request bodies are
-    refused (413); ``max_batch``: events in one batch; ``max_process``: jobs one
+    refused (413); the default, 32 MiB, carries a turn of ``Limits.max_text_chars``
+    (8 MiB of characters) even when JSON escaping or UTF-8 grows it several-fold;
+    ``max_batch``: events in one batch; ``max_process``: jobs one
     ``POST /v1/process`` may run. ``max_in_flight``: ``/v1`` requests served at once;
     past it the next is refused at once with a 503 ``overloaded`` problem. ``limits``:
     what one tenant may ask at once: requests in flight, material and document sizes,

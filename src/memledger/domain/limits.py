@@ -6,7 +6,7 @@ limits=Limits(max_text_chars=20_000))``); ``Memory.ingest`` and
 input over a limit changes nothing and raises
 :class:`~memledger.errors.LimitExceededError` naming the limit::
 
-    text has 10,485,760 characters; the limit is max_text_chars=100,000
+    text has 10,485,760 characters; the limit is max_text_chars=8,388,608
 
 These limits are about cost (storage, indexing, a context budget), and can be
 raised or lowered. The structural ones that keep input safe (text encodable as
@@ -38,8 +38,11 @@ __all__ = ["Limits", "check_claims", "check_event", "check_reason"]
 class Limits:
     """The size limits of the write path. Every field is a positive whole number."""
 
-    max_text_chars: int = 100_000
-    """Characters of an event's ``text`` (real assistant turns reach about 20,000)."""
+    max_text_chars: int = 8_388_608
+    """Characters of an event's ``text``: 8 MiB of characters, room for a pasted document,
+    log or source file (real conversational turns reach about 20,000; BEAM chats hold
+    single turns of 350,000). A turn is stored whole; the index keeps a long one as
+    passages (:mod:`memledger.index._passages`)."""
     max_metadata_bytes: int = 65_536
     """UTF-8 bytes of an event's ``metadata`` as canonical (compact, key-sorted) JSON."""
     max_metadata_depth: int = 16

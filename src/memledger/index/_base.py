@@ -107,3 +107,6 @@ class Hit:
     text: str
     """The text the index holds for the entry (what it was found by)."""
     cosine: float | None = None
+    span: tuple[int, int] | None = None
+    """For a long turn, the ``(start, end)`` offsets into its text of the passage that
+    matched (:mod:`memledger.index._passages`); ``None`` for an entry held whole."""

@@ -15,8 +15,10 @@ from collections.abc import Sequence
 
 from memledger.index import _subject_bm25 as bm25
 from memledger.index._base import Hit
+from memledger.index._passages import best_per_memory
 
 _ENTRY = "memory_id, subject, family, kind, revision, generation"
+_SPAN = "span_start, span_end"
 
 
 def scope_token(subject: str) -> str:
@@ -30,8 +32,15 @@ def table_name(tenant: str, kind: str = "fts") -> str:
     return f"{kind}_" + hashlib.sha256(tenant.encode()).hexdigest()[:20]
 
 
-def _hit(tenant: str, row: Sequence[object], score: float, text: object) -> Hit:
+def _hit(
+    tenant: str,
+    row: Sequence[object],
+    score: float,
+    text: object,
+    span: Sequence[object] = (None, None),
+) -> Hit:
     memory_id, subject, family, kind, revision, generation = row
+    start, end = span
     return Hit(
         tenant=tenant,
         memory_id=str(memory_id),
@@ -42,6 +51,7 @@ def _hit(tenant: str, row: Sequence[object], score: float, text: object) -> Hit:
         generation=int(generation),  # type: ignore[call-overload]
         score=score,
         text=str(text),
+        span=None if start is None else (int(start), int(end)),  # type: ignore[call-overload]
     )
 
 
@@ -51,14 +61,19 @@ def search_tenant(
     """The ``k`` best entries of the tenant's ``table`` for any of ``terms`` by FTS5's BM25.
     Raises ``sqlite3.OperationalError`` (no such table) when nothing is indexed yet."""
     match = "text : (" + " OR ".join(f'"{term}"' for term in terms) + ")"
-    rows = conn.execute(
-        f"SELECT e.{_ENTRY.replace(', ', ', e.')}, f.score, e.text FROM (SELECT rowid,"
-        f" bm25({table}, 1.0, 0.0) AS score FROM {table} WHERE {table} MATCH ?"
-        " ORDER BY score LIMIT ?) AS f JOIN entries e ON e.id = f.rowid WHERE e.tenant = ?"
-        " ORDER BY f.score",
-        (match, k, tenant),
-    ).fetchall()
-    return [_hit(tenant, row[:6], -row[6], row[7]) for row in rows]
+    limit = k
+    while True:  # more rows when passages of one turn take several of the top places
+        rows = conn.execute(
+            f"SELECT e.{_ENTRY.replace(', ', ', e.')}, f.score, e.text, e.span_start,"
+            f" e.span_end FROM (SELECT rowid, bm25({table}, 1.0, 0.0) AS score FROM {table}"
+            f" WHERE {table} MATCH ? ORDER BY score LIMIT ?) AS f"
+            " JOIN entries e ON e.id = f.rowid WHERE e.tenant = ? ORDER BY f.score",
+            (match, limit, tenant),
+        ).fetchall()
+        hits = best_per_memory(_hit(tenant, row[:6], -row[6], row[7], row[8:]) for row in rows)
+        if len(hits) >= k or len(rows) < limit:
+            return hits[:k]
+        limit *= 4
 
 
 def search_subjects(
@@ -101,26 +116,32 @@ def search_subjects(
             frequencies.setdefault(rowid, {})[term] = marked.count(bm25.MARK_OPEN)
             sizes[rowid] = size
     average = tokens / documents
-    best = sorted(
+    ranked = sorted(
         (
             (bm25.score(f, size=sizes[r], average=average, weights=weights), r)
             for r, f in frequencies.items()
         ),
         key=lambda item: (-item[0], item[1]),
-    )[:k]
-    if not best:
-        return []
-    found = {
-        row[0]: row[1:]
-        for row in conn.execute(
-            f"SELECT id, {_ENTRY}, text FROM entries"
-            # "+": rows by their ids, never a scan of the tenant's rows
-            f" WHERE id IN ({', '.join('?' * len(best))}) AND +tenant = ?",
-            (*(r for _, r in best), tenant),
+    )
+    limit = k
+    while True:  # more rows when passages of one turn take several of the top places
+        best = ranked[:limit]
+        if not best:
+            return []
+        found = {
+            row[0]: row[1:]
+            for row in conn.execute(
+                f"SELECT id, {_ENTRY}, text, {_SPAN} FROM entries"
+                # "+": rows by their ids, never a scan of the tenant's rows
+                f" WHERE id IN ({', '.join('?' * len(best))}) AND +tenant = ?",
+                (*(r for _, r in best), tenant),
+            )
+        }
+        hits = best_per_memory(
+            _hit(tenant, found[rowid][:6], value, found[rowid][6], found[rowid][7:])
+            for value, rowid in best
+            if rowid in found
         )
-    }
-    return [
-        _hit(tenant, found[rowid][:6], value, found[rowid][6])
-        for value, rowid in best
-        if rowid in found
-    ]
+        if len(hits) >= k or len(best) == len(ranked):
+            return hits[:k]
+        limit *= 4

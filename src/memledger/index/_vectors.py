@@ -1,7 +1,9 @@
 """A tenant's vectors held in memory, and exact nearest-neighbour search over them.
 
 Each row carries what a hit reports of its entry (subject, family, kind,
-revision, generation, text), so a search reads no table. The rows are kept up
+revision, generation, text, passage span), so a search reads no table. A long
+turn has a row per passage (:mod:`memledger.index._passages`); a search returns
+each memory id once, at its best row. The rows are kept up
 to date from what the index changed since they were read (see
 :class:`memledger.index.derived.DerivedIndex`). An approximate index that
 follows the rows (:mod:`memledger.index._ann`) reads the positions each change
@@ -18,9 +20,13 @@ import numpy as np
 import numpy.typing as npt
 
 from memledger.index._base import Hit
+from memledger.index._passages import best_per_memory
 
-Row: TypeAlias = tuple[str, str, str, int, int, str]
-"""An entry's subject, family, kind, revision, generation and text."""
+Row: TypeAlias = tuple[str, str, str, int, int, str, tuple[int, int] | None]
+"""An entry's subject, family, kind, revision, generation, text and passage span."""
+Key: TypeAlias = str | tuple[str, int]
+"""A row's key: the memory id for an entry's first document, ``(memory id, part)`` for
+the other passages of a long turn."""
 
 
 class Matrix:
@@ -33,7 +39,11 @@ class Matrix:
         self.memory_ids: list[str] = []
         self.entries: list[Row] = []
         """What the index holds for each row's entry, so a search reads no table."""
-        self.position: dict[str, int] = {}
+        self.position: dict[Key, int] = {}
+        self.parts: dict[str, int] = {}
+        """For a long turn, its highest passage number."""
+        self.extra = 0
+        """How many rows are passages past a turn's first."""
         self.by_subject: dict[str, list[int]] = {}
         self.rows = np.zeros((0, dimensions), dtype=np.float32)
         self.alive = np.zeros(0, dtype=bool)
@@ -48,9 +58,14 @@ class Matrix:
         return len(self.memory_ids)
 
     def remove(self, memory_id: str) -> None:
+        """Take every row of ``memory_id`` out (each passage of a long turn)."""
         at = self.position.get(memory_id)
         if at is not None:
             self._mark(at, alive=False)
+        for part in range(1, self.parts.get(memory_id, 0) + 1):
+            at = self.position.get((memory_id, part))
+            if at is not None and self.alive[at]:
+                self._mark(at, alive=False)
 
     def _mark(self, at: int, *, alive: bool) -> None:
         self.live += int(alive) - int(self.alive[at])
@@ -58,8 +73,9 @@ class Matrix:
         if self.changes is not None:
             self.changes.append(at)
 
-    def put(self, memory_id: str, row: Row, vector: bytes | None) -> None:
-        at = self.position.get(memory_id)
+    def put(self, memory_id: str, row: Row, vector: bytes | None, *, part: int = 0) -> None:
+        key: Key = memory_id if part == 0 else (memory_id, part)
+        at = self.position.get(key)
         if at is None:
             if vector is None:
                 return
@@ -71,8 +87,11 @@ class Matrix:
                 self.alive[at:] = False  # np.resize repeats the old values
             self.memory_ids.append(memory_id)
             self.entries.append(row)
-            self.position[memory_id] = at
+            self.position[key] = at
             self.by_subject.setdefault(row[0], []).append(at)
+            if part:
+                self.parts[memory_id] = max(part, self.parts.get(memory_id, 0))
+                self.extra += 1
         else:
             self.entries[at] = row  # an entry keeps its subject: it is part of its key
         if vector is None:
@@ -106,9 +125,7 @@ class Matrix:
         else:
             scores = self.rows[positions] @ vector
         typical = float(np.median(scores))
-        top = min(k, len(scores))
-        best = np.argpartition(-scores, top - 1)[:top]
-        return self._hits(positions[best], scores[best], typical=typical, tenant=tenant)
+        return self._best(positions, scores, typical=typical, tenant=tenant, k=k)
 
     def rank(
         self,
@@ -125,9 +142,29 @@ class Matrix:
         if not len(positions):
             return []
         scores = self.rows[positions] @ vector
+        return self._best(positions, scores, typical=typical, tenant=tenant, k=k)
+
+    def _best(
+        self,
+        positions: npt.NDArray[np.intp],
+        scores: npt.NDArray[np.float32],
+        *,
+        typical: float,
+        tenant: str,
+        k: int,
+    ) -> list[Hit]:
+        """The ``k`` best memory ids among these rows, each at its best row: the top
+        ``k`` rows, more when passages of one turn take several of those places."""
         top = min(k, len(scores))
-        best = np.argpartition(-scores, top - 1)[:top]
-        return self._hits(positions[best], scores[best], typical=typical, tenant=tenant)
+        while True:
+            best = np.argpartition(-scores, top - 1)[:top]
+            hits = self._hits(positions[best], scores[best], typical=typical, tenant=tenant)
+            if not self.extra:
+                return hits
+            hits = best_per_memory(hits)
+            if len(hits) >= k or top == len(scores):
+                return hits[:k]
+            top = min(len(scores), top * 4)
 
     def _hits(
         self,
@@ -142,7 +179,7 @@ class Matrix:
         hits = []
         for i in order:
             at = int(positions[i])
-            subject, family, kind, revision, generation, text = self.entries[at]
+            subject, family, kind, revision, generation, text, span = self.entries[at]
             cosine = float(scores[i])
             hits.append(
                 Hit(
@@ -156,6 +193,7 @@ class Matrix:
                     score=cosine - typical,
                     text=text,
                     cosine=cosine,
+                    span=span,
                 )
             )
         return hits

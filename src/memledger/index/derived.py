@@ -70,7 +70,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from sys import intern
-from typing import TYPE_CHECKING, Literal, TypeAlias
+from typing import TYPE_CHECKING, Literal, TypeAlias, TypeVar
 
 import numpy as np
 
@@ -89,9 +89,10 @@ from memledger.index._ann import ANN_THRESHOLD, AnnStatus, Graphs, TenantAnn
 from memledger.index._base import Embedder, Hit
 from memledger.index._fts import scope_token, search_subjects, search_tenant, table_name
 from memledger.index._names import KnownNames, NameCache
+from memledger.index._passages import Document, documents
 from memledger.index._vectors import Matrix
 from memledger.index.catchup import pending
-from memledger.index.lexical import entry_text, indexed, query_terms
+from memledger.index.lexical import indexed, query_terms
 from memledger.ports import Store
 
 if TYPE_CHECKING:
@@ -111,7 +112,7 @@ __all__ = [
     "open_index",
 ]
 
-SCHEMA = "12"
+SCHEMA = "13"
 """The layout's version: an index file of another is emptied on open and refilled from
 the outbox."""
 WINDOW_BEFORE = 2
@@ -123,6 +124,8 @@ WINDOW_NEIGHBOUR_WORDS = 40
 """How many words of each neighbouring turn a window holds (its start): a long turn
 beside a short one (an assistant's answer beside the user's question) must not
 drown the short turn's words in its window."""
+
+_K = TypeVar("_K", str, tuple[str, str])
 
 Progress = Callable[[int, int], None]
 """Called as ``progress(done, total)`` while an index is (re)built."""
@@ -301,8 +304,8 @@ class DerivedIndex:
             " kind TEXT NOT NULL, revision INTEGER NOT NULL, generation INTEGER NOT NULL,"
             " text TEXT NOT NULL, speaker TEXT, thread TEXT, at TEXT NOT NULL, vector BLOB,"
             " changed INTEGER NOT NULL, length INTEGER NOT NULL, win_length INTEGER,"
-            " standing TEXT,"
-            " UNIQUE (tenant, memory_id))"
+            " standing TEXT, part INTEGER NOT NULL, span_start INTEGER, span_end INTEGER,"
+            " UNIQUE (tenant, memory_id, part))"
         )
         self._conn.execute(
             "CREATE INDEX IF NOT EXISTS entries_changed ON entries (tenant, changed)"
@@ -474,8 +477,7 @@ class DerivedIndex:
                 }
             if not rows:
                 break
-            vectors = self._embed([entry_text(r) for r in records.values()])
-            by_key = dict(zip(records, vectors, strict=True))
+            by_key = self._embed_documents(records)
             with self._lock, self._transaction():
                 stamp = self._stamp + 1
                 removed = 0
@@ -490,7 +492,7 @@ class DerivedIndex:
                             record,
                             revision=row.revision,
                             generation=row.generation,
-                            vector=by_key[(row.tenant, row.memory_id)],
+                            docs=by_key[(row.tenant, row.memory_id)],
                             stamp=stamp,
                         )
                     elif row.op == "delete":
@@ -581,9 +583,7 @@ class DerivedIndex:
                 records = {m: r for m, r in found.items() if indexed(r)}
             if not rows:
                 break
-            vectors = dict(
-                zip(records, self._embed([entry_text(r) for r in records.values()]), strict=True)
-            )
+            vectors = self._embed_documents(records)
             with self._lock, self._transaction():
                 stamp = self._stamp + 1
                 for row in rows:  # in outbox order, as the syncs applied them
@@ -593,7 +593,7 @@ class DerivedIndex:
                             record,
                             revision=row.revision,
                             generation=row.generation,
-                            vector=vectors[row.memory_id],
+                            docs=vectors[row.memory_id],
                             stamp=stamp,
                         )
                     elif row.op == "delete":
@@ -619,6 +619,15 @@ class DerivedIndex:
                 ann = self._ann(tenant, self._matrix(tenant))
                 if ann is not None:
                     self._graphs.save(ann, stamp=self._stamp)
+
+    def _embed_documents(
+        self, records: dict[_K, MemoryRecord]
+    ) -> dict[_K, list[tuple[Document, bytes | None]]]:
+        """Each record's documents (:func:`~memledger.index._passages.documents`) with
+        their vectors, embedded in one call."""
+        docs = {key: documents(record) for key, record in records.items()}
+        vectors = iter(self._embed([d.text for mine in docs.values() for d in mine]))
+        return {key: [(d, next(vectors)) for d in mine] for key, mine in docs.items()}
 
     def _embed(self, texts: Sequence[str]) -> list[bytes | None]:
         if self.embedder is None or not texts:
@@ -731,69 +740,96 @@ class DerivedIndex:
         *,
         revision: int,
         generation: int,
-        vector: bytes | None,
+        docs: Sequence[tuple[Document, bytes | None]],
         stamp: int,
     ) -> None:
-        row = self._conn.execute(
-            "SELECT id, revision FROM entries WHERE tenant = ? AND memory_id = ?",
+        """Index ``record`` as its documents (one, or a long turn's passages), each with
+        its vector, unless the index holds a later revision."""
+        rows = self._conn.execute(
+            "SELECT part, id, revision FROM entries WHERE tenant = ? AND memory_id = ?",
             (record.tenant, record.memory_id),
-        ).fetchone()
-        if row is not None and row[1] > revision:
+        ).fetchall()
+        if any(held > revision for _, _, held in rows):
             return  # a newer revision is already indexed
         table = self._ensure(record.tenant)
-        text = entry_text(record)
-        if row is not None:
+        held = {part: entry_id for part, entry_id, _ in rows}
+        thread = _thread(record)
+        head: int | None = None
+        for doc, vector in docs:
+            text = doc.text
+            start, end = doc.span or (None, None)
+            entry_id = held.pop(doc.part, None)
+            if entry_id is not None:
+                self._conn.execute(
+                    "UPDATE entries SET revision = ?, generation = ?, text = ?, vector = ?,"
+                    " changed = ?, length = ?, span_start = ?, span_end = ? WHERE id = ?",
+                    (revision, generation, text, vector, stamp, bm25.length(text), start, end,
+                     entry_id),
+                )  # fmt: skip
+                self._conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (entry_id,))
+            else:
+                entry_id = self._conn.execute(
+                    "INSERT INTO entries (tenant, memory_id, subject, family, kind, revision,"
+                    " generation, text, speaker, thread, at, vector, changed, length, standing,"
+                    " part, span_start, span_end)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        record.tenant,
+                        record.memory_id,
+                        record.subject,
+                        record.family,
+                        record.kind,
+                        revision,
+                        generation,
+                        text,
+                        _speaker(record),
+                        thread if doc.part == 0 else None,  # a turn holds one place
+                        format_time(record.valid_from),
+                        vector,
+                        stamp,
+                        bm25.length(text),
+                        _standing(record),
+                        doc.part,
+                        start,
+                        end,
+                    ),
+                ).lastrowid
             self._conn.execute(
-                "UPDATE entries SET revision = ?, generation = ?, text = ?, vector = ?,"
-                " changed = ?, length = ? WHERE id = ?",
-                (revision, generation, text, vector, stamp, bm25.length(text), row[0]),
+                f"INSERT INTO {table} (rowid, text, scope) VALUES (?, ?, ?)",
+                (entry_id, text, scope_token(record.subject)),
             )
-            self._conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (row[0],))
-            entry_id = row[0]
-        else:
-            entry_id = self._conn.execute(
-                "INSERT INTO entries (tenant, memory_id, subject, family, kind, revision,"
-                " generation, text, speaker, thread, at, vector, changed, length, standing)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    record.tenant,
-                    record.memory_id,
-                    record.subject,
-                    record.family,
-                    record.kind,
-                    revision,
-                    generation,
-                    text,
-                    _speaker(record),
-                    _thread(record),
-                    format_time(record.valid_from),
-                    vector,
-                    stamp,
-                    bm25.length(text),
-                    _standing(record),
-                ),
-            ).lastrowid
-        self._conn.execute(
-            f"INSERT INTO {table} (rowid, text, scope) VALUES (?, ?, ?)",
-            (entry_id, text, scope_token(record.subject)),
-        )
-        if _thread(record) is not None:
-            self._rewindow(record.tenant, [entry_id, *self._affected(record.tenant, entry_id)])
+            if doc.part == 0:
+                head = entry_id
+        if held:  # passages the record no longer has
+            self._drop_entries(record.tenant, list(held.values()))
+            self._conn.execute(
+                "INSERT INTO removed VALUES (?, ?, ?)", (record.tenant, record.memory_id, stamp)
+            )
+        if thread is not None and head is not None:
+            self._rewindow(record.tenant, [head, *self._affected(record.tenant, head)])
+
+    def _drop_entries(self, tenant: str, entry_ids: Sequence[int]) -> None:
+        """Delete these entries with their lexical rows and windows."""
+        table, windows = self._ensure(tenant), self._ensure(tenant, "win")
+        for entry_id in entry_ids:
+            self._conn.execute("DELETE FROM entries WHERE id = ?", (entry_id,))
+            self._conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (entry_id,))
+            self._conn.execute(f"DELETE FROM {windows} WHERE rowid = ?", (entry_id,))
 
     def _delete(self, tenant: str, memory_id: str, *, revision: int, stamp: int) -> bool:
-        """Remove ``memory_id``'s entry unless the index holds a later revision; whether
-        it did."""
-        row = self._conn.execute(
-            "SELECT id, revision FROM entries WHERE tenant = ? AND memory_id = ?",
+        """Remove ``memory_id``'s entries (every passage of a long turn) unless the index
+        holds a later revision; whether it did."""
+        rows = self._conn.execute(
+            "SELECT id, revision FROM entries WHERE tenant = ? AND memory_id = ? ORDER BY part",
             (tenant, memory_id),
-        ).fetchone()
-        if row is None or row[1] > revision:
+        ).fetchall()
+        if not rows or any(held > revision for _, held in rows):
             return False
-        affected = self._affected(tenant, row[0])
-        self._conn.execute("DELETE FROM entries WHERE id = ?", (row[0],))
-        self._conn.execute(f"DELETE FROM {self._ensure(tenant)} WHERE rowid = ?", (row[0],))
+        head = rows[0][0]
+        affected = self._affected(tenant, head)
+        self._drop_entries(tenant, [entry_id for entry_id, _ in rows])
         # the windows around it lose its words (a revoked turn leaves no trace)
-        self._rewindow(tenant, [row[0], *affected])
+        self._rewindow(tenant, [head, *affected])
         self._conn.execute("INSERT INTO removed VALUES (?, ?, ?)", (tenant, memory_id, stamp))
         return True
 
@@ -859,7 +895,7 @@ class DerivedIndex:
                 self.vector_searches["exact"] += 1
                 return matrix.nearest(vector, tenant=tenant, k=k, subjects=subjects)
             self.vector_searches["ann"] += 1
-            positions = ann.candidates(vector, k=k)
+            positions = ann.candidates(vector, k=k + min(matrix.extra, 3 * k))
             return matrix.rank(vector, positions, typical=ann.typical(vector), tenant=tenant, k=k)
 
     def warm(self, tenant: str) -> AnnStatus | None:
@@ -911,14 +947,19 @@ class DerivedIndex:
             generation,
             text,
             vector,
+            part,
+            start,
+            end,
         ) in self._conn.execute(
-            "SELECT memory_id, subject, family, kind, revision, generation, text, vector"
-            " FROM entries WHERE tenant = ? AND changed > ? ORDER BY id",
+            "SELECT memory_id, subject, family, kind, revision, generation, text, vector,"
+            " part, span_start, span_end FROM entries WHERE tenant = ? AND changed > ?"
+            " ORDER BY id",
             (tenant, matrix.stamp),
         ):
             # interned: a tenant's many rows share a few subjects, families and kinds
-            row = (intern(subject), intern(family), intern(kind), revision, generation, text)
-            matrix.put(memory_id, row, vector)
+            span = None if start is None else (start, end)
+            row = (intern(subject), intern(family), intern(kind), revision, generation, text, span)
+            matrix.put(memory_id, row, vector, part=part)
         matrix.stamp = stamp
         return matrix
 

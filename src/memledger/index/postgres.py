@@ -58,6 +58,7 @@ from memledger.index._ann import ANN_THRESHOLD, AnnStatus
 from memledger.index._base import Embedder, Hit
 from memledger.index._fts import _hit
 from memledger.index._names import NameCache
+from memledger.index._passages import Document, best_per_memory, documents
 from memledger.index._tokens import STEMMER_VERSION, stem, tokens
 from memledger.index.catchup import pending
 from memledger.index.derived import (
@@ -73,7 +74,7 @@ from memledger.index.derived import (
     _standing,
     _thread,
 )
-from memledger.index.lexical import entry_text, indexed, query_terms
+from memledger.index.lexical import indexed, query_terms
 from memledger.ports import OutboxEntry, Store
 
 try:
@@ -88,7 +89,10 @@ except ImportError as exc:  # pragma: no cover - the extra is installed in the t
 
 __all__ = ["PostgresIndex"]
 
-SCHEMA = "2"
+_Embedded = dict[tuple[str, str], list[tuple[Document, "np.ndarray | None"]]]
+"""Each record's documents with their vectors, by ``(tenant, memory id)``."""
+
+SCHEMA = "3"
 """The layout's version: a namespace of another is emptied on open and refilled from
 the outbox."""
 NAMESPACE = "memledger_index"
@@ -217,8 +221,9 @@ class PostgresIndex:
             " revision bigint NOT NULL, generation bigint NOT NULL, text text NOT NULL,"
             f" speaker text, thread {text}, at {text} NOT NULL, vector {vector},"
             " sample integer NOT NULL, changed bigint NOT NULL, length integer NOT NULL,"
-            " win_length integer, standing text,"
-            " PRIMARY KEY (tenant, id), UNIQUE (tenant, memory_id))",
+            " win_length integer, standing text, part integer NOT NULL,"
+            " span_start integer, span_end integer,"
+            " PRIMARY KEY (tenant, id), UNIQUE (tenant, memory_id, part))",
             f"CREATE INDEX IF NOT EXISTS entries_changed ON {ns}.entries (tenant, changed)",
             f"CREATE INDEX IF NOT EXISTS entries_thread ON {ns}.entries"
             " (tenant, thread, at, id) WHERE thread IS NOT NULL",
@@ -440,11 +445,11 @@ class PostgresIndex:
                 progress(applied, max(total, applied))
         return applied + self.sync(store, tenant=tenant, progress=None)
 
-    def _embed_records(
-        self, records: dict[tuple[str, str], MemoryRecord]
-    ) -> dict[tuple[str, str], np.ndarray | None]:
-        vectors = self._embed([entry_text(r) for r in records.values()])
-        return dict(zip(records, vectors, strict=True))
+    def _embed_records(self, records: dict[tuple[str, str], MemoryRecord]) -> _Embedded:
+        """Each record's documents (one, or a long turn's passages) with their vectors."""
+        docs = {key: documents(record) for key, record in records.items()}
+        vectors = iter(self._embed([d.text for mine in docs.values() for d in mine]))
+        return {key: [(d, next(vectors)) for d in mine] for key, mine in docs.items()}
 
     def _embed(self, texts: Sequence[str]) -> list[np.ndarray | None]:
         ns = self.ns
@@ -543,13 +548,19 @@ class PostgresIndex:
             " AS score FROM p JOIN w USING (lexeme) CROSS JOIN stats"
             " GROUP BY p.doc ORDER BY score DESC, p.doc LIMIT %(k)s)"
             " SELECT e.memory_id, e.subject, e.family, e.kind, e.revision, e.generation,"
-            f" best.score, e.text FROM best JOIN {ns}.entries e"
+            f" best.score, e.text, e.span_start, e.span_end FROM best JOIN {ns}.entries e"
             " ON e.tenant = %(tenant)s AND e.id = best.doc ORDER BY best.score DESC, best.doc"
         )
         params.update(k1=bm25.K1, k1p1=bm25.K1 + 1.0, b=bm25.B)
         with self._connection() as conn:
-            rows = conn.execute(query_sql, params).fetchall()
-        return [_hit(tenant, row[:6], float(row[6]), row[7]) for row in rows]
+            while True:  # more rows when passages of one turn take several top places
+                rows = conn.execute(query_sql, params).fetchall()
+                hits = best_per_memory(
+                    _hit(tenant, row[:6], float(row[6]), row[7], row[8:]) for row in rows
+                )
+                if len(hits) >= k or len(rows) < params["k"]:
+                    return hits[:k]
+                params["k"] *= 4
 
     def search_vectors(
         self, query: str, *, tenant: str, k: int, subjects: Sequence[str] | None = None
@@ -577,7 +588,7 @@ class PostgresIndex:
             params["subjects"] = list(dict.fromkeys(subjects))
             scope = " AND subject = ANY(%(subjects)s)"
         with self._connection() as conn:
-            rows = conn.execute(
+            query = (
                 "WITH s AS MATERIALIZED (SELECT id, -(vector <#> %(q)s)::float4 AS cosine"
                 f" FROM {ns}.entries WHERE tenant = %(tenant)s AND vector IS NOT NULL"
                 f"{scope}),"
@@ -585,12 +596,17 @@ class PostgresIndex:
                 " FROM s),"
                 " top AS (SELECT id, cosine FROM s ORDER BY cosine DESC, id LIMIT %(k)s)"
                 " SELECT e.memory_id, e.subject, e.family, e.kind, e.revision, e.generation,"
-                f" top.cosine::float8, e.text, m.typical FROM top JOIN {ns}.entries e"
+                f" top.cosine::float8, e.text, e.span_start, e.span_end, m.typical"
+                f" FROM top JOIN {ns}.entries e"
                 " ON e.tenant = %(tenant)s AND e.id = top.id CROSS JOIN m"
-                " ORDER BY top.cosine DESC, top.id",
-                params,
-            ).fetchall()
-        return [_vector_hit(tenant, row, typical=float(row[8])) for row in rows]
+                " ORDER BY top.cosine DESC, top.id"
+            )
+            while True:  # more rows when passages of one turn take several top places
+                rows = conn.execute(query, params).fetchall()
+                hits = best_per_memory(_vector_hit(tenant, r, typical=float(r[10])) for r in rows)
+                if len(hits) >= k or len(rows) < params["k"]:
+                    return hits[:k]
+                params["k"] *= 4
 
     def _ann_query(self, tenant: str) -> sql.Composed:
         """The HNSW candidates of ``tenant``: its own partial index, which the planner
@@ -605,9 +621,9 @@ class PostgresIndex:
         with self._transaction() as conn:
             conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(EF_SEARCH))
             candidates = conn.execute(
-                self._ann_query(tenant), {"q": vector, "n": k + OVERFETCH}
-            ).fetchall()
-            best = sorted(candidates, key=lambda row: (-row[1], row[0]))[:k]
+                self._ann_query(tenant), {"q": vector, "n": 4 * k + OVERFETCH}
+            ).fetchall()  # (4 k: room for a long turn's passages, one hit per memory id)
+            best = sorted(candidates, key=lambda row: (-row[1], row[0]))
             if not best:
                 return []
             (typical,) = _one(
@@ -621,19 +637,20 @@ class PostgresIndex:
             found = {
                 row[0]: row[1:]
                 for row in conn.execute(
-                    "SELECT id, memory_id, subject, family, kind, revision, generation, text"
-                    f" FROM {ns}.entries WHERE tenant = %s AND id = ANY(%s)",
+                    "SELECT id, memory_id, subject, family, kind, revision, generation, text,"
+                    f" span_start, span_end FROM {ns}.entries WHERE tenant = %s AND id = ANY(%s)",
                     (tenant, [row[0] for row in best]),
                 )
             }
         status = self._anns.get(tenant)
         if status is not None:
             self._anns[tenant] = replace(status, searches=status.searches + 1)
-        return [
-            _vector_hit(tenant, (*found[i][:6], cosine, found[i][6]), typical=float(typical))
+        hits = best_per_memory(
+            _vector_hit(tenant, (*found[i][:6], cosine, *found[i][6:]), typical=float(typical))
             for i, cosine in best
             if i in found
-        ]
+        )
+        return hits[:k]
 
     def _live_vectors(self, conn: psycopg.Connection[Any], tenant: str) -> int:
         ns = self.ns
@@ -880,6 +897,8 @@ class _Write:
     vector: np.ndarray | None
     text: str
     length: int
+    part: int
+    span: tuple[int, int] | None
 
 
 class _Feed:
@@ -906,7 +925,7 @@ class _Feed:
         self,
         rows: Sequence[OutboxEntry],
         records: dict[tuple[str, str], MemoryRecord],
-        vectors: dict[tuple[str, str], np.ndarray | None],
+        vectors: _Embedded,
     ) -> None:
         by_tenant: dict[str, list[OutboxEntry]] = {}
         for row in rows:
@@ -923,52 +942,67 @@ class _Feed:
         tenant: str,
         rows: Sequence[OutboxEntry],
         records: dict[tuple[str, str], MemoryRecord],
-        vectors: dict[tuple[str, str], np.ndarray | None],
+        vectors: _Embedded,
     ) -> None:
         ns = self.ns
-        alive: dict[str, _Doc] = {
-            m: _Doc(id=i, revision=r, length=n, win_length=w, has_vector=v, thread=t, at=a)
-            for m, i, r, n, w, v, t, a in self.conn.execute(
-                "SELECT memory_id, id, revision, length, win_length, vector IS NOT NULL,"
+        # keyed (memory id, part): a long turn has an entry per passage
+        alive: dict[tuple[str, int], _Doc] = {
+            (m, p): _Doc(id=i, revision=r, length=n, win_length=w, has_vector=v, thread=t, at=a)
+            for m, p, i, r, n, w, v, t, a in self.conn.execute(
+                "SELECT memory_id, part, id, revision, length, win_length, vector IS NOT NULL,"
                 f" thread, at FROM {ns}.entries WHERE tenant = %s AND memory_id = ANY(%s)",
                 (tenant, list(dict.fromkeys(r.memory_id for r in rows))),
             )
         }
+        parts = Counter(m for m, _ in alive)
         removed: list[_Doc] = []
-        writes: dict[str, _Write] = {}
+        writes: dict[tuple[str, int], _Write] = {}
+
+        def drop(memory_id: str, first: int) -> None:
+            """Take the entries of ``memory_id`` from part ``first`` on out."""
+            for part in range(first, parts[memory_id]):
+                gone = alive.pop((memory_id, part))
+                writes.pop((memory_id, part), None)
+                if gone.id is not None:
+                    removed.append(gone)
+            parts[memory_id] = min(first, parts[memory_id])
+
         for row in rows:  # in outbox order
-            current = alive.get(row.memory_id)
+            current = alive.get((row.memory_id, 0))
             if row.op == "upsert":
                 record = records.get((tenant, row.memory_id))
                 if record is None or (current is not None and current.revision > row.revision):
                     continue  # gone since, or a newer revision is already indexed
-                text = entry_text(record)
-                if current is None:
-                    current = alive[row.memory_id] = _Doc(
-                        id=None, revision=row.revision, length=0, win_length=None,
-                        has_vector=False, thread=_thread(record),
-                        at=format_time(record.valid_from),
+                docs = vectors[(tenant, row.memory_id)]
+                drop(row.memory_id, len(docs))  # passages it no longer has
+                for passage, vector in docs:
+                    key = (row.memory_id, passage.part)
+                    current = alive.get(key)
+                    if current is None:
+                        current = alive[key] = _Doc(
+                            id=None, revision=row.revision, length=0, win_length=None,
+                            has_vector=False,
+                            thread=_thread(record) if passage.part == 0 else None,  # one place
+                            at=format_time(record.valid_from),
+                        )  # fmt: skip
+                    current.revision = row.revision
+                    writes[key] = _Write(
+                        record, row.revision, row.generation, vector, passage.text,
+                        bm25.length(passage.text), passage.part, passage.span,
                     )  # fmt: skip
-                current.revision = row.revision
-                writes[row.memory_id] = _Write(
-                    record, row.revision, row.generation,
-                    vectors.get((tenant, row.memory_id)), text, bm25.length(text),
-                )  # fmt: skip
+                parts[row.memory_id] = len(docs)
             elif row.op == "delete":
                 if current is None or current.revision > row.revision:
                     continue
-                del alive[row.memory_id]
-                writes.pop(row.memory_id, None)
-                if current.id is not None:
-                    removed.append(current)
+                drop(row.memory_id, 0)
         touched: list[_Doc] = [*removed]
         # removals: the entry, its postings, its window (the neighbours' come below)
         if removed:
             gone = [d.id for d in removed]
             for table in ("entries", "postings", "win_postings"):
-                key = "id" if table == "entries" else "doc"
+                column = "id" if table == "entries" else "doc"
                 self.conn.execute(
-                    f"DELETE FROM {ns}.{table} WHERE tenant = %s AND {key} = ANY(%s)",
+                    f"DELETE FROM {ns}.{table} WHERE tenant = %s AND {column} = ANY(%s)",
                     (tenant, gone),
                 )
             for doc in removed:
@@ -986,7 +1020,8 @@ class _Feed:
             )
             self.conn.cursor().executemany(
                 f"UPDATE {ns}.entries SET revision = %s, generation = %s, text = %s,"
-                " vector = %s, changed = %s, length = %s WHERE tenant = %s AND id = %s",
+                " vector = %s, changed = %s, length = %s, span_start = %s, span_end = %s"
+                " WHERE tenant = %s AND id = %s",
                 [
                     (
                         w.revision,
@@ -995,6 +1030,7 @@ class _Feed:
                         w.vector,
                         self.stamp,
                         w.length,
+                        *(w.span or (None, None)),
                         tenant,
                         alive[m].id,
                     )
@@ -1019,16 +1055,17 @@ class _Feed:
             with self.conn.cursor().copy(
                 f"COPY {ns}.entries (tenant, id, memory_id, subject, family, kind, revision,"
                 " generation, text, speaker, thread, at, vector, sample, changed, length,"
-                " standing) FROM STDIN"
+                " standing, part, span_start, span_end) FROM STDIN"
             ) as copy:
                 for entry_id, (m, w) in zip(drawn, inserted, strict=True):
                     doc, record = alive[m], w.record
                     doc.id, doc.length, doc.has_vector = entry_id, w.length, w.vector is not None
                     copy.write_row(
-                        (tenant, entry_id, m, record.subject, record.family, record.kind,
+                        (tenant, entry_id, m[0], record.subject, record.family, record.kind,
                          w.revision, w.generation, w.text, _speaker(record), doc.thread,
-                         doc.at, w.vector, _int4(m), self.stamp, w.length,
-                         _standing(record))
+                         doc.at, w.vector, _int4(m[0] if not m[1] else f"{m[0]}#{m[1]}"),
+                         self.stamp, w.length, _standing(record), w.part,
+                         *(w.span or (None, None)))
                     )  # fmt: skip
                     self._count(tenant, "entries", docs=1, tokens=w.length)
                     self._count(tenant, "vectors", docs=int(w.vector is not None), tokens=0)
@@ -1192,6 +1229,7 @@ def _add_stats(
 
 
 def _vector_hit(tenant: str, row: Sequence[Any], *, typical: float) -> Hit:
-    """A vector hit: ``row[6]`` its cosine (a float32 value, as the SQLite index's)."""
+    """A vector hit: ``row[6]`` its cosine (a float32 value, as the SQLite index's),
+    ``row[7]`` its text, ``row[8:10]`` its passage's span."""
     cosine = float(row[6])
-    return replace(_hit(tenant, row[:6], cosine - typical, row[7]), cosine=cosine)
+    return replace(_hit(tenant, row[:6], cosine - typical, row[7], row[8:10]), cosine=cosine)

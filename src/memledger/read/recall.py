@@ -78,6 +78,7 @@ from memledger.domain.records import MemoryRecord, require_aware, require_id, re
 from memledger.domain.scoring import decayed_confidence, down_weight
 from memledger.domain.text import ends_asking
 from memledger.errors import EmbedderError, InvalidQueryError
+from memledger.index._passages import documents
 from memledger.index.derived import Hit, Index
 from memledger.index.lexical import entry_text, query_terms
 from memledger.read.access import flush_quietly
@@ -368,7 +369,11 @@ def _stale(hit: Hit, record: MemoryRecord) -> bool:
     record and its text differs. (A record's words never change under its memory id here,
     corrections write new records; an older entry otherwise only means a lower mention
     count, and recall returns the canonical record anyway.)"""
-    return hit.revision < record.revision and hit.text != entry_text(record)
+    if hit.revision >= record.revision:
+        return False
+    if hit.span is None:
+        return hit.text != entry_text(record)
+    return not any(d.text == hit.text for d in documents(record) if d.span == hit.span)
 
 
 def _why_not(
@@ -630,11 +635,19 @@ def _spread(
     return out + rest
 
 
-def _passage(record: MemoryRecord, query: str, *, words: int) -> Passage | None:
+def _passage(
+    record: MemoryRecord, query: str, *, words: int, span: tuple[int, int] | None = None
+) -> Passage | None:
+    """What to show of a turn; for a long one, the best of the passage that matched
+    (``span``, :attr:`~memledger.index._base.Hit.span`), offsets into the whole text."""
     text = record.value.get("text") if isinstance(record.value, dict) else None
     if record.kind != "episode" or not isinstance(text, str):
         return None
-    return best_passage(text, query, words=words)
+    if span is None or span == (0, len(text)):
+        return best_passage(text, query, words=words)
+    start, end = span
+    shown = best_passage(text[start:end], query, words=words)
+    return Passage(start=start + shown.start, end=start + shown.end, text=shown.text, whole=False)
 
 
 def role_of(record: MemoryRecord) -> str | None:
@@ -757,6 +770,7 @@ def recall(
     # 2. candidates from each source, fused
     sources: dict[str, set[Source]] = {}
     indexed: dict[str, Hit] = {}  # what the index held for each hit, to check it is current
+    spans: dict[str, tuple[int, int] | None] = {}  # the passage of a long turn that matched
     lexical: dict[str, float] = {}
     windowed: dict[str, float] = {}
     unnamed = None if tuning.keep_names else understood.unnamed
@@ -776,6 +790,7 @@ def recall(
                 sources.setdefault(hit.memory_id, set()).add("lexical")
                 if not windows:
                     indexed[hit.memory_id] = hit
+                    spans.setdefault(hit.memory_id, hit.span)
                     if hit.kind != "episode":  # a memory outside any thread is its own window
                         windowed[hit.memory_id] = max(score, windowed.get(hit.memory_id, 0.0))
     vectors: dict[str, float] = {}
@@ -801,6 +816,8 @@ def recall(
             hits = [h for h in hits if h.score > 0]  # no nearer than a typical entry
             vectors = _relative(hits)
             indexed.update((h.memory_id, h) for h in hits)
+            for h in hits:
+                spans.setdefault(h.memory_id, h.span)
             cosines = {h.memory_id: h.cosine or 0.0 for h in hits}
             for hit in hits:
                 sources.setdefault(hit.memory_id, set()).add("vector")
@@ -970,7 +987,9 @@ def recall(
             context=tuple(
                 m for m, offset in beside_chosen.get(r.record.memory_id, ()) if abs(offset) == 1
             ),
-            passage=_passage(r.record, query, words=tuning.passage_words),
+            passage=_passage(
+                r.record, query, words=tuning.passage_words, span=spans.get(r.record.memory_id)
+            ),
             outdated_by=overtaken.get(r.record.memory_id),
             possibly_outdated_by=possibly.get(r.record.memory_id),
             confidence=confidences[r.record.memory_id],

@@ -102,6 +102,14 @@ event is ignored; "I moved to X two weeks ago" starts two weeks before the
 event, "a while ago" sets nothing.
 Plans and relationships take no valid time (a plan's dates belong to the plan).
 
+**Long turns.** Of a turn longer than :data:`LEAD_CHARS` characters (a pasted
+document, log or source file) the rules read only its leading part, cut where a
+paragraph, a line or a sentence ends (:func:`lead`): what the speaker says of
+themself comes with the paste ("Here is my CV, I live in Lyon now: ..."), the rest
+is material whose first-person sentences are not theirs, and the rules' cost stays
+bounded however long the turn (the turn itself is still stored whole, as its
+episode, and indexed as passages).
+
 Clauses longer than :data:`MAX_CLAUSE_CHARS` are skipped. Within one event,
 claims of one (family, scope) whose intervals overlap keep
 only one: a positive claim over a retraction, else the later clause.
@@ -122,7 +130,7 @@ from memledger.write.extract._clause import Clause, Dropped, Proposal, hedged, p
 from memledger.write.extract._identity import activity, employment, habit, home_city, likes, tech
 from memledger.write.extract._predicates import attributes
 
-__all__ = ["CONFIDENCE", "VERSION", "RuleExtractor", "instruction", "propose"]
+__all__ = ["CONFIDENCE", "LEAD_CHARS", "VERSION", "RuleExtractor", "instruction", "lead", "propose"]
 
 VERSION = "5"
 """Version of the rules, recorded in lineage; bump it when what they propose changes."""
@@ -149,6 +157,23 @@ MATCHERS: tuple[Matcher, ...] = (
 MAX_CLAUSE_CHARS = 500
 """Longer clauses are prose, not statements about the speaker: they are skipped
 (which also bounds the cost of the patterns on adversarial input)."""
+
+LEAD_CHARS = 20_000
+"""Characters of a turn the rules read claims from (see "Long turns" above)."""
+
+
+def lead(text: str) -> str:
+    """The part of ``text`` the rules read: all of it up to :data:`LEAD_CHARS`
+    characters, else its first :data:`LEAD_CHARS` cut at the last paragraph, line or
+    sentence end in their second half (at :data:`LEAD_CHARS` when there is none)."""
+    if len(text) <= LEAD_CHARS:
+        return text
+    for mark in ("\n\n", "\n", ". ", "! ", "? "):
+        end = text.rfind(mark, LEAD_CHARS // 2, LEAD_CHARS)
+        if end >= 0:
+            return text[: end + 1]
+    return text[:LEAD_CHARS]
+
 
 _QUOTES = {'"': '"', "“": "”", "‘": "’", "«": "»"}
 
@@ -302,8 +327,9 @@ class RuleExtractor:
         """Propose claims from ``event.text``; time phrases resolve against
         ``event.occurred_at``; a user's turn also gives its standing instruction or
         preference (:func:`instruction`). Never raises on free text."""
-        found = propose(event.text, event.occurred_at)
-        said = instruction(event.text) if event.role == "user" else None
+        text = lead(event.text)
+        found = propose(text, event.occurred_at)
+        said = instruction(text) if event.role == "user" else None
         if said is None:
             return found
         claims, dropped = list(found.claims), list(found.dropped)
