@@ -143,3 +143,11 @@ def test_the_packet_marks_what_a_later_turn_seems_to_change_and_replays_it(
     assert newer.relevance > by_event["jan"].relevance  # nearer the request
     assert f"possibly_changed_by {newer.memory_id}" in packet.text
     assert memory.replay(packet.trace_id, tenant="acme").matches
+
+
+def test_a_value_deep_inside_a_pasted_document_changes_nothing(memory: Memory) -> None:
+    filler = " ".join(f"Line {n} of the pasted report says nothing of shoes." for n in range(700))
+    pasted = f"Here is the report. {filler} {NEW}"
+    assert len(pasted) > 20_000
+    found = _ranked(memory, _said("jan", OLD, JAN), _said("apr", pasted, APR))
+    assert dict(found).get("jan") is None, found

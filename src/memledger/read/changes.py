@@ -36,7 +36,7 @@ from memledger.domain.gates import content_words
 from memledger.domain.records import MemoryRecord
 from memledger.domain.text import sentences
 
-__all__ = ["CUES", "DEPTH", "SHARED_WORDS", "Change", "Said", "changes", "reorder"]
+__all__ = ["CUES", "DEPTH", "READ_CHARS", "SHARED_WORDS", "Change", "Said", "changes", "reorder"]
 
 DEPTH = 10
 """How many of a read's best memories are compared with each other."""
@@ -101,11 +101,16 @@ class _Value:
     """The content words around it: a few on each side, in its sentence."""
 
 
+READ_CHARS = 20_000
+"""Characters of a turn read for the values it states: a pasted document past them is
+material, not the speaker's update (and a read stays bounded however long the turn)."""
+
+
 def _text(record: MemoryRecord) -> str:
     value = record.value
     if record.kind == "episode" and isinstance(value, dict):
         text = value.get("text")
-        return text if isinstance(text, str) else ""
+        return text[:READ_CHARS] if isinstance(text, str) else ""
     return record.claim
 
 
