@@ -284,3 +284,19 @@ def test_bench_locomo_runs_on_a_conversation_with_a_350k_character_turn(tmp_path
     assert result.exit_code == 0, result.output
     report = json.loads(out.read_text())
     assert report["questions"] == 1 and report["recall"]["overall"]["5"] == 1.0
+
+
+def test_bench_long_turn_times_every_stage_and_shows_the_phrase(tmp_path: Path) -> None:
+    from memledger.cli.app import app
+
+    out = tmp_path / "long.json"
+    args = ["bench", "long-turn", "--sizes", "0.03,0.06", "--json", str(out)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    assert [t["chars"] for t in report["turns"]] == [30_000, 60_000]
+    for turn in report["turns"]:
+        assert set(turn["seconds"]) == {"ingest", "process", "sync", "recall"}
+        assert turn["found"] and 0 < turn["passage_words"] <= 60
+    bad = CliRunner().invoke(app, ["bench", "long-turn", "--sizes", "two"])
+    assert bad.exit_code != 0 and "--sizes" in bad.output

@@ -450,6 +450,39 @@ def extraction(
         json_out.write_text(json.dumps(report.to_json(), indent=2) + "\n")
 
 
+@bench.command("long-turn")
+def long_turn(
+    *,
+    sizes: Annotated[
+        str,
+        typer.Option(metavar="MB,...", help="Sizes of the turn in millions of characters."),
+    ] = "0.5,1,2,4",
+    minilm: Annotated[
+        bool, typer.Option("--minilm", help="Embed with the default ONNX MiniLM, not hashing.")
+    ] = False,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", metavar="OUT", help="Write results as JSON to OUT.")
+    ] = None,
+) -> None:
+    """One long turn (a pasted document) through ingest, extraction, index sync and a
+    recall by a phrase from its middle: seconds per stage for each size."""
+    from memledger.eval import bench_long_turn
+
+    try:
+        chars = [int(float(part) * 1_000_000) for part in sizes.split(",")]
+    except ValueError:
+        raise CliError(f"--sizes must be numbers separated by commas, got {sizes!r}") from None
+    if not chars or min(chars) < 1_000:
+        raise CliError(f"--sizes must each be at least 0.001 (1,000 characters), got {sizes!r}")
+    timings = [bench_long_turn.run(n, minilm=minilm) for n in chars]
+    Console(soft_wrap=True).print(bench_long_turn.markdown(timings), markup=False, highlight=False)
+    if json_out is not None:
+        report: dict[str, object] = {"machine": describe()}
+        report["embedder"] = "minilm" if minilm else "hashing"
+        report["turns"] = [t.to_json() for t in timings]
+        json_out.write_text(json.dumps(report, indent=2) + "\n")
+
+
 @bench.command("serve")
 def serve(
     *,
