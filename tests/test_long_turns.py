@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import random
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,6 +15,7 @@ from typer.testing import CliRunner
 
 from memledger import Actor, LimitExceededError, Memory, SourceEvent
 from memledger.cli import app
+from memledger.eval.bench_long_turn import PHRASE, text_of
 from memledger.index._passages import LONG_TURN, MAX_CHARS, MAX_WORDS, cut
 from memledger.index.derived import DerivedIndex, open_index
 from memledger.index.embedders import HashingEmbedder
@@ -26,30 +26,11 @@ from memledger.testing import FrozenClock
 from memledger.write.extract.rules import LEAD_CHARS, RuleExtractor, lead
 
 AT = datetime(2026, 3, 1, 12, tzinfo=UTC)
-PHRASE = "The zeppelin mechanic from Reykjavik repaired the quantum harmonica."
-WORDS = (
-    "river stone cloud paper system memory engine table window light garden market"
-    " harbour ledger signal copper meadow lantern orbit canvas velvet quarry timber"
-    " compass falcon glacier hollow island jasmine kettle lagoon mirror needle orchard"
-).split()
 
 
 def long_text(chars: int, *, seed: int = 7, phrase: str = PHRASE) -> str:
     """Varied generated sentences in paragraphs and lines, ``phrase`` in the middle."""
-    rng = random.Random(seed)
-    parts: list[str] = []
-    size = 0
-    while size < chars:
-        words = [rng.choice(WORDS) for _ in range(rng.randint(6, 22))]
-        sentence = " ".join(words).capitalize() + rng.choice([".", ".", "!", "?"])
-        sep = "\n\n" if rng.random() < 0.15 else ("\n" if rng.random() < 0.1 else " ")
-        parts.append(sentence + sep)
-        size += len(sentence) + len(sep)
-        if phrase and size >= chars // 2:
-            parts.append(phrase + " ")
-            size += len(phrase) + 1
-            phrase = ""
-    return "".join(parts)[:chars]
+    return text_of(chars, seed=seed, phrase=phrase)
 
 
 TWO_MB = long_text(2_000_000)
