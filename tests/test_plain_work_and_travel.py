@@ -184,3 +184,12 @@ def test_a_pain_of_a_boss_is_no_condition_and_a_flare_today_does_not_date_it() -
     assert not [f for f in _said("I have a pain in the neck of a boss.") if "health" in f[1]]
     (asthma,) = [c for c in propose("ugh my asthma is acting up today", AT).claims]
     assert asthma.valid_from is None
+
+
+def test_a_relation_named_without_my_is_still_someone_else() -> None:
+    assert _said("Boss is vegan. Lunch meetings are fun.") == {
+        ("attribute", "person:boss/diet", "vegan", "assert")
+    }
+    assert ("attribute", "person:partner/employer", "google", "assert") in _said(
+        "Partner works at Google."
+    )

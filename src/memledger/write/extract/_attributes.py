@@ -225,7 +225,7 @@ _SLANG = {
 _RELATION_WORDS = "|".join(sorted([*RELATIONS, *_SLANG], key=len, reverse=True))
 _SELF = re.compile(r"(?:i|we)(?=\s)")
 _OTHER = re.compile(
-    rf"(?:my|our)\s+(?:(?:older|younger|little|big|baby|twin|eldest|oldest|youngest|new|old"
+    rf"(?:(?:my|our)\s+|(?=(?:{_RELATION_WORDS})(?:'s|\s+(?:is|was|has|works|lives)\b)))(?:(?:older|younger|little|big|baby|twin|eldest|oldest|youngest|new|old"
     rf"|best|step|late)\s+)?(?P<rel>{_RELATION_WORDS}|kid|kids|son|daughter|child|teenager)"
     rf"(?:\s*,?\s+(?P<name>[a-z][\w-]*)\s*,?)?(?:\s*,?\s*(?:who|which)\b)?(?=\s|'s|$)"
 )
