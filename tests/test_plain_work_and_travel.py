@@ -193,3 +193,19 @@ def test_a_relation_named_without_my_is_still_someone_else() -> None:
     assert ("attribute", "person:partner/employer", "google", "assert") in _said(
         "Partner works at Google."
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "not a vegetarian anymore fyi, doc said my iron was way too low",
+            {("attribute", "diet", "vegetarian", "retract")},
+        ),
+        ("I follow a strictly gluten-free diet.", {("attribute", "diet", "gluten-free", "assert")}),
+        ("im vegan lol", {("attribute", "diet", "vegan", "assert")}),
+        ("Not a fan anymore.", set()),  # a fan of nothing named
+    ],
+)
+def test_diets_said_tersely(text: str, expected: set[tuple[str, str, str, str]]) -> None:
+    assert _said(text) == expected

@@ -285,6 +285,7 @@ _REVERSALS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(pattern), repl)
     for pattern, repl in (
         (r"^(am|is|are) no longer (?:a |an )?", r"\1 "),
+        (r"^not (?:a |an )?(.*?) ?(?:any ?more|any longer)$", r"am \1"),
         (r"^no longer (?:am |is |are )?", "am "),
         (r"^no longer ", ""),
         (r"^(?:do|does) not (\w+) (.*?) ?(?:any ?more|any longer|these days)$", r"\1 \2"),

@@ -63,7 +63,8 @@ def _diet_be(m: re.Match[str], rest: str, who: Subject) -> list[Found] | None:
 
 @_predicate(
     rf"(?:(?:{BE})?(?:on|eat|eats|eating|follow|follows|following|do|does|doing|stick to"
-    rf"|sticks to|keep|keeps|live on)\s+{ADV}(?:a\s+|an\s+)?(?:strict\s+|mostly\s+|mainly\s+)?"
+    rf"|sticks to|keep|keeps|live on)\s+{ADV}(?:a\s+|an\s+)?(?:(?:strict|strictly|mostly|mainly"
+    r"|largely|completely|fully|totally)\s+)?"
     rf"(?P<d>{_DIET})(?:\s+diet|\s+lifestyle)?{_B})"
 )
 def _diet_follow(m: re.Match[str], rest: str, who: Subject) -> list[Found] | None:

@@ -342,7 +342,7 @@ def _love(m: re.Match[str], rest: str, who: Subject) -> list[Found] | None:
 def _fan(m: re.Match[str], rest: str, who: Subject) -> list[Found] | None:
     if not who.implied and who.relation is None:
         return None
-    value = _ARTICLE.sub("", m.group("x")).strip()
-    if not value or len(value.split()) > 3 or value in ("big", "huge", "a", "the"):
-        return None
+    value = re.sub(r"^(?:(?:am|is|are|was|were|a|an|the)\b\s*)+", "", m.group("x")).strip()
+    if not value or len(value.split()) > 3 or value in ("big", "huge", "a", "an", "the"):
+        return None  # "am a fan": a fan of nothing named
     return [Found("likes", value, shown_case(value, who_original(who)))]
