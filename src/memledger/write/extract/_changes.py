@@ -238,6 +238,14 @@ def _retracted(family: str, statement: str, value: str, scope: str = "global") -
     )
 
 
+def _left_employer(clause: Clause, r: re.Match[str]) -> list[Proposal] | None:
+    """ "I left Amazon", "no longer at the Guardian": an employer only by name."""
+    org = clause.value(r, "x", ORG_STOPS)
+    if org and named(org, clause, strict=True) and usable(org) and not doubtful(org, clause):
+        return [_retracted("employer", f"No longer works at {org}", org)]
+    return None
+
+
 def retractions(clause: Clause) -> list[Proposal] | None:
     """Retractions: "I no longer X", "I'm no longer X", "I stopped / quit / gave up
     X(-ing)", "I don't X anymore", "I'm not X-ing anymore", "I left X" (an employer).
@@ -262,10 +270,7 @@ def retractions(clause: Clause) -> list[Proposal] | None:
             return None
         return [_retracted("employer", f"No longer works at {org}", org)]
     if cue == "no longer" and (r := clause.match(_R_AT, rest)) is not None:
-        org = clause.value(r, "x", ORG_STOPS)
-        if org and named(org, clause, strict=True) and usable(org) and not doubtful(org, clause):
-            return [_retracted("employer", f"No longer works at {org}", org)]
-        return None
+        return _left_employer(clause, r)
     if (r := clause.match(_R_HOME, rest)) is not None:
         place = clause.value(r, "x", PLACE_STOPS)
         if place is None or doubtful(place, clause, place=True):
@@ -292,10 +297,7 @@ def retractions(clause: Clause) -> list[Proposal] | None:
     if name is not None or known_tool(x):
         return retracted_tech(name or x)
     if cue == "left":
-        org = clause.value(r, "x", ORG_STOPS)
-        if org and named(org, clause, strict=True) and usable(org) and not doubtful(org, clause):
-            return [_retracted("employer", f"No longer works at {org}", org)]
-        return None
+        return _left_employer(clause, r)
     doing = clause.value(r, "x", PLAN_STOPS) or x
     if _NOT_DOING.match(doing):
         return None

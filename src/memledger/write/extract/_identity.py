@@ -32,13 +32,13 @@ from memledger.write.extract._lexicon import (
     PRONOUN_ITEMS,
     RELATION,
     ROLE_STOPS,
+    TITLE_STOPS,
     WE,
     WE_ARE,
     WE_HAVE,
     canonical_framework,
     known_tool,
     role_head,
-    stops,
 )
 
 
@@ -114,7 +114,7 @@ _HOME: tuple[tuple[re.Pattern[str], Timing, bool], ...] = (
     ),
     (  # "now I have my own flat in Gdańsk"
         _rx(
-            rf"{ADV}(?:{I_HAVE}|{WE_HAVE}|{I_}(?:have|got|bought)\s+|{WE}(?:have|got|bought)\s+)"
+            rf"(?:{I_HAVE}|{WE_HAVE}|{I_}(?:have|got|bought)\s+|{WE}(?:have|got|bought)\s+)"
             rf"{ADV}(?:got\s+)?(?:my\s+own|our\s+own|my|our|a|an)\s+(?:new\s+|own\s+|little\s+)?"
             r"(?:flat|apartment|place|house|home|condo)\s+in\s+(?P<x>.+)"
         ),
@@ -192,7 +192,7 @@ _GOT_JOB = _rx(
 )
 _STARTING = _rx(
     rf"(?:{I_WILL_BE}|{I_}will\s+be\s+|{I_AM})?{ADV}(?:starting|start)\s+(?:a\s+new\s+job\s+"
-    r"|my\s+new\s+job\s+|work\s+)?at\s+(?P<org>(?![\d])\S.*)"
+    r"|my\s+new\s+job\s+|work\s+)?at\s+(?P<org>(?!\d)\S.*)"
 )
 _TITLE_ONLY = _rx(r"(?P<role>[^\W\d][\w-]*)\W*$")
 """A job title alone, first in a turn: "Nurse. Night shifts, mostly."."""
@@ -215,12 +215,8 @@ def _org(clause: Clause, m: re.Match[str]) -> str | None:
     return org
 
 
-_TITLE_STOPS = stops(r"with|and|as|near|for|at|in|on|to|by|or|like")
-"""Where a role said after "as" ends: "head of procurement" keeps its "of"."""
-
-
 def _role(clause: Clause, m: re.Match[str], *, anchored: bool) -> str | None:
-    role = clause.value(m, "role", _TITLE_STOPS if anchored else ROLE_STOPS)
+    role = clause.value(m, "role", TITLE_STOPS if anchored else ROLE_STOPS)
     if role is None or not usable(role, max_words=5):
         return None
     return role if anchored or role_head(role) else None

@@ -239,6 +239,8 @@ def stops(*extra: str) -> re.Pattern[str]:
 PLACE_STOPS = stops(r"with|and|as|near|for|at|in|on|to|by|or|like|via")
 ORG_STOPS = stops(r"with|and|as|near|for|at|in|on|to|by|or|like|via")
 ROLE_STOPS = stops(r"with|and|as|near|for|at|in|on|to|by|of|or|like")
+TITLE_STOPS = stops(r"with|and|as|near|for|at|in|on|to|by|or|like")
+"""Where a role said after "as" ends: "head of procurement" keeps its "of"."""
 ITEM_STOPS = stops(r"as|near|for|at|in|on|to|by|over|like|more|better|via")
 ACTIVITY_STOPS = stops(r"with|as|near|for|at|in|on|by|using|via")
 PLAN_STOPS = re.compile(
