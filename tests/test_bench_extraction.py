@@ -14,6 +14,7 @@ from memledger.cli.app import app
 from memledger.eval.extraction._coverage import as_said_by
 from memledger.eval.extraction._labels import LabelsFormatError, load, load_split, same_value
 from memledger.eval.extraction._score import score, summarise
+from memledger.testing.openai_server import FakeChatServer, RecordedRequest, Reply
 from memledger.write.extract.rules import RuleExtractor
 
 
@@ -208,3 +209,88 @@ def test_the_command_reports_both_splits_and_coverage(tmp_path: Path) -> None:
 def test_the_command_refuses_a_missing_file(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["bench", "extraction", "--labelled", str(tmp_path / "no")])
     assert result.exit_code != 0 and "no labelled file" in result.output
+
+
+def _vegetarian_answer(request: RecordedRequest) -> str | Reply:
+    """A model that reads a diet from 'vegetarian' and nothing from anything else."""
+    if "vegetarian" not in request.content_of("user"):
+        return json.dumps({"claims": [], "complete": True})
+    claim = {
+        "family": "attribute",
+        "kind": "fact",
+        "statement": "The speaker is vegetarian.",
+        "value": "vegetarian",
+        "scope": "diet",
+        "valid_from": None,
+        "valid_until": None,
+        "grounding": "I'm vegetarian",
+        "confidence": None,
+        "polarity": "assert",
+    }
+    return json.dumps({"claims": [claim], "complete": True})
+
+
+@pytest.mark.usefixtures("no_proxies")
+def test_the_command_scores_the_llm_extractor_on_its_endpoint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    labelled = _file(
+        tmp_path,
+        _turn(
+            1, "I'm vegetarian.", [{"about": "self", "attribute": "diet", "values": ["vegetarian"]}]
+        ),
+        _turn(
+            2,
+            "I play the cello.",
+            [{"about": "self", "attribute": "instrument", "values": ["cello"]}],
+        ),
+    )
+    out = tmp_path / "out.json"
+    with FakeChatServer(_vegetarian_answer) as server:
+        monkeypatch.setenv("MEMLEDGER_LLM_BASE_URL", server.base_url)
+        monkeypatch.setenv("MEMLEDGER_LLM_MODEL", "fake-model")
+        result = CliRunner().invoke(
+            app,
+            [
+                "bench",
+                "extraction",
+                "--extractor",
+                "llm",
+                "--labelled",
+                str(labelled),
+                "--json",
+                str(out),
+            ],
+        )
+        asked = len(server.requests)
+    assert result.exit_code == 0, result.output
+    body = json.loads(out.read_text())
+    assert body["extractor"].startswith("openai-compatible@") and "fake-model" in body["extractor"]
+    assert body["labelled"]["precision"] == 1.0 and body["labelled"]["recall"] == 0.5
+    assert asked == 2  # one request a turn
+
+
+@pytest.mark.usefixtures("no_proxies")
+def test_the_command_names_an_llm_endpoint_that_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    labelled = _file(tmp_path, _turn(1, "I'm vegetarian.", []))
+    with FakeChatServer(lambda request: Reply(status=503)) as server:
+        monkeypatch.setenv("MEMLEDGER_LLM_BASE_URL", server.base_url)
+        monkeypatch.setenv("MEMLEDGER_LLM_MODEL", "fake-model")
+        result = CliRunner().invoke(
+            app, ["bench", "extraction", "--extractor", "llm", "--labelled", str(labelled)]
+        )
+    assert result.exit_code != 0 and "the llm extractor failed" in result.output
+
+
+def test_the_command_names_the_settings_an_llm_extractor_needs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("MEMLEDGER_LLM_BASE_URL", raising=False)
+    monkeypatch.delenv("MEMLEDGER_LLM_MODEL", raising=False)
+    labelled = _file(tmp_path, _turn(1, "I'm vegetarian.", []))
+    result = CliRunner().invoke(
+        app, ["bench", "extraction", "--extractor", "llm", "--labelled", str(labelled)]
+    )
+    assert result.exit_code != 0 and "MEMLEDGER_LLM_BASE_URL" in result.output

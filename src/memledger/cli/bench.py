@@ -17,12 +17,15 @@ from rich.progress import Progress, TaskID
 from memledger._openai_http import redact_url
 from memledger.cli import render
 from memledger.cli._run import CliError
-from memledger.errors import InvalidQueryError
+from memledger.cli.extractors import ExtractorChoice, open_extractor
+from memledger.cli.options import settings_of
+from memledger.errors import InvalidQueryError, MemledgerError
 from memledger.eval import bench_recall, bench_write
 from memledger.eval._scratch import is_postgres
 from memledger.eval.machine import describe
 
 if TYPE_CHECKING:
+    from memledger.ports import Extractor
     from memledger.read.recall import RecallSettings
 
 bench = typer.Typer(help="Benchmarks (figures for the README; not tests).", no_args_is_help=True)
@@ -403,8 +406,16 @@ def context(
         json_out.write_text(json.dumps([r.to_json() for r in reports], indent=2) + "\n")
 
 
+def _extractor_label(extractor: Extractor) -> str:
+    """``name@version`` (``rules@5``), with the model when there is one."""
+    info = extractor.info
+    label = f"{info.name}@{info.version}"
+    return f"{label} ({info.model})" if info.model else label
+
+
 @bench.command("extraction")
 def extraction(
+    ctx: typer.Context,
     *,
     locomo: Annotated[
         Path | None,
@@ -417,13 +428,14 @@ def extraction(
     json_out: Annotated[
         Path | None, typer.Option("--json", metavar="OUT", help="Write results as JSON to OUT.")
     ] = None,
+    extractor: ExtractorChoice = "rules",
 ) -> None:
-    """What the rule extractor makes of plain first-person turns: precision and recall on
+    """What an extractor makes of plain first-person turns: precision and recall on
     labelled turns (dev and held-out) and, with --locomo, LoCoMo observation coverage."""
+    from memledger.domain.families import Schema
     from memledger.eval import bench_extraction
     from memledger.eval.extraction._labels import LabelsFormatError
     from memledger.index.embedders import default_embedder
-    from memledger.write.extract.rules import VERSION, RuleExtractor
 
     files = None
     if labelled:
@@ -434,15 +446,18 @@ def extraction(
     if locomo is not None and not locomo.is_file():
         raise CliError(f"no benchmark file at {str(locomo)!r}")
     try:
-        report = bench_extraction.run(
-            RuleExtractor(),
-            f"rules@{VERSION}",
-            labelled=files,
-            locomo=locomo,
-            embedder=default_embedder() if locomo is not None else None,
-        )
+        with open_extractor(extractor, settings_of(ctx), schema=Schema.default()) as chosen:
+            report = bench_extraction.run(
+                chosen,
+                _extractor_label(chosen),
+                labelled=files,
+                locomo=locomo,
+                embedder=default_embedder() if locomo is not None else None,
+            )
     except LabelsFormatError as error:
         raise CliError(str(error)) from error
+    except MemledgerError as error:
+        raise CliError(f"the {extractor} extractor failed: {error}") from error
     Console(soft_wrap=True).print(
         bench_extraction.markdown([report]), markup=False, highlight=False
     )
