@@ -1270,25 +1270,39 @@ class SqlUnit(ServiceRows):
         stamp = format_time(now)
         # Fair across tenants: each tenant's due jobs in order, taken a turn at a time
         # (the first of every tenant, then the second ...), so a tenant that floods the
-        # queue cannot starve the others. The index (status, tenant, created_at, job_id)
-        # gives the window its order without a sort.
+        # queue cannot starve the others. The tenants with queued jobs are found by
+        # seeking the index (status, tenant, created_at, job_id) from one tenant to the
+        # next, and each gives at most ``limit`` due jobs read in the index's order: a
+        # claim reads what it may take, not the whole queue.
+        if tenant is None:
+            tenants = (
+                "WITH RECURSIVE tenants(tenant) AS ("
+                " SELECT min(tenant) FROM jobs INDEXED BY jobs_fair WHERE status = 'queued'"
+                " UNION ALL SELECT (SELECT min(tenant) FROM jobs INDEXED BY jobs_fair"
+                " WHERE status = 'queued' AND tenant > tenants.tenant)"
+                " FROM tenants WHERE tenants.tenant IS NOT NULL),"
+            )
+            params: list[Any] = []
+        else:
+            tenants = "WITH tenants(tenant) AS (SELECT ?),"
+            params = [tenant]
         due = (
-            "SELECT rowid AS rid, created_at, job_id, row_number() OVER"
-            " (PARTITION BY tenant ORDER BY created_at, job_id) AS turn"
-            " FROM jobs INDEXED BY jobs_fair WHERE status = 'queued'"
-            " AND (next_attempt_at IS NULL OR next_attempt_at <= ?)"
-            " AND (lease_until IS NULL OR lease_until <= ?)"
+            " due AS (SELECT j.rowid AS rid, j.created_at, j.job_id, row_number() OVER"
+            " (PARTITION BY j.tenant ORDER BY j.created_at, j.job_id) AS turn"
+            " FROM tenants JOIN jobs AS j ON j.rowid IN ("
+            "  SELECT rowid FROM jobs INDEXED BY jobs_fair"
+            "  WHERE status = 'queued' AND tenant = tenants.tenant"
+            "  AND (next_attempt_at IS NULL OR next_attempt_at <= ?)"
+            "  AND (lease_until IS NULL OR lease_until <= ?)"
+            "  ORDER BY created_at, job_id LIMIT ?)"
+            " WHERE tenants.tenant IS NOT NULL),"
         )
-        params: list[Any] = [stamp, stamp]
-        if tenant is not None:
-            due += " AND tenant = ?"
-            params.append(tenant)
-        params += [limit, limit, format_time(lease_until), owner]
+        params += [stamp, stamp, limit, limit, format_time(lease_until), owner]
         if self._failpoint is not None:
             self._failpoint("claim_jobs")
         rows = self.conn.execute(
-            f"WITH due AS ({due}), picked AS (SELECT rid FROM due WHERE turn <= ?"
-            " ORDER BY turn, created_at, job_id LIMIT ?)"
+            f"{tenants}{due} picked AS (SELECT rid FROM due ORDER BY turn, created_at, job_id"
+            " LIMIT ?)"
             " UPDATE jobs SET lease_until = ?, lease_owner = ?, attempts = attempts + 1"
             f" WHERE rowid IN (SELECT rid FROM picked) RETURNING {self._JOB_COLUMNS}",
             params,

@@ -113,6 +113,39 @@ class WorkerChecks:
         assert len(memory.jobs(tenant="big")) == 40 - 5
         memory.close()
 
+    def test_a_claim_takes_each_tenants_oldest_due_jobs_a_turn_at_a_time(
+        self, fresh_url: UrlFactory
+    ) -> None:
+        clock = FrozenClock(day(10, 2))
+        memory = Memory(open_store(fresh_url()), clock=clock)
+        for tenant, count in (("a", 4), ("b", 2), ("c", 3)):
+            for n in range(1, count + 1):
+                clock.advance(timedelta(minutes=1))
+                memory.ingest(
+                    event(f"{tenant}{n}", "Fridays.", occurred_at=day(10, 1), tenant=tenant)
+                )
+
+        def claim(tenant: str | None, limit: int, owner: str = "w") -> set[str]:
+            with memory.store.write() as unit:
+                jobs = unit.claim_jobs(
+                    tenant=tenant,
+                    now=clock.now(),
+                    lease_until=clock.now() + timedelta(minutes=5),
+                    owner=owner,
+                    limit=limit,
+                )
+            return {job.event_id for job in jobs}
+
+        assert claim("a", 1, owner="other") == {"a1"}  # leased elsewhere: not due
+        # the first due job of each tenant, then the second ones oldest first
+        assert claim(None, 5) == {"a2", "b1", "c1", "a3", "b2"}
+        assert claim(None, 10) == {"a4", "c2", "c3"}
+        assert claim(None, 10) == set()
+        clock.advance(timedelta(minutes=6))  # every lease ran out: due again, oldest first
+        assert claim("c", 2) == {"c1", "c2"}
+        assert claim(None, 2) == {"a1", "b1"}
+        memory.close()
+
     def test_a_flooding_tenant_gets_errors_and_the_others_lag_stays_low(
         self, fresh_url: UrlFactory
     ) -> None:
