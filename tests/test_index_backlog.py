@@ -23,8 +23,9 @@ from memledger.api import create_app
 from memledger.cli import app
 from memledger.errors import InvalidInputError
 from memledger.index._base import Embedder
+from memledger.index.backends import Index
 from memledger.index.catchup import CatchUp
-from memledger.index.derived import DerivedIndex, Index, default_index_path
+from memledger.index.derived import DerivedIndex, default_index_path
 from memledger.index.embedders import Vectors, default_embedder
 from memledger.index.postgres import PostgresIndex
 from memledger.serve import BackgroundWorker, ServeConfig, build_app

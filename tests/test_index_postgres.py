@@ -22,7 +22,8 @@ from memledger.domain.keys import namespace_of
 from memledger.errors import InvalidInputError
 from memledger.index._fts import table_name
 from memledger.index._tokens import tokens
-from memledger.index.derived import DerivedIndex, open_index
+from memledger.index.backends import open_index
+from memledger.index.derived import DerivedIndex
 from memledger.index.embedders import HashingEmbedder
 from memledger.index.postgres import PostgresIndex
 from memledger.store import open_store

@@ -14,7 +14,7 @@ import pytest
 from cli_helpers import assert_one_error, run
 from memledger import Memory
 from memledger.errors import InvalidInputError, StoreError
-from memledger.index.derived import open_index
+from memledger.index.backends import open_index
 from memledger.ports import Store
 from memledger.store import open_store
 from memledger.store.copy import copy_store

@@ -56,8 +56,9 @@ from memledger.errors import (
 )
 from memledger.freshness import Freshness, ReadStats, freshness
 from memledger.gate import Check, GateDecision, decide
+from memledger.index.backends import Index, open_index
 from memledger.index.catchup import CatchUp, catch_up
-from memledger.index.derived import Index, Progress, default_index_path, open_index
+from memledger.index.derived import Progress, default_index_path
 from memledger.index.embedders import default_embedder
 from memledger.ports import (
     Clock,
@@ -205,7 +206,7 @@ class Memory:
     @property
     def index(self) -> Index:
         """The derived index recall reads: the one given, else
-        :func:`~memledger.index.derived.open_index`'s (``<store file>.index`` beside a
+        :func:`~memledger.index.backends.open_index`'s (``<store file>.index`` beside a
         SQLite store, the store's own database for PostgreSQL) with
         :func:`~memledger.index.embedders.default_embedder`, opened on first use."""
         if self._index is None:

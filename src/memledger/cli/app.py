@@ -64,7 +64,7 @@ from memledger.domain.quotas import Quotas
 from memledger.domain.records import JsonValue, Receipt, parse_time, require_id
 from memledger.errors import InvalidInputError, InvalidQueryError, MemledgerError
 from memledger.gate import decisions as gate_decisions
-from memledger.index.derived import Index, open_index
+from memledger.index.backends import Index, open_index
 from memledger.index.embedders import (
     CachedEmbedder,
     Embedder,

@@ -19,7 +19,7 @@ from memledger.cli._run import CliError
 from memledger.cli.extractors import ExtractorChoice, open_extractor
 from memledger.cli.options import check_store_path, settings_of, store_url
 from memledger.errors import MemledgerError
-from memledger.index.derived import open_index
+from memledger.index.backends import open_index
 from memledger.index.embedders import (
     CachedEmbedder,
     Embedder,

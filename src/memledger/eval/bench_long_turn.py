@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memledger.domain.records import Actor, SourceEvent
-from memledger.index.derived import open_index
+from memledger.index.backends import open_index
 from memledger.index.embedders import HashingEmbedder, default_embedder
 from memledger.memory import Memory
 from memledger.store import open_store

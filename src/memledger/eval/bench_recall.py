@@ -57,7 +57,8 @@ from memledger.eval import _scratch
 from memledger.eval.machine import describe
 from memledger.eval.synthetic import FAMILIES
 from memledger.index import _ann
-from memledger.index.derived import DerivedIndex, Index
+from memledger.index.backends import Index
+from memledger.index.derived import DerivedIndex
 from memledger.index.embedders import Embedder, HashingEmbedder
 from memledger.index.lexical import entry_text
 from memledger.memory import Memory

@@ -19,12 +19,11 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from memledger.errors import InvalidInputError
 
 if TYPE_CHECKING:
-    from memledger.index.derived import Index
     from memledger.ports import Store, UnitOfWork
 
 __all__ = [
@@ -33,6 +32,7 @@ __all__ = [
     "READ_ROWS",
     "READ_SECONDS",
     "CatchUp",
+    "Syncs",
     "catch_up",
     "feed",
     "pending",
@@ -46,6 +46,20 @@ READ_BATCH = 50
 """Rows a read applies per step; the time budget is checked before each step."""
 FEED_BATCH = 100
 """Rows the indexer applies per transaction (a read waits for at most one of them)."""
+
+
+class Syncs(Protocol):
+    """What catching up needs of an index (either backend): applying outbox rows."""
+
+    def sync(
+        self,
+        store: Store,
+        *,
+        tenant: str | None = None,
+        batch: int = 500,
+        limit: int | None = None,
+        deadline: float | None = None,
+    ) -> int: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -78,7 +92,7 @@ class CatchUp:
         return self.rows > 0 and self.seconds > 0
 
 
-def catch_up(index: Index, store: Store, *, tenant: str, bound: CatchUp) -> int:
+def catch_up(index: Syncs, store: Store, *, tenant: str, bound: CatchUp) -> int:
     """Apply at most ``bound``'s share of ``tenant``'s backlog; returns the rows applied."""
     if not bound.applies:
         return 0
@@ -91,7 +105,7 @@ def catch_up(index: Index, store: Store, *, tenant: str, bound: CatchUp) -> int:
     )
 
 
-def feed(index: Index, store: Store, *, rows: int, tenant: str | None = None) -> int:
+def feed(index: Syncs, store: Store, *, rows: int, tenant: str | None = None) -> int:
     """One step of the indexer: up to ``rows`` rows of every tenant's backlog (or of
     ``tenant``'s), oldest first, in transactions of :data:`FEED_BATCH`; returns the rows
     applied."""

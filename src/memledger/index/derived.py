@@ -67,10 +67,9 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from sys import intern
-from typing import TYPE_CHECKING, Literal, TypeAlias, TypeVar
+from typing import TypeVar
 
 import numpy as np
 
@@ -79,7 +78,6 @@ from memledger.domain.records import MemoryRecord, format_time
 from memledger.errors import (
     EmbedderError,
     InvalidInputError,
-    InvalidQueryError,
     StoreError,
     StoreLockedError,
 )
@@ -87,6 +85,19 @@ from memledger.index import _ann
 from memledger.index import _subject_bm25 as bm25
 from memledger.index._ann import ANN_THRESHOLD, AnnStatus, Graphs, TenantAnn
 from memledger.index._base import Embedder, Hit
+from memledger.index._common import (
+    WINDOW_AFTER,
+    WINDOW_BEFORE,
+    Glance,
+    IndexStatus,
+    Progress,
+    VectorPath,
+)
+from memledger.index._common import check_k as _check_k
+from memledger.index._common import lead as _lead
+from memledger.index._common import speaker as _speaker
+from memledger.index._common import standing as _standing
+from memledger.index._common import thread as _thread
 from memledger.index._fts import scope_token, search_subjects, search_tenant, table_name
 from memledger.index._names import KnownNames, NameCache
 from memledger.index._passages import Document, documents
@@ -94,9 +105,6 @@ from memledger.index._vectors import Matrix
 from memledger.index.catchup import pending
 from memledger.index.lexical import indexed, query_terms
 from memledger.ports import Store
-
-if TYPE_CHECKING:
-    from memledger.index.postgres import PostgresIndex
 
 __all__ = [
     "ANN_THRESHOLD",
@@ -109,74 +117,12 @@ __all__ = [
     "Progress",
     "VectorPath",
     "default_index_path",
-    "open_index",
 ]
 
 SCHEMA = "13"
 """The layout's version: an index file of another is emptied on open and refilled from
 the outbox."""
-WINDOW_BEFORE = 2
-WINDOW_AFTER = 2
-INSTRUCTION_FAMILY = "instruction"
-"""The family of the user's standing instructions and preferences (indexed as such)."""
-"""A turn's window document: its words and those of the turns just around it."""
-WINDOW_NEIGHBOUR_WORDS = 40
-"""How many words of each neighbouring turn a window holds (its start): a long turn
-beside a short one (an assistant's answer beside the user's question) must not
-drown the short turn's words in its window."""
-
 _K = TypeVar("_K", str, tuple[str, str])
-
-Progress = Callable[[int, int], None]
-"""Called as ``progress(done, total)`` while an index is (re)built."""
-
-VectorPath = Literal["exact", "ann"]
-"""How a vector search was served: an exact scan or the approximate index."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class IndexStatus:
-    cursor: int
-    entries: int
-    vectors: int
-    embedder: str | None
-    degraded: str | None
-    """Why some entries have no vector (the embedder's last error), or ``None``."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Glance:
-    """What a read needs of the index before it searches, taken in one look: who a
-    query can name (:meth:`DerivedIndex.names`), how far the tenant's feed has come
-    (:meth:`DerivedIndex.cursor_of`) and why some entries have no vector
-    (:attr:`DerivedIndex.degraded`)."""
-
-    known: KnownNames
-    cursor: int
-    degraded: str | None
-
-    @property
-    def names(self) -> frozenset[str]:
-        """Every name, of every namespace."""
-        return self.known.every
-
-
-def _standing(record: MemoryRecord) -> str | None:
-    """For a standing instruction or preference of the user (a record of family
-    ``instruction``, :func:`memledger.write.extract.rules.instruction`), the requests
-    it applies to ("" for all); else ``None``. The typed record, not the turn: it is
-    current, correctable and revocable like any claim, and only the user's own turns
-    set it (``Family.own_say``)."""
-    if record.family != INSTRUCTION_FAMILY or record.kind not in ("procedure", "preference"):
-        return None
-    when = record.value.get("when") if isinstance(record.value, dict) else None
-    return when if isinstance(when, str) else ""
-
-
-def _lead(text: str) -> str:
-    """The first :data:`WINDOW_NEIGHBOUR_WORDS` words of a neighbour, for a window."""
-    words = text.split(maxsplit=WINDOW_NEIGHBOUR_WORDS)
-    return " ".join(words[:WINDOW_NEIGHBOUR_WORDS])
 
 
 def default_index_path(store: Store) -> Path:
@@ -202,38 +148,6 @@ def default_index_path(store: Store) -> Path:
         ) from exc
     digest = hashlib.sha256(store.url.encode()).hexdigest()[:16]
     return Path(folder) / f"{digest}.index"
-
-
-def open_index(
-    store: Store,
-    *,
-    embedder: Embedder | None = None,
-    ann_threshold: int | None = ANN_THRESHOLD,
-) -> Index:
-    """The derived index a store's reads use: for a SQLite store a
-    :class:`DerivedIndex` in ``<store file>.index``; for a PostgreSQL store a
-    :class:`~memledger.index.postgres.PostgresIndex` in the store's own database,
-    shared by every process that opens it."""
-    if store.url.startswith(("postgresql://", "postgres://")):
-        from memledger.index.postgres import PostgresIndex
-
-        return PostgresIndex(store, embedder=embedder, ann_threshold=ann_threshold)
-    return DerivedIndex(default_index_path(store), embedder=embedder, ann_threshold=ann_threshold)
-
-
-def _speaker(record: MemoryRecord) -> str | None:
-    if record.kind == "episode" and isinstance(record.value, dict):
-        speaker = record.value.get("speaker")
-        return speaker if isinstance(speaker, str) else None
-    return None
-
-
-def _thread(record: MemoryRecord) -> str | None:
-    """The thread a turn belongs to: its session *within its subject*. Two subjects
-    never share a thread (not even a session id, or the channel a turn without a
-    session falls back to), so no window or neighbour crosses subjects."""
-    session = record.session
-    return None if session is None else f"{record.subject}\x1f{session}"
 
 
 class DerivedIndex:
@@ -1107,15 +1021,6 @@ class DerivedIndex:
                     (r[1], d) for d, r in enumerate(after, 1)
                 ]
         return found
-
-
-Index: TypeAlias = "DerivedIndex | PostgresIndex"
-"""What the read path searches: the SQLite index file or the PostgreSQL index."""
-
-
-def _check_k(k: object) -> None:
-    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-        raise InvalidQueryError(f"k must be a positive whole number, got {k!r}")
 
 
 class _Transaction:

@@ -56,24 +56,24 @@ from memledger.errors import EmbedderError, InvalidInputError, StoreError
 from memledger.index import _subject_bm25 as bm25
 from memledger.index._ann import ANN_THRESHOLD, AnnStatus
 from memledger.index._base import Embedder, Hit
-from memledger.index._fts import _hit
-from memledger.index._names import NameCache
-from memledger.index._passages import Document, best_per_memory, documents
-from memledger.index._tokens import STEMMER_VERSION, stem, tokens
-from memledger.index.catchup import pending
-from memledger.index.derived import (
+from memledger.index._common import (
     WINDOW_AFTER,
     WINDOW_BEFORE,
     Glance,
     IndexStatus,
     Progress,
     VectorPath,
-    _check_k,
-    _lead,
-    _speaker,
-    _standing,
-    _thread,
 )
+from memledger.index._common import check_k as _check_k
+from memledger.index._common import lead as _lead
+from memledger.index._common import speaker as _speaker
+from memledger.index._common import standing as _standing
+from memledger.index._common import thread as _thread
+from memledger.index._fts import _hit
+from memledger.index._names import NameCache
+from memledger.index._passages import Document, best_per_memory, documents
+from memledger.index._tokens import STEMMER_VERSION, stem, tokens
+from memledger.index.catchup import pending
 from memledger.index.lexical import indexed, query_terms
 from memledger.ports import OutboxEntry, Store
 

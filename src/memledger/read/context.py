@@ -56,7 +56,7 @@ from memledger.read.access import flush_quietly
 from memledger.read.when import question_time
 
 if TYPE_CHECKING:
-    from memledger.index.derived import Index
+    from memledger.index.backends import Index
     from memledger.memory import Memory
     from memledger.ports import Tokenizer
     from memledger.read.hot import HotTier, Tier

@@ -9,7 +9,7 @@ re-decided: events, outcomes, records, history, jobs, keys and traces arrive as
 they were. The target must be at the same schema (the latest of this memledger
 on both sides) and hold no rows; on any error the transaction is rolled back and
 the target stays empty. The derived index is not copied: open one on the target
-(:func:`~memledger.index.derived.open_index`) and it is fed from the copied outbox.
+(:func:`~memledger.index.backends.open_index`) and it is fed from the copied outbox.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ from pathlib import Path
 from memledger.domain.records import Actor, Role, SourceEvent
 from memledger.eval import _scratch
 from memledger.eval.locomo._data import Conversation
-from memledger.index.derived import open_index
+from memledger.index.backends import open_index
 from memledger.index.embedders import Embedder
 from memledger.memory import Memory
 from memledger.read.recall import RecallSettings, recall
