@@ -1380,8 +1380,8 @@ class SqlUnit(ServiceRows):
     def job_lags(self, tenant: str | None, *, since: datetime) -> Sequence[float]:
         only, params = ("", ()) if tenant is None else (" AND tenant = ?", (tenant,))
         rows = self.conn.execute(
-            "SELECT created_at, finished_at FROM jobs WHERE status = 'done'"
-            f" AND finished_at >= ?{only}",
+            "SELECT created_at, finished_at FROM jobs INDEXED BY jobs_finished"
+            f" WHERE status = 'done' AND finished_at >= ?{only}",
             (format_time(since), *params),
         )
         return [(parse_time(done) - parse_time(queued)).total_seconds() for queued, done in rows]
