@@ -1,11 +1,20 @@
-"""The import rules the layout keeps, read from the source with ``ast``: every
-``import`` counts, at module level, inside a function or under ``TYPE_CHECKING``.
+"""The import rules of ``docs/architecture.md``, read from the source with ``ast``:
+every ``import`` counts, at module level, inside a function or under
+``TYPE_CHECKING``.
 
 * the domain (``memledger.domain``) imports nothing of the project but itself and
   ``memledger.errors``;
+* the core (domain, store, index, the read and write paths, the gate, freshness, the
+  corpus, session memory) never imports an edge (the HTTP API,
+  the CLI, MCP, the client, the web page, the integrations, ``serve``);
+* an edge never imports a store's internals (``memledger.store._*``);
+* the store imports neither the index nor the read or write paths, and the index
+  imports neither path;
 * the index backends (``derived`` for SQLite, ``postgres``) build on shared modules
   and never on each other, and no circle of imports is left inside
-  ``memledger.index``.
+  ``memledger.index``;
+* the read and write paths import the facade (``memledger.memory``) only where they
+  did when these rules were written down: the list below may only shrink.
 """
 
 from __future__ import annotations
@@ -86,6 +95,70 @@ def circle(edges: dict[str, set[str]]) -> list[str] | None:
         if start not in state and (found := visit(start)) is not None:
             return found
     return None
+
+
+EDGES = ("api", "cli", "mcp", "client", "web", "integrations", "serve")
+CORE = ("domain", "store", "index", "read", "write", "gate", "freshness", "corpus", "session")
+
+FACADE_STILL_IMPORTED_BY = {
+    "memledger.freshness",
+    "memledger.gate",
+    "memledger.read.context",
+    "memledger.read.hot",
+    "memledger.read.recall",
+    "memledger.read.trace",
+    "memledger.write.rederive",
+    "memledger.write.worker",
+}
+"""Modules below the facade that still take it as a parameter."""
+
+
+def layer(module: str) -> str:
+    """``memledger.read.recall`` -> ``read``; ``memledger.memory`` -> ``memory``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def project_imports() -> set[tuple[str, str]]:
+    """Every ``(importer, imported)`` pair of project modules."""
+    return {
+        (module_name(path), imported)
+        for path in PACKAGE.rglob("*.py")
+        for imported in imports_of(path)
+        if imported.startswith("memledger.") or imported == "memledger"
+    }
+
+
+def test_the_core_never_imports_an_edge() -> None:
+    found = {(a, b) for a, b in project_imports() if layer(a) in CORE and layer(b) in EDGES}
+    assert found == set()
+
+
+def test_an_edge_never_imports_a_stores_internals() -> None:
+    found = {
+        (a, b)
+        for a, b in project_imports()
+        if layer(a) in EDGES and b.startswith("memledger.store._")
+    }
+    assert found == set()
+
+
+def test_the_store_and_the_index_stay_below_the_paths() -> None:
+    found = {
+        (a, b)
+        for a, b in project_imports()
+        if (layer(a) == "store" and layer(b) in ("index", "read", "write"))
+        or (layer(a) == "index" and layer(b) in ("read", "write"))
+    }
+    assert found == set()
+
+
+def test_the_facade_is_imported_below_it_only_where_it_still_was() -> None:
+    importers = {a for a, b in project_imports() if layer(a) in CORE and b == "memledger.memory"}
+    assert importers == FACADE_STILL_IMPORTED_BY, (
+        "a module below the facade imports memledger.memory (give it the ports it uses"
+        " instead), or one no longer does (take it off the list)"
+    )
 
 
 def test_the_domain_imports_only_itself_and_the_errors() -> None:
