@@ -101,8 +101,6 @@ EDGES = ("api", "cli", "mcp", "client", "web", "integrations", "serve")
 CORE = ("domain", "store", "index", "read", "write", "gate", "freshness", "corpus", "session")
 
 FACADE_STILL_IMPORTED_BY = {
-    "memledger.freshness",
-    "memledger.gate",
     "memledger.read.context",
     "memledger.read.hot",
     "memledger.read.recall",

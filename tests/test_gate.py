@@ -81,7 +81,7 @@ def test_the_gate_decides_on_live_state_and_records_it_against_the_trace(
     finally:
         ORDERS["7842"] = {"status": "CREDIT_HOLD", "finance_approval": None}
     assert allowed.allowed and allowed.reasons == []
-    recorded = decisions(memory, tenant="acme", trace_id=packet.trace_id)
+    recorded = decisions(memory.store, tenant="acme", trace_id=packet.trace_id)
     assert [d["allowed"] for d in recorded] == [False, False, True]
     assert recorded[0]["checks"]["credit_hold"]["source"] == "order-service"  # type: ignore[index]
 

@@ -1,7 +1,7 @@
 """How fresh memory is: the figures behind the freshness contract (docs/freshness.md).
 
 :func:`freshness` reads them from the canonical store, the index and the read
-counters of one :class:`~memledger.memory.Memory`:
+counters of one process (what :meth:`memledger.Memory.freshness` passes it):
 
 * **extraction lag**: seconds from an event's job being queued to its accepted
   canonical update (the job done), over the jobs done in the last ``window``
@@ -27,10 +27,10 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from memledger.memory import Memory
+    from memledger.ports import Clock, Store
     from memledger.read.recall import RecallResult
 
 __all__ = ["Freshness", "ReadStats", "freshness"]
@@ -100,6 +100,12 @@ class Freshness:
         }
 
 
+class Lagging(Protocol):
+    """What the figures need of a derived index: how far behind the outbox it is."""
+
+    def lag(self, store: Store, *, tenant: str | None = None) -> int: ...
+
+
 def quantile(values: Sequence[float], q: float) -> float | None:
     """The ``q`` quantile by the nearest rank (``None`` of nothing)."""
     if not values:
@@ -111,13 +117,21 @@ def quantile(values: Sequence[float], q: float) -> float | None:
 
 
 def freshness(
-    memory: Memory, *, tenant: str | None = None, window: timedelta = WINDOW
+    store: Store,
+    clock: Clock,
+    *,
+    index: Lagging | None,
+    reads: ReadStats,
+    tenant: str | None = None,
+    window: timedelta = WINDOW,
 ) -> Freshness:
     """The freshness figures now (see the module docstring), of ``tenant`` or of every
-    tenant (erasures: of ``tenant`` only, as receipts are kept per tenant)."""
-    now = memory.clock.now()
+    tenant (erasures: of ``tenant`` only, as receipts are kept per tenant): from
+    ``store``, the derived ``index`` a process has opened (``None``: no index lag to
+    report) and the ``reads`` it counted."""
+    now = clock.now()
     since = now - window
-    with memory.store.read() as unit:
+    with store.read() as unit:
         queued, oldest = unit.queue_state(tenant)
         lags = list(unit.job_lags(tenant, since=since))
         bodies = unit.erasure_bodies(tenant) if tenant is not None else ()
@@ -129,8 +143,7 @@ def freshness(
             if receipt.requested_at >= since and receipt.stores:
                 last = max(s.at for s in receipt.stores)
                 took.append((last - receipt.requested_at).total_seconds())
-    index = memory.opened_index
-    lag = None if index is None else index.lag(memory.store, tenant=tenant)
+    lag = None if index is None else index.lag(store, tenant=tenant)
     return Freshness(
         at=now,
         tenant=tenant,
@@ -143,5 +156,5 @@ def freshness(
         index_lag=lag,
         erasure_p95=quantile(took, 0.95),
         erasures=len(took),
-        reads=memory.read_stats.snapshot(),
+        reads=reads.snapshot(),
     )

@@ -22,14 +22,10 @@ import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from memledger.domain.records import JsonValue, MemoryRecord, require_aware, require_id
 from memledger.errors import InvalidInputError
-from memledger.ports import StoredDecision
-
-if TYPE_CHECKING:
-    from memledger.memory import Memory
+from memledger.ports import Clock, Store, StoredDecision
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -115,7 +111,8 @@ def _remembered(answer: object) -> bool:
 
 
 def decide(
-    memory: Memory,
+    store: Store,
+    clock: Clock,
     action: str,
     checks: Mapping[str, Check],
     *,
@@ -157,12 +154,12 @@ def decide(
         decision_id=f"gate-{secrets.token_hex(10)}",
         action=action,
         allowed=not failures and all(v.ok for v in verdicts.values()),
-        decided_at=memory.clock.now(),
+        decided_at=clock.now(),
         trace_id=trace_id,
         verdicts=verdicts,
         failures=failures,
     )
-    with memory.store.write() as unit:
+    with store.write() as unit:
         if trace_id is not None and unit.get_trace(tenant, trace_id) is None:
             raise InvalidInputError(f"no trace {trace_id!r} for tenant {tenant!r}")
         unit.put_decision(
@@ -179,8 +176,8 @@ def decide(
     return decision
 
 
-def decisions(memory: Memory, *, tenant: str, trace_id: str) -> list[dict[str, JsonValue]]:
-    """The gate decisions recorded against a trace, oldest first."""
-    with memory.store.read() as unit:
+def decisions(store: Store, *, tenant: str, trace_id: str) -> list[dict[str, JsonValue]]:
+    """The gate decisions recorded in ``store`` against a trace, oldest first."""
+    with store.read() as unit:
         found = unit.decisions(tenant, trace_id=trace_id)
     return [json.loads(d.body) for d in found]

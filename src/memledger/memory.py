@@ -262,7 +262,9 @@ class Memory:
         reads, erasure times (:mod:`memledger.freshness`)."""
         if tenant is not None:
             _tenant(tenant)
-        return freshness(self, tenant=tenant)
+        return freshness(
+            self.store, self.clock, index=self.opened_index, reads=self.read_stats, tenant=tenant
+        )
 
     def flush_accesses(self) -> int:
         """Write the access notes this process holds now, rather than at the next batch
@@ -418,7 +420,7 @@ class Memory:
     ) -> GateDecision:
         """Whether a consequential action may proceed, decided on live state only, and
         recorded against the packet's trace (:mod:`memledger.gate`)."""
-        return decide(self, action, checks, tenant=tenant, trace_id=trace_id)
+        return decide(self.store, self.clock, action, checks, tenant=tenant, trace_id=trace_id)
 
     def replay(self, trace_id: str, *, tenant: str, tokenizer: Tokenizer | None = None) -> Replay:
         """Rebuild a stored context packet from the store (:func:`memledger.read.trace.replay`)."""

@@ -91,7 +91,7 @@ def get_trace(trace_id: TraceId, svc: Svc, who: Reader) -> JsonObject:
 def replay(trace_id: TraceId, svc: Svc, who: Reader) -> JsonObject:
     _trace_for(svc, who, trace_id)
     replayed = svc.memory.replay(trace_id, tenant=who.tenant)
-    gated = decisions(svc.memory, tenant=who.tenant, trace_id=trace_id)
+    gated = decisions(svc.memory.store, tenant=who.tenant, trace_id=trace_id)
     return {
         **replayed.packet.to_dict(),
         "matches": replayed.matches,

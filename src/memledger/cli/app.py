@@ -980,7 +980,7 @@ def trace_show(
     who = require_tenant(ctx, tenant)
     with _memory(ctx, db) as memory:
         replayed = memory.replay(trace_id, tenant=who)
-        gated = gate_decisions(memory, tenant=who, trace_id=trace_id)
+        gated = gate_decisions(memory.store, tenant=who, trace_id=trace_id)
     if as_json:
         render.print_json(
             {
