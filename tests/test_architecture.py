@@ -101,10 +101,6 @@ EDGES = ("api", "cli", "mcp", "client", "web", "integrations", "serve")
 CORE = ("domain", "store", "index", "read", "write", "gate", "freshness", "corpus", "session")
 
 FACADE_STILL_IMPORTED_BY = {
-    "memledger.read.context",
-    "memledger.read.hot",
-    "memledger.read.recall",
-    "memledger.read.trace",
     "memledger.write.rederive",
     "memledger.write.worker",
 }
@@ -199,3 +195,12 @@ def test_imports_are_read_at_every_level(tmp_path: Path) -> None:
     assert "memledger.errors" in set(imports_of(module))
     derived = set(imports_of(PACKAGE / "index" / "backends.py"))
     assert {"memledger.index.derived", "memledger.index.postgres"} <= derived
+
+
+def test_the_names_that_moved_are_still_found_where_they_were_with_a_warning() -> None:
+    from memledger.index import backends, derived
+
+    with pytest.warns(DeprecationWarning, match=r"memledger\.index\.backends\.open_index"):
+        assert derived.open_index is backends.open_index  # type: ignore[attr-defined]
+    with pytest.raises(AttributeError):
+        derived.no_such_name  # type: ignore[attr-defined]  # noqa: B018

@@ -111,7 +111,7 @@ def test_a_read_lifts_what_it_hands_out(memory: Memory, clock: FrozenClock) -> N
 def test_a_look_ahead_touches_nothing(memory: Memory) -> None:
     _turn(memory, "t", "The sourdough starter smells of acetone.", at=NOW - timedelta(days=30))
     memory.recall("sourdough", tenant=TENANT, touch=False)
-    memory.hot.prepare(memory, "sourdough", tenant=TENANT, subject=SUBJECT)
+    memory.prepare("sourdough", tenant=TENANT, subject=SUBJECT)
     assert memory.flush_accesses() == 0
     memory.recall("sourdough", tenant=TENANT)
     assert memory.flush_accesses() == 1

@@ -76,7 +76,7 @@ def test_an_erased_subject_leaves_no_bytes_in_any_file(memory: Memory, tmp_path:
     assert memory.recall("where does alice live?", tenant=TENANT, subject="alice").items
     packet = memory.context(f"plan a trip near {WORDS[0]}", tenant=TENANT, subject="alice")
     assert packet.items
-    assert memory.hot.current(memory, tenant=TENANT, subject="alice").values
+    assert memory.hot.current(memory.reading, tenant=TENANT, subject="alice").values
     for word in WORDS:
         assert _holding(tmp_path, word), word
 
@@ -97,8 +97,8 @@ def test_an_erased_subject_leaves_no_bytes_in_any_file(memory: Memory, tmp_path:
     assert memory.recall("where does bob live?", tenant=TENANT, subject="bob").items
     # nothing of alice comes back through any read
     assert not memory.recall(f"{WORDS[0]} {WORDS[1]}", tenant=TENANT, subject="alice").items
-    assert memory.hot.cache.get(hot_key(memory, TENANT, "alice")) is None  # dropped
-    assert memory.hot.current(memory, tenant=TENANT, subject="alice").values == {}
+    assert memory.hot.cache.get(hot_key(memory.store, TENANT, "alice")) is None  # dropped
+    assert memory.hot.current(memory.reading, tenant=TENANT, subject="alice").values == {}
     # the trace keeps ids, not words: its replay cannot match any more
     replay = memory.replay(packet.trace_id, tenant=TENANT)
     assert not replay.matches and replay.missing
@@ -176,8 +176,8 @@ def test_seed_000_with_erasure_and_a_warmed_cache_resurrects_nothing(
     assert queued.job_id is not None and kept is not None
     # every cache warm: the index holds it, the hot cache and a prepared result serve it
     assert any(i.record.memory_id == kept for i in memory.recall("fridays", tenant=TENANT).items)
-    assert memory.hot.current(memory, tenant=TENANT, subject=SUBJECT).values[FAMILY]
-    memory.hot.prepare(memory, "when do I get it? fridays", tenant=TENANT, subject=SUBJECT)
+    assert memory.hot.current(memory.reading, tenant=TENANT, subject=SUBJECT).values[FAMILY]
+    memory.prepare("when do I get it? fridays", tenant=TENANT, subject=SUBJECT)
 
     receipt = memory.erase(tenant=TENANT, memory_id=kept, reason="user asked")
     assert receipt.complete and receipt.events == ("evt-old",)
@@ -185,8 +185,8 @@ def test_seed_000_with_erasure_and_a_warmed_cache_resurrects_nothing(
     def usable() -> bool:
         return (
             any(r.value == "friday" for r in memory.current(SUBJECT, FAMILY, tenant=TENANT))
-            or FAMILY in memory.hot.current(memory, tenant=TENANT, subject=SUBJECT).values
-            or memory.hot.prepared(memory, tenant=TENANT, subject=SUBJECT) is not None
+            or FAMILY in memory.hot.current(memory.reading, tenant=TENANT, subject=SUBJECT).values
+            or memory.hot.prepared(memory.reading, tenant=TENANT, subject=SUBJECT) is not None
             or any(
                 i.record.family == FAMILY
                 for i in memory.recall("fridays", tenant=TENANT, sync=False).items

@@ -64,11 +64,11 @@ def test_the_hot_cache_never_serves_a_value_past_its_expiry(
 ) -> None:
     said = event("evt-1", "I am staying in Quorvale.", occurred_at=day(3, 1), who=ANYONE)
     memory.ingest(said, [_city("Quorvale", expires=3)])
-    cached = memory.hot.current(memory, tenant=TENANT, subject=SUBJECT)
+    cached = memory.hot.current(memory.reading, tenant=TENANT, subject=SUBJECT)
     assert [r.value for r in cached.values["home_city"]] == ["Quorvale"]
-    assert memory.hot.current(memory, tenant=TENANT, subject=SUBJECT) == cached  # a hit
+    assert memory.hot.current(memory.reading, tenant=TENANT, subject=SUBJECT) == cached  # a hit
     clock.set(day(3, 3))  # no commit moved a stamp: only the expiry says it is stale
-    assert memory.hot.current(memory, tenant=TENANT, subject=SUBJECT).values == {}
+    assert memory.hot.current(memory.reading, tenant=TENANT, subject=SUBJECT).values == {}
     memory.close()
 
 

@@ -120,7 +120,7 @@ def _scores(
     memory: Memory, index: DerivedIndex, query: str, **settings: object
 ) -> dict[str, float]:
     result = recall(
-        memory,
+        memory.reading,
         index,
         query,
         tenant=TENANT,
@@ -171,14 +171,16 @@ def test_the_vectors_see_the_question_without_its_names(memory: Memory, tmp_path
     with DerivedIndex(tmp_path / "v.index", embedder=embedder) as index:
         index.sync(memory.store)
         embedder.seen.clear()
-        recall(memory, index, "What does Mel's family do for fun?", tenant=TENANT, touch=False)
+        recall(
+            memory.reading, index, "What does Mel's family do for fun?", tenant=TENANT, touch=False
+        )
         assert embedder.seen == ["What does their family do for fun?"]
         embedder.seen.clear()
         settings = RecallSettings(keep_names=True)
-        recall(memory, index, "What does Mel do for fun?", tenant=TENANT, settings=settings)
+        recall(memory.reading, index, "What does Mel do for fun?", tenant=TENANT, settings=settings)
         assert embedder.seen == ["What does Mel do for fun?"]
         embedder.seen.clear()
-        recall(memory, index, "Melanie?", tenant=TENANT, touch=False)  # nothing else asked
+        recall(memory.reading, index, "Melanie?", tenant=TENANT, touch=False)  # nothing else asked
         assert embedder.seen == ["Melanie?"]
 
 

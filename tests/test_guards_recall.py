@@ -109,7 +109,7 @@ def test_an_index_hit_naming_another_tenants_memory_is_never_returned(
                 text=entry_text(foreign),
             ),
         )
-        result = recall(memory, index, "parcels garden shed", tenant=TENANT, k=10)
+        result = recall(memory.reading, index, "parcels garden shed", tenant=TENANT, k=10)
     assert [i.record.tenant for i in result.items] == [TENANT] * len(result.items)
     assert foreign_id not in {i.record.memory_id for i in result.items}
     assert [e.reason for e in result.excluded if e.memory_id == foreign_id] == ["not_found"]
@@ -128,13 +128,15 @@ def test_a_memory_covering_a_quarter_of_the_query_is_returned_and_less_abstains(
     with DerivedIndex(tmp_path / "m.index", embedder=None) as index:
         index.sync(memory.store)
         # four content words, one of them (garden) in the memory: exactly a quarter
-        quarter = recall(memory, index, "violin budget sourdough garden", tenant=TENANT, k=5)
+        quarter = recall(
+            memory.reading, index, "violin budget sourdough garden", tenant=TENANT, k=5
+        )
         # five content words, the same one covered: a fifth, below the floor
         fifth = recall(
-            memory, index, "violin budget sourdough orchestra garden", tenant=TENANT, k=5
+            memory.reading, index, "violin budget sourdough orchestra garden", tenant=TENANT, k=5
         )
         fifth_found = recall(
-            memory,
+            memory.reading,
             index,
             "violin budget sourdough orchestra garden",
             tenant=TENANT,
@@ -142,7 +144,7 @@ def test_a_memory_covering_a_quarter_of_the_query_is_returned_and_less_abstains(
             settings=RecallSettings(floor=0.2),
         )
         # two of four words (garden, shed): a half, comfortably above
-        half = recall(memory, index, "violin budget garden shed", tenant=TENANT, k=5)
+        half = recall(memory.reading, index, "violin budget garden shed", tenant=TENANT, k=5)
     assert [i.record.value for i in quarter.items] == ["garden shed"]
     assert quarter.items[0].relevance == pytest.approx(0.25)
     assert "lexical" in quarter.items[0].sources  # found, then judged: not a missed search

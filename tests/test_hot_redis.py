@@ -98,13 +98,13 @@ def shared(path: Path, url: str, **options: float) -> Memory:
 
 
 def values(memory: Memory, *, tenant: str = "acme", subject: str = "u1") -> list[object]:
-    found = memory.hot.current(memory, tenant=tenant, subject=subject).values
+    found = memory.hot.current(memory.reading, tenant=tenant, subject=subject).values
     return [r.value for r in found.get(FAMILY, ())]
 
 
 def entry(memory: Memory, url: str, *, tenant: str = "acme", subject: str = "u1") -> HotValues:
     """What Redis holds for the subject, read straight from Redis."""
-    key = hot_key(memory, tenant, subject)
+    key = hot_key(memory.store, tenant, subject)
     with redis.Redis.from_url(url) as client:
         raw = client.get(redis_key(key))
     assert isinstance(raw, bytes), f"no entry at {redis_key(key)!r}"
@@ -173,7 +173,7 @@ CHILD = textwrap.dedent(
         )
         memory.ingest(said, [claim])
     if reads == "reads":
-        memory.hot.current(memory, tenant="acme", subject="u1")  # writes its entry back
+        memory.hot.current(memory.reading, tenant="acme", subject="u1")  # writes its entry back
     memory.close()
     """
 )
@@ -208,7 +208,7 @@ def test_invalidate_deletes_the_entry_and_every_write_sets_the_ttl(
     memory.hot = HotTier(cache=RedisHotCache(url, ttl=timedelta(minutes=5)))
     memory.ingest(event(1, "Send me the digest fridays please."), digest("fridays"))
     values(memory)
-    key = redis_key(hot_key(memory, "acme", "u1"))
+    key = redis_key(hot_key(memory.store, "acme", "u1"))
     with redis.Redis.from_url(url) as client:
         assert 0 < client.pttl(key) <= 5 * 60 * 1000
         memory.hot.invalidate("acme", "u1")
@@ -270,7 +270,7 @@ def test_an_entry_planted_under_another_subjects_key_is_never_served(
     memory.ingest(event(1, "The digest fridays.", subject="u1"), digest("fridays"))
     memory.ingest(event(2, "The digest daily.", subject="u2"), digest("daily"))
     values(memory, subject="u1")
-    u1, u2 = (hot_key(memory, "acme", s) for s in ("u1", "u2"))
+    u1, u2 = (hot_key(memory.store, "acme", s) for s in ("u1", "u2"))
     with redis.Redis.from_url(url) as client:
         planted = client.get(redis_key(u1))
         assert isinstance(planted, bytes)
@@ -379,7 +379,7 @@ def test_the_codec_refuses_what_it_did_not_write(tmp_path: Path, url: str) -> No
     memory = shared(tmp_path / "m.db", url)
     memory.ingest(event(1, "Send me the digest fridays please."), digest("fridays"))
     values(memory)
-    key = hot_key(memory, "acme", "u1")
+    key = hot_key(memory.store, "acme", "u1")
     good = json.loads(encode(entry(memory, url)))
     older = json.loads(encode(entry(memory, url)))
     del older["values"][FAMILY][0]["trust"]  # a version before records had a trust

@@ -72,7 +72,7 @@ def memory(
 
 
 def values(memory: Memory) -> list[object]:
-    found = memory.hot.current(memory, tenant="acme", subject="u1").values
+    found = memory.hot.current(memory.reading, tenant="acme", subject="u1").values
     return [r.value for r in found.get("delivery_preference", ())]
 
 
@@ -100,18 +100,24 @@ def test_a_revoked_preference_never_reaches_a_packet_from_any_tier(memory: Memor
     for tier in ("prepared", "hot", "full"):
         packet = memory.context(ASK, tenant="acme", subject="u1", budget=800, tier=tier)  # type: ignore[arg-type]
         assert "fridays" not in packet.text and current.memory_id not in packet.text, tier
-    assert memory.hot.prepared(memory, tenant="acme", subject="u1") is None
+    assert memory.hot.prepared(memory.reading, tenant="acme", subject="u1") is None
     assert memory.hot.stats.prepared_dropped >= 1
 
 
 def test_a_prepared_result_is_dropped_after_any_commit_of_the_subject(memory: Memory) -> None:
-    tier = HotTier()
-    tier.prepare(memory, ASK, tenant="acme", subject="u1")
-    assert tier.prepared(memory, tenant="acme", subject="u1") is not None
+    tier, ports = HotTier(), memory.reading
+    tier.keep(
+        ports,
+        ASK,
+        tenant="acme",
+        subject="u1",
+        recall=lambda: memory.recall(ASK, tenant="acme", subject="u1", touch=False),
+    )
+    assert tier.prepared(ports, tenant="acme", subject="u1") is not None
     memory.ingest(event(5, "Other talk.", subject="u2"))  # another subject: kept
-    assert tier.prepared(memory, tenant="acme", subject="u1") is not None
+    assert tier.prepared(ports, tenant="acme", subject="u1") is not None
     memory.ingest(event(6, "The digest mondays now."), digest("mondays"))
-    assert tier.prepared(memory, tenant="acme", subject="u1") is None
+    assert tier.prepared(ports, tenant="acme", subject="u1") is None
 
 
 def test_the_hot_tiers_need_a_subject(memory: Memory) -> None:
@@ -120,7 +126,7 @@ def test_the_hot_tiers_need_a_subject(memory: Memory) -> None:
 
 
 def test_deferred_writes_land_after_the_caller_moved_on(memory: Memory) -> None:
-    writer = DeferredWriter(memory)
+    writer = DeferredWriter(memory.ingest)
     for n in range(10, 15):
         writer.submit(event(n, f"Deferred turn number {n}."))
     writer.submit(event(1, "Another text under an event id already used."))  # a conflict
@@ -129,7 +135,7 @@ def test_deferred_writes_land_after_the_caller_moved_on(memory: Memory) -> None:
     assert [event_id for event_id, _ in report.failed] == ["e1"]
     assert all(memory.event(f"e{n}", tenant="acme") for n in range(10, 15))  # stored
     with pytest.raises(InvalidInputError):
-        DeferredWriter(memory).submit("not an event")  # type: ignore[arg-type]
+        DeferredWriter(memory.ingest).submit("not an event")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -205,11 +211,11 @@ def test_the_in_process_cache_drops_the_least_recently_used(memory: Memory) -> N
     cache = InProcessHotCache(capacity=2)
     memory.hot = HotTier(cache=cache)
     for subject in ("u1", "u2", "u1", "u3"):  # u2 is the least recently used at u3
-        memory.hot.current(memory, tenant="acme", subject=subject)
+        memory.hot.current(memory.reading, tenant="acme", subject=subject)
     assert len(cache) == 2 and memory.hot.stats.hits == 1
-    memory.hot.current(memory, tenant="acme", subject="u1")
+    memory.hot.current(memory.reading, tenant="acme", subject="u1")
     assert memory.hot.stats.hits == 2  # u1 was kept
-    memory.hot.current(memory, tenant="acme", subject="u2")
+    memory.hot.current(memory.reading, tenant="acme", subject="u2")
     assert memory.hot.stats.hits == 2  # u2 was dropped
     with pytest.raises(InvalidInputError, match="capacity"):
         InProcessHotCache(capacity=0)
@@ -253,8 +259,8 @@ def test_a_shared_tier_never_mixes_two_stores(tmp_path: Path) -> None:
     assert values(one) == ["fridays"] and values(two) == ["daily"]
     assert values(one) == ["fridays"] and values(two) == ["daily"]
     one.prepare(ASK, tenant="acme", subject="u1")
-    assert tier.prepared(two, tenant="acme", subject="u1") is None
-    assert tier.prepared(one, tenant="acme", subject="u1") is not None
+    assert tier.prepared(two.reading, tenant="acme", subject="u1") is None
+    assert tier.prepared(one.reading, tenant="acme", subject="u1") is not None
     one.close()
     two.close()
 
@@ -277,3 +283,26 @@ def test_a_store_is_named_by_its_absolute_path(
     assert store_name(memory) != store_name(open_store(":memory:"))
     for store in (first, second, same, memory):
         store.close()
+
+
+def test_the_memory_itself_still_works_where_the_read_ports_go_with_a_warning(
+    memory: Memory,
+) -> None:
+    with pytest.warns(DeprecationWarning, match=r"memory\.reading"):
+        old = memory.hot.current(memory, tenant="acme", subject="u1")
+    assert old == memory.hot.current(memory.reading, tenant="acme", subject="u1")
+    assert old.values["delivery_preference"][0].value == "fridays"
+    with pytest.warns(DeprecationWarning, match=r"memory\.prepare"):
+        memory.hot.prepare(memory, ASK, tenant="acme", subject="u1")
+    with pytest.warns(DeprecationWarning, match=r"memory\.reading"):
+        prepared = memory.hot.prepared(memory, tenant="acme", subject="u1")
+    assert prepared is not None and prepared.items
+    with pytest.warns(DeprecationWarning, match=r"memory\.ingest"):
+        writer = DeferredWriter(memory)  # type: ignore[arg-type]
+    writer.submit(event(12, "A deferred turn."))
+    assert [r.event_id for r in writer.close().done] == ["e12"]
+
+
+def test_the_hot_tier_refuses_what_is_not_the_read_ports(memory: Memory) -> None:
+    with pytest.raises(InvalidInputError, match=r"memory\.reading"):
+        memory.hot.current(memory.store, tenant="acme", subject="u1")  # type: ignore[arg-type]

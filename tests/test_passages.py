@@ -81,7 +81,7 @@ def test_recall_hands_back_the_passage(tmp_path: Path) -> None:
     memory.ingest(event, [episode_of(event)])
     with DerivedIndex(tmp_path / "m.index") as index:
         index.sync(memory.store)
-        (item,) = recall(memory, index, "sourdough starter acetone", tenant="acme").items
+        (item,) = recall(memory.reading, index, "sourdough starter acetone", tenant="acme").items
     assert item.passage is not None and not item.passage.whole
     assert "acetone" in item.passage.text and len(item.passage.text) < len(LONG) / 4
     memory.close()

@@ -118,7 +118,7 @@ def chat(tmp_path: Path) -> Iterator[tuple[Memory, DerivedIndex]]:
 
 def sessions(memory: Memory, index: DerivedIndex, question: str, **settings: object) -> list[str]:
     found = recall(
-        memory,
+        memory.reading,
         index,
         question,
         tenant="acme",
@@ -147,13 +147,15 @@ def test_an_order_question_gives_its_items_in_time_order(
 ) -> None:
     memory, index = chat
     asked = "In what order did I bring up the columns of my budget tracker?"
-    found = recall(memory, index, asked, tenant="acme", k=3, valid_at=NOW)
+    found = recall(memory.reading, index, asked, tenant="acme", k=3, valid_at=NOW)
     assert found.order == "time"
     in_time = found.chronological()
     assert sorted(in_time, key=lambda i: i.score, reverse=True) == list(found.items)
     days = [item.record.valid_from for item in in_time]
     assert days == sorted(days) and days != [i.record.valid_from for i in found.items]
-    plain = recall(memory, index, "budget tracker columns", tenant="acme", k=3, valid_at=NOW)
+    plain = recall(
+        memory.reading, index, "budget tracker columns", tenant="acme", k=3, valid_at=NOW
+    )
     assert plain.order == "relevance"
 
 
@@ -169,11 +171,11 @@ def test_a_question_about_what_you_said_finds_the_assistants_turn(tmp_path: Path
     with DerivedIndex(tmp_path / "m.index") as index:
         index.sync(memory.store)
         about_you = "What did you recommend for the acetone smell of my sourdough starter?"
-        found = recall(memory, index, about_you, tenant="acme", valid_at=NOW)
+        found = recall(memory.reading, index, about_you, tenant="acme", valid_at=NOW)
         assert found.items[0].record.source_event_id == "t1"
         # asked about the user's own words, the user's turn ranks first
         about_me = "What did I say about the acetone smell of my sourdough starter?"
-        found = recall(memory, index, about_me, tenant="acme", valid_at=NOW)
+        found = recall(memory.reading, index, about_me, tenant="acme", valid_at=NOW)
         assert found.items[0].record.source_event_id == "t0"
     memory.close()
 

@@ -65,7 +65,7 @@ def test_a_record_whose_source_event_was_revoked_is_never_returned(
     (friday,) = memory.timeline(SUBJECT, FAMILY, tenant=TENANT)
     with memory.store.write() as unit:
         unit.add_revoked_source(TENANT, SUBJECT, FAMILY, event_id="e1", generation=1)
-    result = recall(memory, index, "digest friday emails", tenant=TENANT, subject=SUBJECT)
+    result = recall(memory.reading, index, "digest friday emails", tenant=TENANT, subject=SUBJECT)
     excluded = {(e.memory_id, e.reason) for e in result.excluded}
     assert (friday.memory_id, "revoked_source") in excluded
     assert friday.memory_id not in {i.record.memory_id for i in result.items}
@@ -85,7 +85,12 @@ def test_a_stale_index_never_returns_the_corrected_value(
     )
     assert index.lag(memory.store) > 0  # the correction is not indexed yet
     result = recall(
-        memory, index, QUESTION, tenant=TENANT, subject=SUBJECT, min_revision=fix.revision(FAMILY)
+        memory.reading,
+        index,
+        QUESTION,
+        tenant=TENANT,
+        subject=SUBJECT,
+        min_revision=fix.revision(FAMILY),
     )
     values = [(i.record.value, i.sources) for i in result.items]
     assert values == [("daily", ("slot",))]  # from the canonical slot, not the index
@@ -93,7 +98,7 @@ def test_a_stale_index_never_returns_the_corrected_value(
     assert {(e.memory_id, e.reason) for e in result.excluded} == {(friday, "superseded")}
     assert result.index_lag > 0 and not result.abstained
     with pytest.raises(RevisionNotMetError):
-        recall(memory, index, QUESTION, tenant=TENANT, subject=SUBJECT, min_revision=99)
+        recall(memory.reading, index, QUESTION, tenant=TENANT, subject=SUBJECT, min_revision=99)
 
 
 def test_revoked_expired_and_future_records_never_come_back(
@@ -127,7 +132,7 @@ def test_revoked_expired_and_future_records_never_come_back(
     memory.revoke(olives.memory_id, tenant=TENANT)
     clock.set(day(10, 10))
     result = recall(
-        memory,
+        memory.reading,
         index,
         "Which food do I love: sushi, ramen, tacos or olives?",
         tenant=TENANT,
@@ -146,14 +151,16 @@ def test_abstains_instead_of_returning_the_nearest_thing(
     memory.ingest(event("e1", "Fridays", occurred_at=day(10, 2), sequence=1), digest("friday"))
     index.sync(memory.store)
     query = "Which museums in Lima open early, and does the digest of their exhibitions list them?"
-    result = recall(memory, index, query, tenant=TENANT)
+    result = recall(memory.reading, index, query, tenant=TENANT)
     assert result.abstained and result.items == ()
     # the nearest thing is there: without the floor it would have been returned
-    floorless = recall(memory, index, query, tenant=TENANT, settings=RecallSettings(floor=0.0))
+    floorless = recall(
+        memory.reading, index, query, tenant=TENANT, settings=RecallSettings(floor=0.0)
+    )
     (nearest,) = floorless.items
     assert nearest.score > 0 and 0 < nearest.relevance < RecallSettings().floor
     assert not floorless.abstained
-    assert not recall(memory, index, "digest friday", tenant=TENANT).abstained
+    assert not recall(memory.reading, index, "digest friday", tenant=TENANT).abstained
 
 
 def test_a_slot_the_query_names_is_relevant_without_sharing_its_words(
@@ -165,9 +172,9 @@ def test_a_slot_the_query_names_is_relevant_without_sharing_its_words(
     memory.ingest(event("e1", "Fridays", occurred_at=day(10, 2), sequence=1), digest("friday"))
     index.sync(memory.store)
     query = "Which newsletter reaches the museums, galleries and theatres of Lima first?"
-    (item,) = recall(memory, index, query, tenant=TENANT, subject=SUBJECT).items
+    (item,) = recall(memory.reading, index, query, tenant=TENANT, subject=SUBJECT).items
     assert (item.record.value, item.sources, item.relevance) == ("friday", ("slot",), 0.5)
-    assert recall(memory, index, query, tenant=TENANT).abstained
+    assert recall(memory.reading, index, query, tenant=TENANT).abstained
 
 
 class SemanticFake(HashingWrapper):
@@ -193,9 +200,9 @@ def test_a_semantic_vector_match_is_relevant_and_a_spelling_one_is_not(
     spelling = DerivedIndex(tmp_path / "spelling.index", embedder=HashingEmbedder())
     for index in (semantic, spelling):
         index.sync(memory.store)
-    (item,) = recall(memory, semantic, query, tenant=TENANT).items
+    (item,) = recall(memory.reading, semantic, query, tenant=TENANT).items
     assert (item.record.value, item.sources, item.relevance) == ("friday", ("vector",), 1.0)
-    assert recall(memory, spelling, query, tenant=TENANT).abstained
+    assert recall(memory.reading, spelling, query, tenant=TENANT).abstained
     semantic.close()
     spelling.close()
 
@@ -206,12 +213,12 @@ def test_tenants_never_see_each_other(memory: Memory, index: DerivedIndex) -> No
             event("e1", "Fridays", occurred_at=day(10, 2), tenant=tenant), digest("friday")
         )
     index.sync(memory.store)
-    acme = recall(memory, index, "digest friday", tenant="acme", subject=SUBJECT)
+    acme = recall(memory.reading, index, "digest friday", tenant="acme", subject=SUBJECT)
     globex = {r.memory_id for r in memory.history(SUBJECT, FAMILY, tenant="globex")}
     assert len(acme.items) == 1 and acme.items[0].record.tenant == "acme"
     assert not globex & {i.record.memory_id for i in acme.items}
     assert not globex & {e.memory_id for e in acme.excluded}
-    assert recall(memory, index, "digest friday", tenant="initech").abstained
+    assert recall(memory.reading, index, "digest friday", tenant="initech").abstained
 
 
 @pytest.mark.parametrize(
@@ -228,7 +235,7 @@ def test_bad_input_is_refused(
     memory: Memory, index: DerivedIndex, query: str, k: int, tenant: str, message: str
 ) -> None:
     with pytest.raises(InvalidQueryError, match=message):
-        recall(memory, index, query, tenant=tenant, k=k)
+        recall(memory.reading, index, query, tenant=tenant, k=k)
 
 
 def test_old_memories_are_down_weighted_not_dropped() -> None:
@@ -257,13 +264,15 @@ def test_old_is_relative_to_how_far_back_the_history_goes(
     asked = "sourdough starter acetone"
     weights = {
         i.record.source_event_id: i.time_weight
-        for i in recall(memory, index, asked, tenant=TENANT, valid_at=now, touch=False).items
+        for i in recall(
+            memory.reading, index, asked, tenant=TENANT, valid_at=now, touch=False
+        ).items
     }  # not touched: a read would lift what it hands out (test_decay.py)
     assert RecallSettings().tau_span == 10.0
     assert weights["t0"] == pytest.approx(time_weight(400, tau_days=4000))
     assert weights["t0"] == pytest.approx(0.3 + 0.7 * math.exp(-1 / 10))
     fixed = RecallSettings(tau_span=0.0)
-    found = recall(memory, index, asked, tenant=TENANT, valid_at=now, settings=fixed)
+    found = recall(memory.reading, index, asked, tenant=TENANT, valid_at=now, settings=fixed)
     weights = {i.record.source_event_id: i.time_weight for i in found.items}
     assert weights["t0"] == pytest.approx(0.3 + 0.7 * math.exp(-400 / 180))
     assert weights["t1"] > weights["t0"]
@@ -282,7 +291,7 @@ def test_a_hit_through_an_entry_older_than_its_record_is_checked(
     (record,) = memory.timeline(SUBJECT, FAMILY, tenant=TENANT)
     (memory_id,) = [r.memory_id for r in first.results]
     assert record.memory_id == memory_id and record.mentions == 2  # a NOOP, revision 2
-    kept = recall(memory, index, "digest friday", tenant=TENANT)
+    kept = recall(memory.reading, index, "digest friday", tenant=TENANT)
     assert [i.record.memory_id for i in kept.items] == [memory_id]
     assert kept.items[0].record.revision == 2 and kept.index_lag > 0
 
@@ -291,14 +300,14 @@ def test_a_hit_through_an_entry_older_than_its_record_is_checked(
     # a handle opened on that copy (one already open keeps the vectors and entries it
     # read: a copy changed behind the index's back is not news to it)
     with DerivedIndex(index.path, embedder=index.embedder) as copy:
-        stale = recall(memory, copy, "digest friday", tenant=TENANT)
+        stale = recall(memory.reading, copy, "digest friday", tenant=TENANT)
     assert stale.items == ()
     assert [(e.memory_id, e.reason) for e in stale.excluded] == [(memory_id, "stale_index")]
 
 
 def test_a_revision_floor_without_a_subject_is_refused(memory: Memory, index: DerivedIndex) -> None:
     with pytest.raises(InvalidQueryError, match="needs a subject"):
-        recall(memory, index, QUESTION, tenant=TENANT, min_revision=1)
+        recall(memory.reading, index, QUESTION, tenant=TENANT, min_revision=1)
 
 
 def test_index_lag_counts_only_rows_of_subjects_the_reader_may_see(
@@ -314,9 +323,9 @@ def test_index_lag_counts_only_rows_of_subjects_the_reader_may_see(
         def visible(subject: str) -> bool:
             return namespace_of(subject) in (None, *namespaces)
 
-        return recall(memory, index, "digest", tenant=TENANT, visible=visible).index_lag
+        return recall(memory.reading, index, "digest", tenant=TENANT, visible=visible).index_lag
 
-    assert recall(memory, index, "digest", tenant=TENANT).index_lag == 4
+    assert recall(memory.reading, index, "digest", tenant=TENANT).index_lag == 4
     assert (lag(), lag("agent:planner"), lag("agent:bo"), lag("agent:bo", "agent:planner")) == (
         1,
         2,

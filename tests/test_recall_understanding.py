@@ -126,7 +126,7 @@ def test_the_answer_in_the_next_turn_comes_with_its_question(
 ) -> None:
     ids = say(memory, "s1", CONCERT)
     index.sync(memory.store)
-    result = recall(memory, index, "How was the concert?", tenant=TENANT, k=3)
+    result = recall(memory.reading, index, "How was the concert?", tenant=TENANT, k=3)
     found = events(result)
     assert found[0] == ids[1]  # the answer first: the question ends asking
     assert ids[0] in found
@@ -148,7 +148,7 @@ def test_a_revoked_turn_lends_nothing_to_its_neighbours(
         if r.source_event_id == ids[0]
     ]
     memory.revoke(question.memory_id, tenant=TENANT)
-    result = recall(memory, index, "Taylor Swift concert", tenant=TENANT, k=3)
+    result = recall(memory.reading, index, "Taylor Swift concert", tenant=TENANT, k=3)
     assert result.abstained and result.items == ()  # the reply shares no word of the query
     assert {(e.memory_id, e.reason) for e in result.excluded} >= {(question.memory_id, "revoked")}
 
@@ -168,7 +168,7 @@ def test_the_person_a_question_names_comes_first(memory: Memory, index: DerivedI
         ("When are Mel's pottery classes?", ids[0]),
         ("When are melanie's pottery classes?", ids[0]),
     ):
-        result = recall(memory, index, query, tenant=TENANT, k=2)
+        result = recall(memory.reading, index, query, tenant=TENANT, k=2)
         assert events(result)[0] == who, query
         assert len(result.understood.people) == 1
 
@@ -202,7 +202,9 @@ def test_a_turn_that_ends_asking_ranks_below_one_that_states(
 
     def scores(weight: float) -> dict[str, float]:
         settings = RecallSettings(asking_weight=weight)
-        result = recall(memory, index, query, tenant=TENANT, k=10, settings=settings, touch=False)
+        result = recall(
+            memory.reading, index, query, tenant=TENANT, k=10, settings=settings, touch=False
+        )
         return {
             i.record.source_event_id: i.score for i in result.items if i.record.kind == "episode"
         }
@@ -238,7 +240,7 @@ def test_vector_hits_no_nearer_than_a_typical_entry_are_no_candidates(
     with DerivedIndex(tmp_path / "v.index", embedder=HashingEmbedder()) as index:
         index.sync(memory.store)
         result = recall(
-            memory,
+            memory.reading,
             index,
             "grey cat from the shelter",
             tenant=TENANT,
@@ -262,8 +264,12 @@ def test_a_time_in_the_question_prefers_what_was_said_then(
         at=datetime(2023, 7, 20, 9, tzinfo=UTC),
     )
     index.sync(memory.store)
-    in_july = recall(memory, index, "Where did Dana go hiking in July 2023?", tenant=TENANT, k=2)
-    in_may = recall(memory, index, "Where did Dana go hiking in May 2023?", tenant=TENANT, k=2)
+    in_july = recall(
+        memory.reading, index, "Where did Dana go hiking in July 2023?", tenant=TENANT, k=2
+    )
+    in_may = recall(
+        memory.reading, index, "Where did Dana go hiking in May 2023?", tenant=TENANT, k=2
+    )
     assert events(in_july)[0] == july[0] and events(in_may)[0] == may[0]
     assert in_july.understood.time is not None
     assert in_july.understood.time.start == datetime(2023, 7, 1, tzinfo=UTC)
@@ -274,9 +280,9 @@ def test_a_broken_embedder_degrades_to_lexical_and_says_so(memory: Memory, tmp_p
     ids = say(memory, "s1", CONCERT)
     with DerivedIndex(tmp_path / "flaky.index", embedder=flaky) as index:
         index.sync(memory.store)
-        hybrid = recall(memory, index, "calm warm paintings", tenant=TENANT, k=2)
+        hybrid = recall(memory.reading, index, "calm warm paintings", tenant=TENANT, k=2)
         flaky.down = True
-        lexical = recall(memory, index, "calm warm paintings", tenant=TENANT, k=2)
+        lexical = recall(memory.reading, index, "calm warm paintings", tenant=TENANT, k=2)
     assert hybrid.mode == "hybrid" and hybrid.degraded is None
     assert lexical.mode == "lexical"
     assert lexical.degraded is not None and "unreachable" in lexical.degraded
@@ -289,9 +295,9 @@ def test_a_rewriter_adds_phrasings_and_its_failure_is_only_a_note(
 ) -> None:
     ids = say(memory, "s1", CONCERT)
     index.sync(memory.store)
-    plain = recall(memory, index, "What art does Alex make?", tenant=TENANT, k=2)
+    plain = recall(memory.reading, index, "What art does Alex make?", tenant=TENANT, k=2)
     helped = recall(
-        memory,
+        memory.reading,
         index,
         "What art does Alex make?",
         tenant=TENANT,
@@ -299,7 +305,12 @@ def test_a_rewriter_adds_phrasings_and_its_failure_is_only_a_note(
         rewriter=Rewriter("Alex painting sunsets"),
     )
     failed = recall(
-        memory, index, "What art does Alex make?", tenant=TENANT, k=2, rewriter=Rewriter(fail=True)
+        memory.reading,
+        index,
+        "What art does Alex make?",
+        tenant=TENANT,
+        k=2,
+        rewriter=Rewriter(fail=True),
     )
     assert ids[2] not in events(plain)
     assert events(helped)[0] == ids[2]
@@ -339,7 +350,7 @@ def test_another_tenant_never_changes_a_recall(
                 say(memory, "s1", [("pat", t) for t in mine + theirs], tenant="globex")
             with DerivedIndex(folder / "m.index", embedder=HashingEmbedder()) as index:
                 index.sync(memory.store)
-                result = recall(memory, index, query, tenant=TENANT, k=10)
+                result = recall(memory.reading, index, query, tenant=TENANT, k=10)
                 theirs_ids = {
                     r.memory_id
                     for slot in memory.families("chat", tenant="globex")
@@ -382,9 +393,9 @@ def test_an_index_fed_while_the_embedder_was_down_says_so(memory: Memory, tmp_pa
     with DerivedIndex(tmp_path / "gap.index", embedder=flaky) as index:
         index.sync(memory.store)  # entries stored without vectors
         flaky.down = False
-        gap = recall(memory, index, "calm warm paintings", tenant=TENANT, k=1)
+        gap = recall(memory.reading, index, "calm warm paintings", tenant=TENANT, k=1)
         index.sync(memory.store)  # backfills
-        whole = recall(memory, index, "calm warm paintings", tenant=TENANT, k=1)
+        whole = recall(memory.reading, index, "calm warm paintings", tenant=TENANT, k=1)
     assert gap.mode == "lexical" and gap.degraded and "unreachable" in gap.degraded
     assert events(gap) == [ids[3]]
     assert whole.mode == "hybrid" and whole.degraded is None and events(whole) == [ids[3]]

@@ -111,10 +111,10 @@ def test_the_assistants_turns_rank_below_the_users(memory: Memory, tmp_path: Pat
         index.sync(memory.store)
         asked = "sourdough starter acetone smell hungry"
         at = AT + timedelta(days=1)
-        found = recall(memory, index, asked, tenant="acme", valid_at=at)
+        found = recall(memory.reading, index, asked, tenant="acme", valid_at=at)
         assert [i.record.source_event_id for i in found.items] == ["t0", "t1"]
         even = recall(
-            memory,
+            memory.reading,
             index,
             asked,
             tenant="acme",
@@ -140,7 +140,7 @@ def test_an_agents_turn_lends_less_context(memory: Memory, tmp_path: Path) -> No
     with DerivedIndex(tmp_path / "m.index") as index:
         index.sync(memory.store)
         found = recall(
-            memory,
+            memory.reading,
             index,
             "kiln temperature stoneware",
             tenant="acme",

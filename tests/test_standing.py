@@ -111,19 +111,27 @@ def test_recall_surfaces_an_instruction_in_scope(tmp_path: Path) -> None:
     asked = "Which library is used in this project?"
     with DerivedIndex(tmp_path / "m.index") as index:
         index.sync(memory.store)
-        found = recall(memory, index, asked, tenant="acme", k=5, valid_at=AT + timedelta(days=9))
+        found = recall(
+            memory.reading, index, asked, tenant="acme", k=5, valid_at=AT + timedelta(days=9)
+        )
         ids = [i.record.source_event_id for i in found.items]
         assert "t0" in ids[:5] and ids.index("t0") <= RecallSettings().standing_rank - 1
         item = next(i for i in found.items if i.record.source_event_id == "t0")
         assert "standing" in item.sources
         off = RecallSettings(standing_k=0)
         without = recall(
-            memory, index, asked, tenant="acme", k=5, valid_at=AT + timedelta(days=9), settings=off
+            memory.reading,
+            index,
+            asked,
+            tenant="acme",
+            k=5,
+            valid_at=AT + timedelta(days=9),
+            settings=off,
         )
         assert "t0" not in [i.record.source_event_id for i in without.items]
         # a request out of its scope does not bring it
         other = recall(
-            memory,
+            memory.reading,
             index,
             "billing service team",
             tenant="acme",
@@ -278,15 +286,19 @@ def test_an_instruction_in_scope_by_meaning_alone(tmp_path: Path) -> None:
     with DerivedIndex(tmp_path / "m.index", embedder=embedder) as index:
         index.sync(memory.store)
         at = AT + timedelta(days=20)
-        found = recall(memory, index, asked, tenant="acme", k=5, valid_at=at)
+        found = recall(memory.reading, index, asked, tenant="acme", k=5, valid_at=at)
         by_event = {i.record.source_event_id: i for i in found.items}
         assert "standing" in by_event["i0"].sources
         assert "i1" not in by_event  # the other instruction is out of scope
         words_only = RecallSettings(standing_cosine=0.0)
-        found = recall(memory, index, asked, tenant="acme", k=5, valid_at=at, settings=words_only)
+        found = recall(
+            memory.reading, index, asked, tenant="acme", k=5, valid_at=at, settings=words_only
+        )
         assert "i0" not in [i.record.source_event_id for i in found.items]
         strict = RecallSettings(standing_min_cosine=0.95)
-        found = recall(memory, index, asked, tenant="acme", k=5, valid_at=at, settings=strict)
+        found = recall(
+            memory.reading, index, asked, tenant="acme", k=5, valid_at=at, settings=strict
+        )
         assert "i0" not in [i.record.source_event_id for i in found.items]
     memory.close()
 
@@ -310,13 +322,13 @@ def test_only_the_current_instruction_is_in_scope(tmp_path: Path) -> None:
     clock.set(at)
     with DerivedIndex(tmp_path / "m.index") as index:
         index.sync(memory.store)
-        found = recall(memory, index, asked, tenant="acme", k=5, valid_at=at)
+        found = recall(memory.reading, index, asked, tenant="acme", k=5, valid_at=at)
         standing_items = [i for i in found.items if "standing" in i.sources]
         assert [i.record.source_event_id for i in standing_items] == ["i1"]
         assert standing_items[0].record.family == "instruction"
         memory.revoke(standing_items[0].record.memory_id, tenant="acme", reason="asked")
         index.sync(memory.store)
-        found = recall(memory, index, asked, tenant="acme", k=5, valid_at=at)
+        found = recall(memory.reading, index, asked, tenant="acme", k=5, valid_at=at)
         assert not [i for i in found.items if "standing" in i.sources]
     memory.close()
 

@@ -107,7 +107,7 @@ def test_seed_000_holds_across_an_undo(tmp_path: Path) -> None:
     first = memory.revoke(made, tenant=TENANT)
     assert first.change_id is not None
     memory.undo(first.change_id, tenant=TENANT)
-    assert "home_city" in memory.hot.current(memory, tenant=TENANT, subject=SUBJECT).values
+    assert "home_city" in memory.hot.current(memory.reading, tenant=TENANT, subject=SUBJECT).values
     late = memory.ingest(event("evt-late", "I moved to Delhi.", occurred_at=day(3, 2), who=ANYONE))
     assert late.outcome == "queued"
     (back,) = memory.current(SUBJECT, "home_city", tenant=TENANT)
@@ -115,7 +115,7 @@ def test_seed_000_holds_across_an_undo(tmp_path: Path) -> None:
     extractor = FunctionExtractor(lambda e: [delhi], name="late", version="1")
     memory.process(extractor=extractor, tenant=TENANT, settings=WorkerSettings())
     assert memory.current(SUBJECT, "home_city", tenant=TENANT) == ()
-    hot = memory.hot.current(memory, tenant=TENANT, subject=SUBJECT).values
+    hot = memory.hot.current(memory.reading, tenant=TENANT, subject=SUBJECT).values
     assert not hot.get("home_city")
     hits = memory.recall("where does the user live?", tenant=TENANT, subject=SUBJECT)
     assert "Delhi" not in [item.record.value for item in hits.items]

@@ -82,6 +82,7 @@ from memledger.read.context import (
 )
 from memledger.read.hot import HotTier, Tier
 from memledger.read.missed import PossibleUpdate, possible_updates
+from memledger.read.ports import ReadPorts
 from memledger.read.procedures import DependencyChecker
 from memledger.read.recall import RecallResult, RecallSettings, check_query, recall
 from memledger.read.trace import Replay, replay
@@ -204,6 +205,14 @@ class Memory:
         return self.store.url
 
     @property
+    def reading(self) -> ReadPorts:
+        """What the read path is handed: the store, the clock, the access log and the
+        read counters of this object (:class:`~memledger.read.ports.ReadPorts`)."""
+        return ReadPorts(
+            store=self.store, clock=self.clock, accesses=self.accesses, stats=self.read_stats
+        )
+
+    @property
     def index(self) -> Index:
         """The derived index recall reads: the one given, else
         :func:`~memledger.index.backends.open_index`'s (``<store file>.index`` beside a
@@ -320,7 +329,7 @@ class Memory:
         if sync:  # this tenant's rows only, within the bound
             catch_up(self.index, self.store, tenant=tenant, bound=self.catch_up)
         return recall(
-            self,
+            self.reading,
             self.index,
             query,
             tenant=tenant,
@@ -374,7 +383,7 @@ class Memory:
         if sync and tier == "full":
             catch_up(self.index, self.store, tenant=tenant, bound=self.catch_up)
         return build(
-            self,
+            self.reading,
             self.index if tier == "full" else self._index,  # the hot tiers need none
             request,
             tenant=tenant,
@@ -405,9 +414,15 @@ class Memory:
         settings: RecallSettings | None = None,
     ) -> RecallResult:
         """Run the full recall for the request expected next, between turns, so that
-        ``context(..., tier="prepared")`` serves it (:meth:`HotTier.prepare`)."""
-        return self.hot.prepare(
-            self, request, tenant=tenant, subject=subject, k=k, settings=settings
+        ``context(..., tier="prepared")`` serves it (:meth:`HotTier.keep`)."""
+        return self.hot.keep(
+            self.reading,
+            request,
+            tenant=tenant,
+            subject=subject,
+            recall=lambda: self.recall(
+                request, tenant=tenant, subject=subject, k=k, settings=settings, touch=False
+            ),
         )
 
     def gate(
@@ -424,7 +439,7 @@ class Memory:
 
     def replay(self, trace_id: str, *, tenant: str, tokenizer: Tokenizer | None = None) -> Replay:
         """Rebuild a stored context packet from the store (:func:`memledger.read.trace.replay`)."""
-        return replay(self, trace_id, tenant=tenant, tokenizer=tokenizer)
+        return replay(self.store, trace_id, tenant=tenant, tokenizer=tokenizer)
 
     def reindex(self, *, tenant: str | None = None, progress: Progress | None = None) -> int:
         """Drop the derived index and rebuild it from the outbox, or only ``tenant``'s

@@ -102,7 +102,7 @@ def _check_helpers(memory: Memory, clock: FrozenClock) -> None:
         "When do I want deliveries?", tenant=TENANT, subject=SUBJECT, valid_at=day(10, 3)
     )
     _exact(wire_models.Packet, packet.to_dict())
-    for summary in trace.recent(memory, tenant=TENANT):
+    for summary in trace.recent(memory.store, tenant=TENANT):
         wire_models.TraceSummary.model_validate(summary)
     key, _ = memory.create_key(TENANT, "agent-1", principal="agent", grants=[FAMILY])
     _exact(wire_models.Key, key_to_dict(key))

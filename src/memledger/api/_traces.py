@@ -46,7 +46,7 @@ def recent(
 ) -> list[JsonObject]:
     readable(who, subject)
     return trace.recent(
-        svc.memory, tenant=who.tenant, subject=subject, limit=limit, namespaces=who.namespaces
+        svc.memory.store, tenant=who.tenant, subject=subject, limit=limit, namespaces=who.namespaces
     )
 
 
@@ -54,7 +54,7 @@ def _trace_for(svc: Svc, who: Principal, trace_id: str) -> StoredTrace:
     """The trace, answered as a missing one when it is another tenant's or shows anything
     of a namespace the key may not read (its subject, or a memory its packet held): the
     store query leaves it out, so it is no row at all."""
-    return trace.get(svc.memory, trace_id, tenant=who.tenant, namespaces=who.namespaces)
+    return trace.get(svc.memory.store, trace_id, tenant=who.tenant, namespaces=who.namespaces)
 
 
 @router.get(

@@ -1012,7 +1012,7 @@ def trace_list(
     if not 1 <= limit <= 1000:
         raise CliError(f"--limit must be from 1 to 1000, got {limit}")
     with _memory(ctx, db) as memory:
-        found = recent_traces(memory, tenant=who, subject=subject, limit=limit)
+        found = recent_traces(memory.store, tenant=who, subject=subject, limit=limit)
     if as_json:
         render.print_json(found)  # type: ignore[arg-type]
     else:

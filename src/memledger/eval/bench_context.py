@@ -129,7 +129,9 @@ def run(
                     packet = _timed(build, "full", into=cold)
                     packet_tokens.append(packet.tokens)
                     history_tokens.append(whole)
-                    memory.hot.current(memory, tenant=tenant, subject="conversation")  # warm
+                    memory.hot.current(
+                        memory.reading, tenant=tenant, subject="conversation"
+                    )  # warm
                     _timed(build, "hot", into=hot)
                     memory.prepare(question.text, tenant=tenant, subject="conversation")
                     _timed(build, "prepared", into=prepared)

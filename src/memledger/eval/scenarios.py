@@ -363,7 +363,7 @@ class _Trial:
     def _reads(self) -> None:
         for tenant in TENANTS:
             for subject in SUBJECTS:
-                self.memory.hot.current(self.memory, tenant=tenant, subject=subject)
+                self.memory.hot.current(self.memory.reading, tenant=tenant, subject=subject)
 
     # -- checks -------------------------------------------------------------------------
 
@@ -393,7 +393,7 @@ class _Trial:
                 )
                 if any(a[1] > b[0] for a, b in itertools.pairwise(windows)):
                     self.violation("no_overlap", f"{step}: {tenant}/{subject} windows overlap")
-                hot = memory.hot.current(memory, tenant=tenant, subject=subject).values
+                hot = memory.hot.current(memory.reading, tenant=tenant, subject=subject).values
                 served = {r.memory_id for r in hot.get(FAMILY, ())}
                 if served != {r.memory_id for r in held if r.valid(now)}:
                     self.violation("no_resurrection", f"{step}: hot cache disagrees")

@@ -62,10 +62,12 @@ open: it is derived, so nothing is lost.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import os
 import sqlite3
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from sys import intern
@@ -118,6 +120,23 @@ __all__ = [
     "VectorPath",
     "default_index_path",
 ]
+
+_MOVED = {"open_index": "memledger.index.backends", "Index": "memledger.index.backends"}
+
+
+def __getattr__(name: str) -> object:
+    """Names that moved to :mod:`memledger.index.backends`, still found here for one
+    release with a ``DeprecationWarning``. Looked up by name at run time only: this
+    module builds on nothing that picks between the backends."""
+    if name in _MOVED:
+        warnings.warn(
+            f"memledger.index.derived.{name} moved to {_MOVED[name]}.{name}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module(_MOVED[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 SCHEMA = "13"
 """The layout's version: an index file of another is emptied on open and refilled from

@@ -57,9 +57,9 @@ from memledger.read.when import question_time
 
 if TYPE_CHECKING:
     from memledger.index.backends import Index
-    from memledger.memory import Memory
     from memledger.ports import Tokenizer
     from memledger.read.hot import HotTier, Tier
+    from memledger.read.ports import HasReading, ReadPorts
     from memledger.read.procedures import DependencyChecker
     from memledger.read.recall import RecallResult, RecallSettings
     from memledger.session import SessionView
@@ -620,7 +620,7 @@ def assemble(
 
 
 def build(
-    memory: Memory,
+    ports: ReadPorts | HasReading,
     index: Index | None,
     request: str,
     *,
@@ -653,10 +653,12 @@ def build(
     :class:`memledger.session.SessionView`) adds the session's summary and recent
     turns just before the request, the newest turns kept first when the budget is
     short."""
+    from memledger.read.ports import read_ports
     from memledger.read.recall import recall
     from memledger.read.trace import save
     from memledger.tokens import ApproxBpeTokenizer
 
+    ports = read_ports(ports)
     check_request(request, tenant, subject)
     if not isinstance(budget, Budget):
         raise BudgetError("budget must be a memledger Budget")
@@ -678,7 +680,7 @@ def build(
     if valid_at is not None:
         require_aware(valid_at, "valid_at", InvalidInputError)
     counter = tokenizer or ApproxBpeTokenizer()
-    created = memory.clock.now()
+    created = ports.clock.now()
     at = valid_at or created
     # the hot tiers read no index: their routing goes without the tenant's names
     names = (
@@ -739,9 +741,9 @@ def build(
     if routing.memory and tier != "full":
         if subject is None or hot is None:
             raise InvalidInputError(f"tier {tier!r} needs a subject and a hot tier")
-        ready = hot.prepared(memory, tenant=tenant, subject=subject) if tier == "prepared" else None
+        ready = hot.prepared(ports, tenant=tenant, subject=subject) if tier == "prepared" else None
         if ready is None:
-            _hot_values(memory, hot, request, tenant=tenant, subject=subject, into=gathered)
+            _hot_values(ports, hot, request, tenant=tenant, subject=subject, into=gathered)
         else:
             gathered.notes.append(f"memory: prepared for {hot.prepared_request(tenant, subject)!r}")
             _recalled(ready, into=gathered)
@@ -749,7 +751,7 @@ def build(
         if index is None:
             raise InvalidInputError("the full tier needs the derived index")
         found = recall(
-            memory,
+            ports,
             index,
             request,
             tenant=tenant,
@@ -763,10 +765,10 @@ def build(
         _recalled(found, into=gathered)
         index_lag = found.index_lag
         if subject is not None and hot is not None:
-            _preferences(memory, hot, tenant=tenant, subject=subject, at=valid_at, into=gathered)
+            _preferences(ports, hot, tenant=tenant, subject=subject, at=valid_at, into=gathered)
     if session is not None:
         _session(session, into=gathered)
-    _check_procedures(memory, gathered, tenant=tenant, checkers=checkers)
+    _check_procedures(ports, gathered, tenant=tenant, checkers=checkers)
     gathered.candidates.append(
         Candidate(section="request", key="request", fields={"text": request}, order=0)
     )
@@ -790,11 +792,11 @@ def build(
     )
     check_budget("context assembly")  # before the trace is written: nothing is half-kept
     if store:
-        save(memory, packet, gathered.candidates)
+        save(ports.store, packet, gathered.candidates)
     placed = [item.memory_id for item in items if item.memory_id is not None]
     if placed:  # what the model is shown is touched: it keeps its weight in recall
-        memory.accesses.note(tenant, placed, at=created)
-        flush_quietly(memory.accesses, memory.store, due_only=True)
+        ports.accesses.note(tenant, placed, at=created)
+        flush_quietly(ports.accesses, ports.store, due_only=True)
     return packet
 
 
@@ -829,7 +831,7 @@ def _memory(
 
 
 def _check_procedures(
-    memory: Memory,
+    ports: ReadPorts,
     gathered: _Gathered,
     *,
     tenant: str,
@@ -842,7 +844,7 @@ def _check_procedures(
     ids = [c.memory_id for c in gathered.candidates if c.memory_id is not None]
     if not ids:
         return
-    with memory.store.read() as unit:
+    with ports.store.read() as unit:
         records = unit.get_records(tenant, ids)
     using = default_checkers() if checkers is None else checkers
     kept: list[Candidate] = []
@@ -907,7 +909,7 @@ def _session(view: SessionView, *, into: _Gathered) -> None:
 
 
 def _preferences(
-    memory: Memory,
+    ports: ReadPorts,
     hot: HotTier,
     *,
     tenant: str,
@@ -919,7 +921,7 @@ def _preferences(
     request shares their words (how the user wants things done applies to every
     request), below everything recall ranked."""
     have = {c.memory_id for c in into.candidates if c.memory_id is not None}
-    values = hot.current(memory, tenant=tenant, subject=subject, valid_at=at).values
+    values = hot.current(ports, tenant=tenant, subject=subject, valid_at=at).values
     order = 0
     for family, records in sorted(values.items()):
         for record in records:
@@ -932,7 +934,7 @@ def _preferences(
 
 
 def _hot_values(
-    memory: Memory, hot: HotTier, request: str, *, tenant: str, subject: str, into: _Gathered
+    ports: ReadPorts, hot: HotTier, request: str, *, tenant: str, subject: str, into: _Gathered
 ) -> None:
     """The subject's current values from the hot cache: the families the request names
     first, then the others by how much of the request each holds."""
@@ -940,7 +942,7 @@ def _hot_values(
 
     named = set(families_named(request))
     wanted = frozenset(content_words(request))
-    values = hot.current(memory, tenant=tenant, subject=subject).values
+    values = hot.current(ports, tenant=tenant, subject=subject).values
     into.notes.append("memory: hot tier (current values only)")
     order = 0
     for family, records in values.items():

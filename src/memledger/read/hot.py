@@ -42,9 +42,10 @@ import hashlib
 import os
 import queue
 import threading
+import warnings
 import weakref
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
@@ -54,10 +55,10 @@ from typing import TYPE_CHECKING, Literal, Protocol
 from memledger.domain.records import MemoryRecord, Receipt, SourceEvent, require_id
 from memledger.errors import InvalidInputError, MemledgerError, StoreError
 from memledger.ports import Store
+from memledger.read.ports import HasReading, ReadPorts, read_ports
 from memledger.read.views import select
 
 if TYPE_CHECKING:
-    from memledger.memory import Memory
     from memledger.read._hot_redis import RedisHotCache
     from memledger.read.recall import RecallResult, RecallSettings
 
@@ -84,6 +85,30 @@ __all__ = [
 ]
 
 
+class Prepares(HasReading, Protocol):
+    """What the deprecated :meth:`HotTier.prepare` was given: a ``Memory``."""
+
+    def recall(
+        self,
+        query: str,
+        *,
+        tenant: str,
+        subject: str | None = ...,
+        k: int = ...,
+        settings: RecallSettings | None = ...,
+        touch: bool = ...,
+    ) -> RecallResult: ...
+
+
+class _HasIngest(Protocol):
+    def ingest(self, event: SourceEvent) -> Receipt: ...
+
+
+Ingests = Callable[[SourceEvent], Receipt] | _HasIngest
+"""What :class:`DeferredWriter` hands each event to: ``memory.ingest`` (or, deprecated,
+the ``Memory``)."""
+
+
 def __getattr__(name: str) -> object:
     """``RedisHotCache`` is imported on first use: it needs the ``redis`` extra."""
     if name == "RedisHotCache":
@@ -97,8 +122,9 @@ Stamp = tuple[tuple[str, int, int], ...]
 """A subject's families with their revision and generation."""
 
 
-def stamp_of(memory: Memory, tenant: str, subject: str) -> Stamp:
-    with memory.store.read() as unit:
+def stamp_of(store: Store, tenant: str, subject: str) -> Stamp:
+    """A subject's families with their revision and generation, from ``store``."""
+    with store.read() as unit:
         slots = unit.families(tenant, subject)
     return tuple((s.family, s.revision, s.generation) for s in slots)
 
@@ -136,9 +162,9 @@ def store_fingerprint(name: str) -> str:
     return hashlib.sha256(name.encode()).hexdigest()[:16]
 
 
-def hot_key(memory: Memory, tenant: str, subject: str) -> HotKey:
-    """The cache key of a subject of ``memory``'s store."""
-    return HotKey(store_fingerprint(store_name(memory.store)), tenant, subject)
+def hot_key(store: Store, tenant: str, subject: str) -> HotKey:
+    """The cache key of a subject of ``store``."""
+    return HotKey(store_fingerprint(store_name(store)), tenant, subject)
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,17 +253,17 @@ class InProcessHotCache:
             self._entries.pop(key, None)
 
 
-def load_values(memory: Memory, tenant: str, subject: str, *, at: datetime) -> HotValues:
+def load_values(ports: ReadPorts, tenant: str, subject: str, *, at: datetime) -> HotValues:
     """A subject's current values at valid time ``at``, read from the canonical store
     in one snapshot with the stamp and the window they hold for."""
     values: dict[str, tuple[MemoryRecord, ...]] = {}
     edges: list[datetime] = []
-    with memory.store.read() as unit:
+    with ports.store.read() as unit:
         slots = unit.families(tenant, subject)
         for slot in slots:
             records = unit.family_records(tenant, subject, slot.family, open_only=True)
             revoked = unit.revoked_sources(tenant, subject, slot.family)
-            now = memory.clock.now()  # record time; ``at`` is valid time (the same when cached)
+            now = ports.clock.now()  # record time; ``at`` is valid time (the same when cached)
             live = select(records, as_of=None, now=now, valid_at=None, revoked_sources=revoked)
             live = tuple(r for r in live if r.kind not in ("episode", "working"))
             for r in live:
@@ -308,20 +334,27 @@ class HotTier:
             setattr(self.stats, counter, getattr(self.stats, counter) + 1)
 
     def current(
-        self, memory: Memory, *, tenant: str, subject: str, valid_at: datetime | None = None
+        self,
+        ports: ReadPorts | HasReading,
+        *,
+        tenant: str,
+        subject: str,
+        valid_at: datetime | None = None,
     ) -> HotValues:
-        """The subject's current value of every family (see the module docstring).
-        ``valid_at`` reads another valid time, from the store, and caches nothing."""
+        """The subject's current value of every family (see the module docstring), read
+        through ``ports`` (``memory.reading``). ``valid_at`` reads another valid time,
+        from the store, and caches nothing."""
+        ports = read_ports(ports)
         require_id(tenant, "tenant", InvalidInputError)
         require_id(subject, "subject", InvalidInputError)
-        at = valid_at or memory.clock.now()
+        at = valid_at or ports.clock.now()
         if valid_at is not None:
             self._count("reloads")
-            return load_values(memory, tenant, subject, at=at)
-        key = hot_key(memory, tenant, subject)
+            return load_values(ports, tenant, subject, at=at)
+        key = hot_key(ports.store, tenant, subject)
         with self._lock:
             self._stores.add(key.store)
-        stamp = stamp_of(memory, tenant, subject)
+        stamp = stamp_of(ports.store, tenant, subject)
         cache_up = True
         try:
             cached = self.cache.get(key)
@@ -332,7 +365,7 @@ class HotTier:
         if cached is not None and cached.stamp == stamp and cached.holds_at(at):
             self._count("hits")
             return cached
-        loaded = load_values(memory, tenant, subject, at=at)
+        loaded = load_values(ports, tenant, subject, at=at)
         self._count("reloads")
         if cache_up:  # a cache that just failed is not asked again in the same read
             try:
@@ -355,7 +388,7 @@ class HotTier:
 
     def prepare(
         self,
-        memory: Memory,
+        source: Prepares,
         request: str,
         *,
         tenant: str,
@@ -364,25 +397,54 @@ class HotTier:
         settings: RecallSettings | None = None,
     ) -> RecallResult:
         """Run the full recall for the request expected next and keep it for
-        :meth:`prepared` (call it between turns, off the response path)."""
-        stamp = stamp_of(memory, tenant, subject)
-        result = memory.recall(
-            request, tenant=tenant, subject=subject, k=k, settings=settings, touch=False
-        )  # a look ahead: the packet that uses it notes what it places
-        store = hot_key(memory, tenant, subject).store
+        :meth:`prepared` (call it between turns, off the response path). Deprecated:
+        ``Memory.prepare(request, ...)`` does this; here ``source`` is the ``Memory``."""
+        warnings.warn(
+            "HotTier.prepare(memory, ...) is deprecated: call memory.prepare(request, ...)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.keep(
+            source.reading,
+            request,
+            tenant=tenant,
+            subject=subject,
+            recall=lambda: source.recall(
+                request, tenant=tenant, subject=subject, k=k, settings=settings, touch=False
+            ),
+        )
+
+    def keep(
+        self,
+        ports: ReadPorts,
+        request: str,
+        *,
+        tenant: str,
+        subject: str,
+        recall: Callable[[], RecallResult],
+    ) -> RecallResult:
+        """Run ``recall`` (the full recall of the request expected next, as a look ahead
+        that touches nothing) and keep its result for :meth:`prepared` under the
+        subject's stamp taken before it ran."""
+        stamp = stamp_of(ports.store, tenant, subject)
+        result = recall()  # a look ahead: the packet that uses it notes what it places
+        store = hot_key(ports.store, tenant, subject).store
         with self._lock:
             self._prepared[(tenant, subject)] = _Prepared(request, store, stamp, result)
         return result
 
-    def prepared(self, memory: Memory, *, tenant: str, subject: str) -> RecallResult | None:
+    def prepared(
+        self, ports: ReadPorts | HasReading, *, tenant: str, subject: str
+    ) -> RecallResult | None:
         """The prepared result for the subject if none of the subject's families changed
         since it was made (a commit or revocation moves a family's stamp); else
         ``None``, and it is dropped."""
+        ports = read_ports(ports)
         with self._lock:
             found = self._prepared.get((tenant, subject))
-        if found is None or found.store != hot_key(memory, tenant, subject).store:
+        if found is None or found.store != hot_key(ports.store, tenant, subject).store:
             return None
-        if stamp_of(memory, tenant, subject) != found.stamp:
+        if stamp_of(ports.store, tenant, subject) != found.stamp:
             with self._lock:
                 if self._prepared.get((tenant, subject)) is found:
                     del self._prepared[(tenant, subject)]
@@ -414,8 +476,15 @@ class DeferredWriter:
     silently); the queue is bounded (``capacity``) so a flood applies back-pressure
     instead of growing without limit."""
 
-    def __init__(self, memory: Memory, *, capacity: int = 10_000) -> None:
-        self._memory = memory
+    def __init__(self, ingest: Ingests, *, capacity: int = 10_000) -> None:
+        if not callable(ingest):  # a Memory, as this took before
+            warnings.warn(
+                "DeferredWriter(memory) is deprecated: pass memory.ingest",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            ingest = ingest.ingest
+        self._ingest: Callable[[SourceEvent], Receipt] = ingest
         self._queue: queue.Queue[SourceEvent | None] = queue.Queue(maxsize=capacity)
         self.report = DeferredReport()
         self._thread = threading.Thread(target=self._run, name="memledger-deferred", daemon=True)
@@ -433,7 +502,7 @@ class DeferredWriter:
                 if event is None:
                     return
                 try:
-                    self.report.done.append(self._memory.ingest(event))
+                    self.report.done.append(self._ingest(event))
                 except MemledgerError as exc:
                     self.report.failed.append((event.event_id, str(exc)))
             finally:

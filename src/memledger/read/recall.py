@@ -85,14 +85,15 @@ from memledger.index.lexical import entry_text, query_terms
 from memledger.read.access import flush_quietly
 from memledger.read.changes import DEPTH, changes, reorder
 from memledger.read.outdated import replaced
+from memledger.read.ports import read_ports
 from memledger.read.understand import Understood, families_named, name_words, understand
 from memledger.read.views import check_floor, check_min_revision
 from memledger.read.when import time_boost
 from memledger.store import floors
 
 if TYPE_CHECKING:
-    from memledger.memory import Memory
     from memledger.ports import UnitOfWork
+    from memledger.read.ports import HasReading, ReadPorts
     from memledger.read.rewrite import QueryRewriter
 
 RecallExclusion = Literal[
@@ -733,7 +734,7 @@ def _lag(
 
 
 def recall(
-    memory: Memory,
+    ports: ReadPorts | HasReading,
     index: Index,
     query: str,
     *,
@@ -751,7 +752,9 @@ def recall(
     ``visible`` (a subject -> bool test, e.g. :meth:`Principal.may_read`) keeps out, at
     the canonical recheck, every record of a subject the caller may not read.
     ``touch=False`` does not count the result as read (:mod:`memledger.read.access`):
-    for a look ahead, or a packet that notes only what it places."""
+    for a look ahead, or a packet that notes only what it places. ``ports`` is the
+    facade's :attr:`~memledger.Memory.reading`."""
+    ports = read_ports(ports)
     check_query(query, tenant, subject, k)
     if min_revision is not None and subject is None:
         raise InvalidQueryError(
@@ -760,7 +763,7 @@ def recall(
     if valid_at is not None:
         require_aware(valid_at, "valid_at", InvalidQueryError)
     tuning = settings or RecallSettings()
-    now = memory.clock.now()  # record time
+    now = ports.clock.now()  # record time
     at = valid_at or now  # valid time
     subjects = None if subject is None else [subject]
     # who a query can name (a subject's read: its own people), how far the feed has come
@@ -843,7 +846,7 @@ def recall(
         if floor is None or subject is None
         else {(tenant, subject, f): floor for f in families_named(query)}
     )
-    with floors.at_least(wanted), memory.store.read() as unit:
+    with floors.at_least(wanted), ports.store.read() as unit:
         # 4. canonical recheck: only what passes it can lend its score to a neighbour
         checker = _Checker(
             unit, tenant=tenant, subject=subject, at=at, now=now, indexed=indexed, visible=visible
@@ -875,7 +878,7 @@ def recall(
         if subject is not None:
             for family in families_named(query):
                 slot = unit.get_family(tenant, subject, family)
-                check_floor(slot, min_revision, source=memory.url)
+                check_floor(slot, min_revision, source=ports.store.url)
                 gone_sources = unit.revoked_sources(tenant, subject, family)
                 for record in unit.family_records(tenant, subject, family, open_only=True):
                     gone = record.source_event_id in gone_sources
@@ -894,7 +897,7 @@ def recall(
         touched = dict(unit.last_touched(tenant, list(kept), before=at))
         index_lag = _lag(unit, tenant, after=glance.cursor, visible=visible)
 
-    for memory_id, last in memory.accesses.pending(tenant, kept, before=at).items():
+    for memory_id, last in ports.accesses.pending(tenant, kept, before=at).items():
         touched[memory_id] = max(last, touched.get(memory_id, last))
     ages: dict[str, float] = {}
     confidences: dict[str, float] = {}
@@ -1008,8 +1011,8 @@ def recall(
         understood=understood,
         order="time" if shape.ordered else "relevance",
     )
-    memory.read_stats.count(result)
+    ports.stats.count(result)
     if touch:  # what a read hands out is touched: it keeps its weight (decay's clock)
-        memory.accesses.note(tenant, (r.record.memory_id for r in items), at=now)
-        flush_quietly(memory.accesses, memory.store, due_only=True)
+        ports.accesses.note(tenant, (r.record.memory_id for r in items), at=now)
+        flush_quietly(ports.accesses, ports.store, due_only=True)
     return result

@@ -40,8 +40,7 @@ from memledger.read.context import (
 )
 
 if TYPE_CHECKING:
-    from memledger.memory import Memory
-    from memledger.ports import Tokenizer
+    from memledger.ports import Store, Tokenizer
 
 VERSION = 1
 
@@ -82,13 +81,13 @@ def body_of(packet: Packet, candidates: Sequence[Candidate]) -> dict[str, JsonVa
     }
 
 
-def save(memory: Memory, packet: Packet, candidates: Sequence[Candidate]) -> None:
+def save(store: Store, packet: Packet, candidates: Sequence[Candidate]) -> None:
     """Store ``packet``'s trace in the canonical store, with the private namespaces of
     the memories it held: a key that may not read one of them finds no trace."""
     body = json.dumps(body_of(packet, candidates), separators=(",", ":"))  # keeps field order
     by_key = {(c.section, c.key): c.memory_id for c in candidates}
     held = sorted({m for i in packet.items if (m := by_key[(i.section, i.key)]) is not None})
-    with memory.store.write() as unit:
+    with store.write() as unit:
         records = unit.get_records(packet.tenant, held) if held else {}
         spaces = {namespace_of(r.subject) for r in records.values()}
         unit.put_trace(
@@ -118,13 +117,13 @@ class Replay:
 
 
 def get(
-    memory: Memory, trace_id: str, *, tenant: str, namespaces: frozenset[str] | None = None
+    store: Store, trace_id: str, *, tenant: str, namespaces: frozenset[str] | None = None
 ) -> StoredTrace:
     """A stored trace; one whose subject is in a private namespace not among
     ``namespaces`` (``None``: any) is answered as a missing one."""
     require_id(tenant, "tenant", InvalidInputError)
     require_id(trace_id, "trace id", InvalidInputError)
-    with memory.store.read() as unit:
+    with store.read() as unit:
         found = unit.get_trace(tenant, trace_id, namespaces=namespaces)
     if found is None:
         raise TraceNotFoundError(f"no trace {trace_id!r} for tenant {tenant!r}")
@@ -132,16 +131,16 @@ def get(
 
 
 def replay(
-    memory: Memory, trace_id: str, *, tenant: str, tokenizer: Tokenizer | None = None
+    store: Store, trace_id: str, *, tenant: str, tokenizer: Tokenizer | None = None
 ) -> Replay:
     """Rebuild the packet of a stored trace from the store (see the module docstring)."""
     from memledger.tokens import ApproxBpeTokenizer
 
-    stored = get(memory, trace_id, tenant=tenant)
+    stored = get(store, trace_id, tenant=tenant)
     body = cast("dict[str, Any]", json.loads(stored.body))
     rows = cast("list[dict[str, Any]]", body["items"])
     ids = [r["memory_id"] for r in rows if "memory_id" in r]
-    with memory.store.read() as unit:
+    with store.read() as unit:
         records = unit.get_records(tenant, ids) if ids else {}
         gone_sources = unit.revoked_sources_of(
             tenant, sorted({(r.subject, r.family) for r in records.values()})
@@ -219,7 +218,7 @@ def replay(
 
 
 def recent(
-    memory: Memory,
+    store: Store,
     *,
     tenant: str,
     subject: str | None = None,
@@ -229,7 +228,7 @@ def recent(
     """The tenant's most recent traces, newest first, as summaries (of the private
     ``namespaces`` only; ``None``: any)."""
     require_id(tenant, "tenant", InvalidInputError)
-    with memory.store.read() as unit:
+    with store.read() as unit:
         found = unit.traces(tenant, subject=subject, limit=limit, namespaces=namespaces)
     out: list[dict[str, JsonValue]] = []
     for trace in found:

@@ -114,7 +114,7 @@ class MemledgerRetriever:
 
     def search(self, question: str, /, *, k: int, now: datetime) -> list[str]:
         result = recall(
-            self._memory,
+            self._memory.reading,
             self._index,
             question,
             tenant=self._tenant,

@@ -134,8 +134,8 @@ class ErasureChecks:
         )  # fmt: skip
         told = event("evt-told", f"Alice lives in {SECRET}.", occurred_at=day(3, 2), who=ANYONE)
         memory.ingest(told, [about])
-        memory.hot.current(memory, tenant=TENANT, subject="alice")  # cached (as it stands)
-        key = hot_key(memory, TENANT, "alice")
+        memory.hot.current(memory.reading, tenant=TENANT, subject="alice")  # cached (as it stands)
+        key = hot_key(memory.store, TENANT, "alice")
         assert memory.hot.cache.get(key) is not None
         receipt = memory.erase(tenant=TENANT, event="evt-told")
         assert receipt.subjects == ("alice", SUBJECT)
