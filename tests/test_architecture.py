@@ -102,7 +102,6 @@ CORE = ("domain", "store", "index", "read", "write", "gate", "freshness", "corpu
 
 FACADE_STILL_IMPORTED_BY = {
     "memledger.write.rederive",
-    "memledger.write.worker",
 }
 """Modules below the facade that still take it as a parameter."""
 

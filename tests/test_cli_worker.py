@@ -303,7 +303,7 @@ def _fail_once_for_good(db: Path) -> None:
 
     with Memory.open(db, create=False) as memory:
         settings = WorkerSettings(max_attempts=1, backoff=timedelta(seconds=0))
-        report = Worker(memory, FunctionExtractor(down), settings=settings).drain()
+        report = Worker(memory.writing, FunctionExtractor(down), settings=settings).drain()
     assert report.outcomes == {"failed": 1}
 
 

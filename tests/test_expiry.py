@@ -77,7 +77,7 @@ def test_the_worker_erases_what_expired_at_its_pace(memory: Memory, clock: Froze
     memory.ingest(said, [_city("Quorvale", expires=3)])
     clock.set(day(3, 4))
     stop = threading.Event()
-    worker = Worker(memory, FunctionExtractor(lambda e: [episode_of(e)]))
+    worker = Worker(memory.writing, FunctionExtractor(lambda e: [episode_of(e)]))
     reports = []
     thread = threading.Thread(
         target=lambda: reports.append(worker.run(stop=stop, poll=0.01, expire_every=0.05))

@@ -129,14 +129,14 @@ def test_two_processes_serve_each_others_values_and_see_each_others_changes(
 
     b.ingest(event(2, "Actually the digest daily."), digest("daily"))  # B corrects
     assert values(a) == ["daily"] and a.hot.stats.reloads == 2  # never "fridays"
-    assert entry(a, url).stamp == stamp_of(a, "acme", "u1")  # the entry was replaced
+    assert entry(a, url).stamp == stamp_of(a.store, "acme", "u1")  # the entry was replaced
     assert values(b) == ["daily"] and b.hot.stats.hits == 2  # A's write-back
 
     (current,) = a.current("u1", FAMILY, tenant="acme")
     a.revoke(current.memory_id, tenant="acme", reason="asked to forget")  # acknowledged
     assert values(b) == [] and b.hot.stats.reloads == 1  # B's next read: gone
     replaced = entry(b, url)
-    assert replaced.stamp == stamp_of(b, "acme", "u1") and replaced.values == {}
+    assert replaced.stamp == stamp_of(b.store, "acme", "u1") and replaced.values == {}
     assert values(a) == [] and a.hot.stats.hits == 1
     assert a.hot.stats.fallbacks == b.hot.stats.fallbacks == 0
     a.close()
@@ -196,7 +196,7 @@ def test_another_os_process_corrects_or_revokes(
         assert memory_ids(entry(a, url)) == {old}
     assert values(a) == after  # A's next read: never the superseded or revoked value
     assert old not in memory_ids(entry(a, url))
-    assert entry(a, url).stamp == stamp_of(a, "acme", "u1")
+    assert entry(a, url).stamp == stamp_of(a.store, "acme", "u1")
     assert a.hot.stats.hits == (2 if reads == "reads" else 1)  # the child's write-back
     a.close()
 
@@ -221,7 +221,7 @@ def test_prepared_results_stay_in_their_process(tmp_path: Path, url: str) -> Non
     a, b = shared(tmp_path / "m.db", url), shared(tmp_path / "m.db", url)
     a.ingest(event(1, "Send me the digest fridays please."), digest("fridays"))
     a.prepare("When should the digest be delivered?", tenant="acme", subject="u1")
-    assert b.hot.prepared(b, tenant="acme", subject="u1") is None
+    assert b.hot.prepared(b.reading, tenant="acme", subject="u1") is None
     packet = b.context("When is the digest?", tenant="acme", subject="u1", tier="prepared")
     assert "fridays" in packet.text  # from the shared hot values instead
     a.close()
@@ -255,7 +255,7 @@ def test_look_alike_subjects_with_equal_stamps_keep_their_own_values(
     memory = shared(tmp_path / "m.db", url)
     memory.ingest(event(1, "The digest fridays.", tenant="a:b", subject="c"), digest("fridays"))
     memory.ingest(event(1, "The digest daily.", tenant="a", subject="b:c"), digest("daily"))
-    assert stamp_of(memory, "a:b", "c") == stamp_of(memory, "a", "b:c")
+    assert stamp_of(memory.store, "a:b", "c") == stamp_of(memory.store, "a", "b:c")
     for _ in range(2):
         assert values(memory, tenant="a:b", subject="c") == ["fridays"]
         assert values(memory, tenant="a", subject="b:c") == ["daily"]
@@ -275,7 +275,7 @@ def test_an_entry_planted_under_another_subjects_key_is_never_served(
         planted = client.get(redis_key(u1))
         assert isinstance(planted, bytes)
         client.set(redis_key(u2), planted.replace(b'"e1"', b'"e2"'))  # u1's, as if u2's
-    assert stamp_of(memory, "acme", "u1") == stamp_of(memory, "acme", "u2")
+    assert stamp_of(memory.store, "acme", "u1") == stamp_of(memory.store, "acme", "u2")
     assert values(memory, subject="u2") == ["daily"]
     cache = memory.hot.cache
     assert isinstance(cache, RedisHotCache) and cache.unreadable == 1

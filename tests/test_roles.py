@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from memledger import Actor, Claim, Grant, InvalidEventError, Memory, SourceEvent
-from memledger.index.derived import WINDOW_NEIGHBOUR_WORDS, DerivedIndex
+from memledger.index._common import WINDOW_NEIGHBOUR_WORDS
+from memledger.index.derived import DerivedIndex
 from memledger.read.recall import RecallSettings, recall
 from memledger.store import open_store
 from memledger.testing import FrozenClock

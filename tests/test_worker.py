@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from memledger import Claim, ExtractionError, Memory, SourceEvent
+from memledger import Claim, ExtractionError, InvalidInputError, Memory, SourceEvent
 from memledger.domain.prefilter import PrefilterSettings
 from memledger.ports import Extraction
 from memledger.store import open_store
@@ -68,7 +68,7 @@ def test_drain_tells_its_progress_after_every_batch(memory: Memory) -> None:
     for n in range(1, 6):
         memory.ingest(turn(n, f"Send my digest on Fridays please ({n}).", minutes=n))
     told: list[int] = []
-    worker = Worker(memory, FunctionExtractor(fridays), settings=WorkerSettings(batch=2))
+    worker = Worker(memory.writing, FunctionExtractor(fridays), settings=WorkerSettings(batch=2))
     report = worker.drain(progress=told.append)
     assert report.jobs == 5 and told == [2, 4, 5]
 
@@ -175,7 +175,7 @@ def test_two_workers_racing_on_one_event_leave_one_result(memory: Memory) -> Non
         return fridays(source)
 
     racing = WorkerSettings(lease=timedelta(0))  # an expired lease: both may take the job
-    workers = [Worker(memory, FunctionExtractor(slow), settings=racing) for _ in range(2)]
+    workers = [Worker(memory.writing, FunctionExtractor(slow), settings=racing) for _ in range(2)]
     results = []
     threads = [threading.Thread(target=lambda w=w: results.append(w.run_once())) for w in workers]
     for t in threads:
@@ -409,7 +409,9 @@ def test_a_late_failure_does_not_reopen_a_job_another_worker_finished(
         raise ExtractionError("timed out", reason="timeout")
 
     slow_and_failing = Worker(
-        memory, FunctionExtractor(times_out), settings=WorkerSettings(lease=timedelta(seconds=1))
+        memory.writing,
+        FunctionExtractor(times_out),
+        settings=WorkerSettings(lease=timedelta(seconds=1)),
     )
     with memory.store.write() as unit:  # the slow worker leases the job ...
         (job,) = slow_and_failing._lease(unit, TENANT, 1)
@@ -421,3 +423,16 @@ def test_a_late_failure_does_not_reopen_a_job_another_worker_finished(
     (done,) = memory.jobs(tenant=TENANT, open_only=False)
     assert done.status == "done"
     assert memory.jobs(tenant=TENANT) == ()
+
+
+def test_a_worker_given_the_memory_itself_still_works_with_a_warning(memory: Memory) -> None:
+    memory.ingest(turn(1, "Send my digest on Fridays please."))
+    with pytest.warns(DeprecationWarning, match=r"memory\.writing"):
+        worker = Worker(memory, FunctionExtractor(fridays))  # type: ignore[arg-type]
+    assert worker.drain().outcomes == {"committed": 1}
+    assert [r.value for r in memory.timeline(SUBJECT, FAMILY, tenant=TENANT)] == ["friday"]
+
+
+def test_a_worker_refuses_what_is_not_the_write_ports(memory: Memory) -> None:
+    with pytest.raises(InvalidInputError, match=r"memory\.writing"):
+        Worker(memory.store, FunctionExtractor(fridays))  # type: ignore[arg-type]

@@ -102,6 +102,7 @@ from memledger.write.erase import (
 )
 from memledger.write.erase import receipts as erasure_receipts
 from memledger.write.erase import save as save_erasure
+from memledger.write.ports import WritePorts
 from memledger.write.rederive import Rederivation, rederive
 from memledger.write.review import resolve_review
 from memledger.write.revoke import forget_event, revoke_family, revoke_memory
@@ -203,6 +204,21 @@ class Memory:
     @property
     def url(self) -> str:
         return self.store.url
+
+    @property
+    def writing(self) -> WritePorts:
+        """What the worker is handed: the store, the clock, the write policy and limits,
+        the tenant's schema, the derived index (opened on first use) and expiry
+        (:class:`~memledger.write.ports.WritePorts`)."""
+        return WritePorts(
+            store=self.store,
+            clock=self.clock,
+            policy=self.policy,
+            limits=self.limits,
+            schema_for=self.schema_for,
+            index=lambda: self.index,
+            expire=lambda tenant: self.expire(tenant=tenant),
+        )
 
     @property
     def reading(self) -> ReadPorts:
@@ -776,7 +792,7 @@ class Memory:
         call must not hold the write lock), and return what commits it in the rollback's
         transaction. An event the rollback finds that was not extracted here (written
         since) is reported ``review``: held, nothing written."""
-        worker = Worker(self, extractor, settings=settings)
+        worker = Worker(self.writing, extractor, settings=settings)
         with self.store.read() as unit:
             found = unit.extractor_records(tenant, name, version, since=since)
             wanted = sorted({r.source_event_id for r in found if r.proposed_kind != "episode"})
@@ -979,7 +995,7 @@ class Memory:
             from memledger.write.extract.rules import RuleExtractor
 
             extractor = RuleExtractor()
-        return Worker(self, extractor, settings=settings).drain(tenant=tenant, limit=limit)
+        return Worker(self.writing, extractor, settings=settings).drain(tenant=tenant, limit=limit)
 
     def rederive(
         self,

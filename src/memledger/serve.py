@@ -186,7 +186,7 @@ class BackgroundWorker:
         poll: float = 0.5,
         expire_every: float | None = None,
     ) -> None:
-        self._worker = Worker(memory, extractor, settings=settings)
+        self._worker = Worker(memory.writing, extractor, settings=settings)
         self._poll = poll
         self._expire_every = expire_every
         self._stop = threading.Event()

@@ -1339,7 +1339,7 @@ def worker(
         if drain:
             with render.progress_bar("drain") as bar:
                 task = bar.add_task("drain", total=None)
-                report = Worker(memory, chosen, settings=settings).drain(
+                report = Worker(memory.writing, chosen, settings=settings).drain(
                     tenant=tenant, progress=lambda done: bar.update(task, completed=done)
                 )
             stopped_by = None
@@ -1351,7 +1351,7 @@ def worker(
                 err=True,
             )
             with stop_on_signals() as stop:
-                report = Worker(memory, chosen, settings=settings).run(
+                report = Worker(memory.writing, chosen, settings=settings).run(
                     stop=stop.event,
                     tenant=tenant,
                     poll=poll,

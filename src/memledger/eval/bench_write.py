@@ -220,7 +220,7 @@ def _throughput(
     ingested = time.perf_counter()
     outcomes: dict[str, int] = {}
     if workers == 1:
-        worker = Worker(memory, extractor, settings=WorkerSettings())
+        worker = Worker(memory.writing, extractor, settings=WorkerSettings())
         done = 0
         while (report := worker.drain(limit=512)).jobs:
             for outcome, n in report.outcomes.items():
@@ -288,7 +288,7 @@ def _lag(
     ingested_at: dict[str, float] = {}
     lags: list[float] = []
     stop = threading.Event()
-    worker = Worker(memory, extractor, settings=WorkerSettings(batch=16))
+    worker = Worker(memory.writing, extractor, settings=WorkerSettings(batch=16))
 
     def drain() -> None:
         while not stop.is_set() or len(lags) < count:

@@ -30,7 +30,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from memledger.domain.families import Schema
 from memledger.domain.gates import GateSettings, gate
@@ -49,12 +49,10 @@ from memledger.index.catchup import feed
 from memledger.ports import Extraction, Extractor, UnitOfWork
 from memledger.write.batch import Batch, stable_id, validate
 from memledger.write.commit import commit_event
+from memledger.write.ports import HasWriting, WritePorts, write_ports
 
 LOCK_RETRIES = 3
 """Tries of one batch's commit that lost a deadlock (PostgreSQL) before giving up."""
-
-if TYPE_CHECKING:
-    from memledger.memory import Memory
 
 JobOutcome = Literal["committed", "review", "prefiltered", "retry", "failed", "duplicate"]
 
@@ -170,17 +168,18 @@ def episode_of(event: SourceEvent) -> Claim:
 
 
 class Worker:
-    """Runs extraction jobs of one :class:`~memledger.Memory` with one extractor."""
+    """Runs extraction jobs of one store with one extractor, through the write ports of
+    a :class:`~memledger.Memory` (``memory.writing``)."""
 
     def __init__(
         self,
-        memory: Memory,
+        ports: WritePorts | HasWriting,
         extractor: Extractor,
         *,
         settings: WorkerSettings | None = None,
         owner: str | None = None,
     ) -> None:
-        self.memory = memory
+        self.ports = write_ports(ports)
         self.extractor = extractor
         self.settings = settings or WorkerSettings()
         self.owner = owner or f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
@@ -205,7 +204,7 @@ class Worker:
         """Commit one batch and, in the same transaction, lease the next ``next_size`` jobs
         (one transaction per batch instead of two)."""
         if leased is None:
-            with self.memory.store.write() as unit:
+            with self.ports.store.write() as unit:
                 leased = self._lease(unit, tenant, size)
         plans = [self._plan(job, event, recent) for job, event, recent in leased]
         if not plans:
@@ -222,8 +221,8 @@ class Worker:
         self, plans: list[_Commit | _Retry], tenant: str | None, *, next_size: int
     ) -> tuple[list[JobResult], list[_Leased]]:
         results: list[JobResult] = []
-        now = self.memory.clock.now()
-        with self.memory.store.write() as unit:
+        now = self.ports.clock.now()
+        with self.ports.store.write() as unit:
             # every family the batch writes, locked up front in one order: two batches
             # never wait on each other in a cycle (PostgreSQL locks per family)
             for key in sorted({key for plan in plans for key in _families(plan)}):
@@ -244,7 +243,7 @@ class Worker:
         return results, following
 
     def _lease(self, unit: UnitOfWork, tenant: str | None, size: int) -> list[_Leased]:
-        now = self.memory.clock.now()
+        now = self.ports.clock.now()
         leased: list[_Leased] = []
         jobs = unit.claim_jobs(
             tenant=tenant,
@@ -312,7 +311,7 @@ class Worker:
             )
         claims, counters = self._admit(event, extraction)
         complete = extraction.complete
-        if len(claims) >= self.memory.limits.max_claims:  # the episode needs a place too
+        if len(claims) >= self.ports.limits.max_claims:  # the episode needs a place too
             complete = False  # to review, whole: nothing is cut off silently
             counters["gate:too_many_claims"] += 1
         if self.settings.episodes:
@@ -322,7 +321,7 @@ class Worker:
 
     def _commit(self, job: Job, batch: Batch, counters: Counter[str]) -> _Commit:
         families = {claim.family for claim in batch.claims}
-        return _Commit(job, batch, counters, self.memory.schema_for(job.tenant, families))
+        return _Commit(job, batch, counters, self.ports.schema_for(job.tenant, families))
 
     def _batch(
         self,
@@ -352,7 +351,7 @@ class Worker:
         if extraction.dropped:
             counters["extractor_dropped"] = len(extraction.dropped)
         kept: list[Claim] = []
-        schema = self.memory.schema_for(event.tenant, {c.family for c in extraction.claims})
+        schema = self.ports.schema_for(event.tenant, {c.family for c in extraction.claims})
         for claim in extraction.claims:
             why: str | None = gate(claim, event.text, settings=self.settings.gates)
             if why is None:
@@ -362,7 +361,7 @@ class Worker:
                     why = "invalid"
             if why is None:
                 try:  # an extractor's claim is held to the same limits as a caller's
-                    check_claims([claim], self.memory.limits)
+                    check_claims([claim], self.ports.limits)
                 except LimitExceededError:
                     why = "over_limit"
             if why is None:
@@ -385,7 +384,7 @@ class Worker:
             unit.bump_counter(job.tenant, plan.counter)
             return JobResult(job, "failed" if failed else "retry", error=plan.error)
         receipt = commit_event(
-            unit, plan.batch, schema=plan.schema, policy=self.memory.policy, now=now
+            unit, plan.batch, schema=plan.schema, policy=self.ports.policy, now=now
         )
         if receipt.duplicate:
             return JobResult(job, "duplicate", receipt)
@@ -433,7 +432,7 @@ class Worker:
     ) -> WorkReport:
         """Run jobs until ``stop`` is set (checked after every batch), sleeping ``poll``
         seconds when idle. Keeps the latest 100 errors. With ``expire_every`` (seconds),
-        also erase what expired (:meth:`memledger.memory.Memory.expire`) at that pace,
+        also erase what expired (``ports.expire``: :meth:`memledger.Memory.expire`) at that pace,
         first at the start. Each round also applies up to ``settings.index_rows`` rows of
         the derived index's backlog; the worker sleeps only when it found neither jobs
         nor backlog."""
@@ -442,7 +441,7 @@ class Worker:
         while not stop.is_set():
             if expire_every is not None and time.monotonic() >= due:
                 try:
-                    erased = self.memory.expire(tenant=tenant)
+                    erased = self.ports.expire(tenant)
                 except StoreError as exc:  # the store is busy or down: the next round
                     report.errors = [*report.errors, f"expiry: {exc}"][-100:]
                 else:
@@ -463,7 +462,7 @@ class Worker:
             return 0
         rows = self.settings.index_rows
         try:
-            applied = feed(self.memory.index, self.memory.store, rows=rows, tenant=tenant)
+            applied = feed(self.ports.index(), self.ports.store, rows=rows, tenant=tenant)
         except (StoreError, EmbedderError) as exc:  # busy, down or not loading: next round
             report.errors = [*report.errors, f"index: {exc}"][-100:]
             return 0

@@ -1,0 +1,67 @@
+"""What the write path's worker is handed by the facade: the ports it writes through
+and the few services of the facade it calls back, never the facade itself.
+
+:attr:`memledger.Memory.writing` builds one; :class:`~memledger.write.worker.Worker`
+takes it.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from memledger.domain.families import Schema
+from memledger.domain.limits import Limits
+from memledger.domain.policy import WritePolicy
+from memledger.errors import InvalidInputError
+from memledger.ports import Clock, Store
+
+if TYPE_CHECKING:
+    from memledger.index.catchup import Syncs
+    from memledger.write.erase import ErasureReceipt
+
+__all__ = ["HasWriting", "WritePorts", "write_ports"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WritePorts:
+    """The canonical ``store`` and the ``clock`` of record time; the write ``policy``
+    and input ``limits``; ``schema_for(tenant, families)``, the schema a tenant writes
+    under; ``index()``, the derived index (opened on first use) the worker keeps
+    caught up; ``expire(tenant)``, the erasure of what expired."""
+
+    store: Store
+    clock: Clock
+    policy: WritePolicy
+    limits: Limits
+    schema_for: Callable[[str, Iterable[str]], Schema]
+    index: Callable[[], Syncs]
+    expire: Callable[[str | None], Sequence[ErasureReceipt]]
+
+
+class HasWriting(Protocol):
+    """An object that hands out its write ports (a ``Memory``)."""
+
+    @property
+    def writing(self) -> WritePorts: ...
+
+
+def write_ports(given: WritePorts | HasWriting) -> WritePorts:
+    """``given`` as the write path's ports. An object that has them as ``writing`` (a
+    ``Memory``, as the worker took before) still works, with a ``DeprecationWarning``;
+    anything else is refused."""
+    if isinstance(given, WritePorts):
+        return given
+    writing = getattr(given, "writing", None)
+    if isinstance(writing, WritePorts):
+        warnings.warn(
+            "passing the Memory is deprecated: pass memory.writing",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        return writing
+    raise InvalidInputError(
+        f"expected the write ports (memory.writing), got a {type(given).__name__}"
+    )
