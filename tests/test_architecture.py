@@ -7,7 +7,9 @@ every ``import`` counts, at module level, inside a function or under
 * the core (domain, store, index, the read and write paths, the gate, freshness, the
   corpus, session memory) never imports an edge (the HTTP API,
   the CLI, MCP, the client, the web page, the integrations, ``serve``);
-* an edge never imports a store's internals (``memledger.store._*``);
+* an edge never imports a store's internals (``memledger.store._*``), and no module
+  outside a core package imports that package's private modules (the benchmarks and
+  the test kit aside);
 * the store imports neither the index nor the read or write paths, and the index
   imports neither path;
 * the index backends (``derived`` for SQLite, ``postgres``) build on shared modules
@@ -98,6 +100,8 @@ def circle(edges: dict[str, set[str]]) -> list[str] | None:
 
 
 EDGES = ("api", "cli", "mcp", "client", "web", "integrations", "serve")
+BESIDE = ("eval", "testing")
+"""The benchmarks and the test kit: they may use any floor, privates included."""
 CORE = ("domain", "store", "index", "read", "write", "gate", "freshness", "corpus", "session")
 
 FACADE_STILL_IMPORTED_BY = {
@@ -133,6 +137,19 @@ def test_an_edge_never_imports_a_stores_internals() -> None:
         for a, b in project_imports()
         if layer(a) in EDGES and b.startswith("memledger.store._")
     }
+    assert found == set()
+
+
+def test_a_core_packages_private_modules_are_its_own() -> None:
+    found = set()
+    for a, b in project_imports():
+        parts = b.split(".")
+        private = next((i for i, part in enumerate(parts) if part.startswith("_")), None)
+        if private is None or private < 2 or layer(b) not in CORE:
+            continue  # public, or private to memledger itself (memledger._files)
+        owner = ".".join(parts[:private])
+        if not (a == owner or a.startswith(owner + ".")) and layer(a) not in BESIDE:
+            found.add((a, b))
     assert found == set()
 
 

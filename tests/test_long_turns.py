@@ -16,10 +16,10 @@ from typer.testing import CliRunner
 from memledger import Actor, LimitExceededError, Memory, SourceEvent
 from memledger.cli import app
 from memledger.eval.bench_long_turn import PHRASE, text_of
-from memledger.index._passages import LONG_TURN, MAX_CHARS, MAX_WORDS, cut
 from memledger.index.backends import open_index
 from memledger.index.derived import DerivedIndex
 from memledger.index.embedders import HashingEmbedder
+from memledger.index.passages import LONG_TURN, MAX_CHARS, MAX_WORDS, cut
 from memledger.index.postgres import PostgresIndex
 from memledger.read.recall import _passage
 from memledger.store import open_store

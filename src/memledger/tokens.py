@@ -57,7 +57,7 @@ class WordPieceTokenizer:
     name = "minilm-wordpiece"
 
     def __init__(self) -> None:
-        from memledger.index._onnx_minilm import _packaged_tokenizer
+        from memledger.index.embedders import minilm_tokenizer_file
 
         try:
             import tokenizers
@@ -66,7 +66,7 @@ class WordPieceTokenizer:
                 f"the WordPiece tokenizer needs the 'tokenizers' package: {exc}",
                 reason="model_unavailable",
             ) from exc
-        self._tokenizer: Any = tokenizers.Tokenizer.from_file(str(_packaged_tokenizer()))
+        self._tokenizer: Any = tokenizers.Tokenizer.from_file(str(minilm_tokenizer_file()))
         self._tokenizer.no_truncation()
         self._tokenizer.no_padding()
         self._lock = threading.Lock()

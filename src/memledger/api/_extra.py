@@ -24,7 +24,7 @@ from memledger._files import private_folder, tree, warn_loose
 from memledger.corpus import KINDS, AddReport, Corpus, DocumentKind, default_corpus_path
 from memledger.domain.records import Job, Receipt
 from memledger.errors import InvalidInputError
-from memledger.index._base import Embedder
+from memledger.index.embedders import Embedder
 from memledger.memory import Memory
 
 __all__ = ["MEDIA_TYPES", "MediaType", "Shelf", "job", "outcome"]

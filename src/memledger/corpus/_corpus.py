@@ -65,7 +65,7 @@ from memledger.errors import (
     MigrationError,
     StoreError,
 )
-from memledger.index._base import Embedder
+from memledger.index.embedders import Embedder
 from memledger.index.lexical import query_terms
 from memledger.ports import Clock, SystemClock, Tokenizer
 from memledger.tokens import ApproxBpeTokenizer

@@ -18,7 +18,7 @@ from memledger.corpus._model import Chunk, HitSource
 from memledger.domain.gates import content_words
 from memledger.domain.records import parse_time, require_id, require_text
 from memledger.errors import InvalidQueryError
-from memledger.index._base import Embedder
+from memledger.index.embedders import Embedder
 
 __all__ = [
     "CHUNK_COLUMNS",

@@ -42,7 +42,7 @@ class Limits:
     """Characters of an event's ``text``: 8 MiB of characters, room for a pasted document,
     log or source file (real conversational turns reach about 20,000; BEAM chats hold
     single turns of 350,000). A turn is stored whole; the index keeps a long one as
-    passages (:mod:`memledger.index._passages`)."""
+    passages (:mod:`memledger.index.passages`)."""
     max_metadata_bytes: int = 65_536
     """UTF-8 bytes of an event's ``metadata`` as canonical (compact, key-sorted) JSON."""
     max_metadata_depth: int = 16

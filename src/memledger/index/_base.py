@@ -109,4 +109,4 @@ class Hit:
     cosine: float | None = None
     span: tuple[int, int] | None = None
     """For a long turn, the ``(start, end)`` offsets into its text of the passage that
-    matched (:mod:`memledger.index._passages`); ``None`` for an entry held whole."""
+    matched (:mod:`memledger.index.passages`); ``None`` for an entry held whole."""

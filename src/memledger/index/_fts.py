@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from memledger.index import _subject_bm25 as bm25
 from memledger.index._base import Hit
-from memledger.index._passages import best_per_memory
+from memledger.index.passages import best_per_memory
 
 _ENTRY = "memory_id, subject, family, kind, revision, generation"
 _SPAN = "span_start, span_end"

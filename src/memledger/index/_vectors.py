@@ -2,7 +2,7 @@
 
 Each row carries what a hit reports of its entry (subject, family, kind,
 revision, generation, text, passage span), so a search reads no table. A long
-turn has a row per passage (:mod:`memledger.index._passages`); a search returns
+turn has a row per passage (:mod:`memledger.index.passages`); a search returns
 each memory id once, at its best row. The rows are kept up
 to date from what the index changed since they were read (see
 :class:`memledger.index.derived.DerivedIndex`). An approximate index that
@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memledger.index._base import Hit
-from memledger.index._passages import best_per_memory
+from memledger.index.passages import best_per_memory
 
 Row: TypeAlias = tuple[str, str, str, int, int, str, tuple[int, int] | None]
 """An entry's subject, family, kind, revision, generation, text and passage span."""

@@ -102,10 +102,10 @@ from memledger.index._common import standing as _standing
 from memledger.index._common import thread as _thread
 from memledger.index._fts import scope_token, search_subjects, search_tenant, table_name
 from memledger.index._names import KnownNames, NameCache
-from memledger.index._passages import Document, documents
 from memledger.index._vectors import Matrix
 from memledger.index.catchup import pending
 from memledger.index.lexical import indexed, query_terms
+from memledger.index.passages import Document, documents
 from memledger.ports import Store
 
 __all__ = [
@@ -556,7 +556,7 @@ class DerivedIndex:
     def _embed_documents(
         self, records: dict[_K, MemoryRecord]
     ) -> dict[_K, list[tuple[Document, bytes | None]]]:
-        """Each record's documents (:func:`~memledger.index._passages.documents`) with
+        """Each record's documents (:func:`~memledger.index.passages.documents`) with
         their vectors, embedded in one call."""
         docs = {key: documents(record) for key, record in records.items()}
         vectors = iter(self._embed([d.text for mine in docs.values() for d in mine]))

@@ -32,6 +32,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from hashlib import blake2b
+from pathlib import Path
 from typing import Any, Literal, assert_never, cast, get_args
 
 import numpy as np
@@ -40,7 +41,7 @@ from memledger.errors import EmbedderError, InvalidInputError
 from memledger.index._base import Embedder, Vectors, check_dimensions, check_texts
 from memledger.index._hashing import HashingEmbedder
 from memledger.index._minilm import MiniLMEmbedder
-from memledger.index._onnx_minilm import OnnxMiniLMEmbedder
+from memledger.index._onnx_minilm import OnnxMiniLMEmbedder, _packaged_tokenizer
 from memledger.index._openai import OpenAIEmbedder
 
 __all__ = [
@@ -54,6 +55,7 @@ __all__ = [
     "Vectors",
     "default_embedder",
     "embedder_from_name",
+    "minilm_tokenizer_file",
 ]
 
 EmbedderKind = Literal["hashing", "minilm", "minilm-onnx", "openai"]
@@ -233,3 +235,10 @@ def default_embedder() -> Embedder:
 
 def _installed(modules: Sequence[str]) -> bool:
     return all(importlib.util.find_spec(name) is not None for name in modules)
+
+
+def minilm_tokenizer_file() -> Path:
+    """all-MiniLM-L6-v2's ``tokenizer.json`` as the core install ships it (its WordPiece
+    also counts tokens: :class:`memledger.tokens.WordPieceTokenizer`). Raises
+    :class:`~memledger.errors.EmbedderError` when the package that ships it is missing."""
+    return _packaged_tokenizer()

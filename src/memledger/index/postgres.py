@@ -71,10 +71,10 @@ from memledger.index._common import standing as _standing
 from memledger.index._common import thread as _thread
 from memledger.index._fts import _hit
 from memledger.index._names import NameCache
-from memledger.index._passages import Document, best_per_memory, documents
 from memledger.index._tokens import STEMMER_VERSION, stem, tokens
 from memledger.index.catchup import pending
 from memledger.index.lexical import indexed, query_terms
+from memledger.index.passages import Document, best_per_memory, documents
 from memledger.ports import OutboxEntry, Store
 
 try:

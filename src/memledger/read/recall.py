@@ -78,10 +78,10 @@ from memledger.domain.records import MemoryRecord, require_aware, require_id, re
 from memledger.domain.scoring import decayed_confidence, down_weight
 from memledger.domain.text import ends_asking
 from memledger.errors import EmbedderError, InvalidQueryError
-from memledger.index._passages import documents
 from memledger.index.backends import Index
 from memledger.index.derived import Hit
 from memledger.index.lexical import entry_text, query_terms
+from memledger.index.passages import documents
 from memledger.read.access import flush_quietly
 from memledger.read.changes import DEPTH, changes, reorder
 from memledger.read.outdated import replaced
