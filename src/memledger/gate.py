@@ -101,8 +101,8 @@ class GateDecision:
 
 def _remembered(answer: object) -> bool:
     """Whether a check answered with something remembered rather than read live."""
-    from memledger.read.context import Packet, PacketItem
     from memledger.read.hot import HotValues
+    from memledger.read.packet import Packet, PacketItem
     from memledger.read.recall import Recalled, RecallResult
     from memledger.read.trace import Replay
 

@@ -32,7 +32,7 @@ from memledger.domain.records import (
 )
 from memledger.freshness import Freshness
 from memledger.index.lexical import entry_text
-from memledger.read.context import Packet
+from memledger.read.packet import Packet
 from memledger.read.recall import RecallResult
 from memledger.read.trace import Replay
 from memledger.wire import isoformat, record_to_dict

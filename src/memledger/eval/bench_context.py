@@ -35,8 +35,8 @@ from memledger.eval.locomo._harness import percentile
 from memledger.eval.locomo._memledger import MemledgerRetriever, _id
 from memledger.eval.machine import describe
 from memledger.index.embedders import Embedder
-from memledger.read.context import Packet
 from memledger.read.hot import Tier
+from memledger.read.packet import Packet
 from memledger.tokens import ApproxBpeTokenizer
 
 PRICE_PER_MILLION = 3.0

@@ -3,10 +3,10 @@ placed where models read, routed per request, and traced.
 
 :func:`build` (behind :meth:`memledger.memory.Memory.context`):
 
-1. **Route** the request (:func:`route`): memory always; the shared corpus when
-   the request is a general how-to with low specificity or names a known corpus
-   entity; long context only when the caller supplies material now. The
-   specificity score and the reasons are in the packet's trace.
+1. **Route** the request (:func:`memledger.read.routing.route`): memory always;
+   the shared corpus when the request is a general how-to with low specificity
+   or names a known corpus entity; long context only when the caller supplies
+   material now. The specificity score and the reasons are in the packet's trace.
 2. **Gather**: the caller's constraints (current policy or rules) and live
    state, marked authoritative with when they were observed; memories from
    :func:`memledger.read.recall.recall` (a long turn enters as the passage that
@@ -18,7 +18,8 @@ placed where models read, routed per request, and traced.
 3. **Budget and place** (:mod:`memledger.domain.budget`): required parts must
    fit or :class:`~memledger.errors.BudgetError`; the rest most relevant first;
    the rendered text is counted whole and never exceeds ``budget.total``.
-4. **Render** as YAML-like text (seed 000's order-7842 packet) and as data.
+4. **Render** as YAML-like text (seed 000's order-7842 packet) and as data
+   (:mod:`memledger.read.packet`).
 5. **Trace**: stored in the canonical store (:mod:`memledger.read.trace`):
    every memory id and revision included, every candidate left out with its
    reason, budgets, routing and the sha256 of the rendered text, so
@@ -27,8 +28,6 @@ placed where models read, routed per request, and traced.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 import secrets
 from collections.abc import Callable, Mapping, Sequence
@@ -53,7 +52,16 @@ from memledger.index.lexical import entry_text
 from memledger.read._material import shares
 from memledger.read._sizing import sizes
 from memledger.read.access import flush_quietly
-from memledger.read.when import question_time
+from memledger.read.packet import (
+    Left,
+    Packet,
+    PacketItem,
+    header,
+    isoformat,
+    render,
+    render_item,
+)
+from memledger.read.routing import Routing, route, specificity
 
 if TYPE_CHECKING:
     from memledger.index.backends import Index
@@ -63,6 +71,29 @@ if TYPE_CHECKING:
     from memledger.read.procedures import DependencyChecker
     from memledger.read.recall import RecallResult, RecallSettings
     from memledger.session import SessionView
+
+__all__ = [
+    "Candidate",
+    "Constraint",
+    "DocumentSource",
+    "Left",
+    "LiveState",
+    "Material",
+    "Packet",
+    "PacketItem",
+    "Routing",
+    "assemble",
+    "build",
+    "check_request",
+    "header",
+    "memory_fields",
+    "render",
+    "render_item",
+    "route",
+    "specificity",
+]
+"""The packet's types and rendering (:mod:`memledger.read.packet`) and the routing
+(:mod:`memledger.read.routing`) are named here too, as before."""
 
 MAX_REQUEST = 8_000
 MAX_MATERIAL = 2_000_000
@@ -161,294 +192,7 @@ class DocumentSource(Protocol):
     def entities(self, tenant: str) -> frozenset[str]: ...
 
 
-# -- routing -------------------------------------------------------------------------------
-
-_HOWTO = re.compile(
-    r"^\s*(?:how\s+(?:do|can|should|would|does)\s+(?:i|we|you|one|a|an|the)\b|how\s+to\b"
-    r"|what(?:'s|\s+is|\s+are)\s+the\s+(?:best\s+)?(?:way|steps|process|procedure|policy|rules?"
-    r"|requirements?)\b|steps\s+to\b|explain\b|what\s+does\s+.+\s+mean\b|is\s+there\s+a\s+way\b)",
-    re.IGNORECASE,
-)
-_PERSONAL = re.compile(r"\b(?:i|me|my|mine|we|us|our|ours|you\s+told|you\s+said)\b", re.IGNORECASE)
-_RECALLING = re.compile(
-    r"\b(?:last\s+time|before|earlier|previous(?:ly)?|remember|decided|agreed|told|said"
-    r"|mentioned|again|like\s+the\s+last|as\s+usual|we\s+discussed)\b",
-    re.IGNORECASE,
-)
-_IDENTIFIER = re.compile(r"\b\d{3,}\b|\b[A-Z]{2,}[-_]?\d+\b|\b[a-z]+[-_]\d+\b")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Routing:
-    """Where a request's context comes from, and why."""
-
-    memory: bool
-    corpus: bool
-    long_context: bool
-    specificity: float
-    """0 (a general how-to anyone could ask) to 1 (about this user, their past, named ids)."""
-    reasons: tuple[str, ...]
-    entities: tuple[str, ...] = ()
-    """The corpus entities the request or the live state named (also searched for)."""
-
-    def to_dict(self) -> dict[str, JsonValue]:
-        return {
-            "memory": self.memory,
-            "corpus": self.corpus,
-            "long_context": self.long_context,
-            "specificity": round(self.specificity, 3),
-            "reasons": list(self.reasons),
-            "entities": list(self.entities),
-        }
-
-
-def specificity(request: str, *, at: datetime, names: frozenset[str] = frozenset()) -> float:
-    """How much ``request`` is about this user and their history rather than general
-    knowledge: first person (0.35), a time it refers to (0.3), an identifier such as
-    an order number (0.2), a reference to what was said or decided before (0.15), a
-    person the tenant knows (0.2); capped at 1."""
-    score = 0.0
-    if _PERSONAL.search(request):
-        score += 0.35
-    if question_time(request, at) is not None:
-        score += 0.3
-    if _IDENTIFIER.search(request):
-        score += 0.2
-    if _RECALLING.search(request):
-        score += 0.15
-    words = {w.casefold() for w in re.findall(r"[^\W_]+", request)}
-    if names and any(part in words for name in names for part in _parts(name)):
-        score += 0.2
-    return min(1.0, score)
-
-
-def _parts(name: str) -> list[str]:
-    return [p.casefold() for p in re.findall(r"[^\W_]+", name) if len(p) > 2 and not p.isdigit()]
-
-
-def _words(text: str) -> str:
-    return " ".join(re.findall(r"[^\W_]+", text.casefold()))
-
-
-def route(
-    request: str,
-    *,
-    at: datetime,
-    names: frozenset[str] = frozenset(),
-    corpus_entities: frozenset[str] = frozenset(),
-    has_corpus: bool = False,
-    has_material: bool = False,
-    howto_below: float = 0.5,
-    live_words: str = "",
-) -> Routing:
-    """Memory always (what the user said before can matter to any request); the corpus
-    for a general how-to (specificity below ``howto_below``) or when the request, or
-    the live state (``live_words``: an order on ``CREDIT_HOLD`` brings the handbook's
-    "Credit hold" section), names a known corpus entity (a document title or section
-    heading); long context only when material is supplied now."""
-    score = specificity(request, at=at, names=names)
-    reasons = [f"specificity {score:.2f}"]
-    howto = _HOWTO.search(request) is not None
-    folded = f" {_words(f'{request} {live_words}')} "
-    named = sorted(e for e in corpus_entities if len(e) > 3 and f" {_words(e)} " in folded)
-    corpus = False
-    if has_corpus:
-        if howto and score < howto_below:
-            corpus = True
-            reasons.append("a general how-to: shared documents")
-        if named:
-            corpus = True
-            reasons.append(f"names corpus entities: {', '.join(named[:3])}")
-        if not corpus:
-            reasons.append("specific to this user: memory only")
-    else:
-        reasons.append("no corpus given")
-    if has_material:
-        reasons.append("material supplied now: long context")
-    return Routing(
-        memory=True,
-        corpus=corpus,
-        long_context=has_material,
-        specificity=score,
-        reasons=tuple(reasons),
-        entities=tuple(named),
-    )
-
-
-# -- the packet ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PacketItem:
-    """One block of a packet: its section, a key (memory id, chunk id, name), what it
-    says (``fields``, rendered in order) and its size."""
-
-    section: Section
-    key: str
-    fields: Mapping[str, JsonValue]
-    tokens: int
-    relevance: float = 0.0
-    memory_id: str | None = None
-    revision: int | None = None
-
-    def to_dict(self) -> dict[str, JsonValue]:
-        return {
-            "section": self.section,
-            "key": self.key,
-            "memory_id": self.memory_id,
-            "revision": self.revision,
-            "relevance": round(self.relevance, 6),
-            "tokens": self.tokens,
-            "fields": dict(self.fields),
-        }
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Left:
-    """A candidate that did not make it into the packet, and why."""
-
-    section: Section
-    key: str
-    reason: str
-
-    def to_dict(self) -> dict[str, JsonValue]:
-        return {"section": self.section, "key": self.key, "reason": self.reason}
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Packet:
-    trace_id: str
-    tenant: str
-    subject: str | None
-    request: str
-    created_at: datetime
-    valid_at: datetime
-    items: tuple[PacketItem, ...]
-    """In placement order: top of the prompt first, the request last."""
-    excluded: tuple[Left, ...]
-    routing: Routing
-    budget: Budget
-    tokens: int
-    """Of the rendered text, by the packet's tokenizer: never above ``budget.total``."""
-    text: str
-    tokenizer: str
-    notes: tuple[str, ...] = ()
-    index_lag: int | None = None
-    """Outbox rows of the tenant the derived index had not applied when the packet's
-    recall read it (``None``: no recall read the index)."""
-
-    @property
-    def sha256(self) -> str:
-        return hashlib.sha256(self.text.encode()).hexdigest()
-
-    @property
-    def memories(self) -> tuple[PacketItem, ...]:
-        return tuple(i for i in self.items if i.section == "memories")
-
-    def to_dict(self) -> dict[str, JsonValue]:
-        return {
-            "trace_id": self.trace_id,
-            "tenant": self.tenant,
-            "subject": self.subject,
-            "request": self.request,
-            "created_at": _time(self.created_at),
-            "valid_at": _time(self.valid_at),
-            "tokens": self.tokens,
-            "tokenizer": self.tokenizer,
-            "budget": self.budget.to_dict(),  # type: ignore[dict-item]
-            "routing": self.routing.to_dict(),
-            "items": [i.to_dict() for i in self.items],
-            "excluded": [e.to_dict() for e in self.excluded],
-            "notes": list(self.notes),
-            "index_lag": self.index_lag,
-            "sha256": self.sha256,
-            "text": self.text,
-        }
-
-
-# -- rendering -----------------------------------------------------------------------------
-
-_PLAIN = re.compile(r"^[A-Za-z_][\w .,:/@()'+\-]*$")
-
-
-def _scalar(value: JsonValue) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return json.dumps(value)
-    text = str(value)
-    if (
-        _PLAIN.match(text)
-        and not text.endswith((":", " "))
-        and ": " not in text
-        and text.casefold() not in ("true", "false", "null", "yes", "no", "on", "off")
-    ):
-        return text
-    return json.dumps(text, ensure_ascii=False)
-
-
-def _yaml(value: JsonValue, indent: int) -> list[str]:
-    """YAML-like lines of ``value`` at ``indent`` (a mapping's keys, a list's items)."""
-    pad = " " * indent
-    lines: list[str] = []
-    if isinstance(value, Mapping):
-        for key, inner in value.items():
-            if isinstance(inner, Mapping | list) and inner:
-                lines.append(f"{pad}{key}:")
-                lines.extend(_yaml(inner, indent + 2))
-            elif isinstance(inner, str) and "\n" in inner:
-                lines.append(f"{pad}{key}: |")
-                lines.extend(f"{pad}  {line}" if line else "" for line in inner.split("\n"))
-            else:
-                lines.append(f"{pad}{key}: {_scalar(inner) if inner != [] else '[]'}")
-    elif isinstance(value, list):
-        for inner in value:
-            block = _yaml(inner, indent + 2)
-            if isinstance(inner, Mapping) and block:
-                lines.append(f"{pad}- {block[0].lstrip()}")
-                lines.extend(block[1:])
-            else:
-                lines.append(f"{pad}- {_scalar(inner)}")
-    else:
-        lines.append(f"{pad}{_scalar(value)}")
-    return lines
-
-
-def render_item(item_fields: Mapping[str, JsonValue], section: Section, key: str) -> str:
-    """One item's block as it appears under its section's header."""
-    if section == "request":
-        value = item_fields.get("text")
-        return "\n".join(_yaml({"request": value}, 0)) + "\n"
-    if section == "live_state":
-        return "\n".join(_yaml({key: dict(item_fields)}, 2)) + "\n"
-    return "\n".join(_yaml([dict(item_fields)], 2)) + "\n"
-
-
-def header(section: Section) -> str:
-    return "" if section == "request" else f"{section}:\n"
-
-
-def render(items: Sequence[PacketItem]) -> str:
-    """The packet's text: each section's header, then its items' blocks, in order."""
-    out: list[str] = []
-    seen: set[Section] = set()
-    for item in items:
-        if item.section not in seen:
-            seen.add(item.section)
-            out.append(header(item.section))
-        out.append(render_item(item.fields, item.section, item.key))
-    return "".join(out)
-
-
 # -- items ---------------------------------------------------------------------------------
-
-
-def _time(value: datetime | None) -> str | None:
-    if value is None:
-        return None
-    return value.isoformat().replace("+00:00", "Z")
 
 
 def _json(value: object, what: str) -> None:
@@ -498,9 +242,9 @@ def memory_fields(
         statement = f"{speaker}: {said}" if speaker else said
     else:
         statement = record.claim
-    window = f"from {_time(record.valid_from)}"
+    window = f"from {isoformat(record.valid_from)}"
     if record.valid_until is not None:
-        window = f"{_time(record.valid_from)} to {_time(record.valid_until)}"
+        window = f"{isoformat(record.valid_from)} to {isoformat(record.valid_until)}"
     fields: dict[str, JsonValue] = {
         "memory_id": record.memory_id,
         "revision": revision,
@@ -703,7 +447,7 @@ def build(
     for n, rule in enumerate(constraints):
         fields: dict[str, JsonValue] = {"id": rule.id, "rule": rule.rule}
         if rule.effective_from is not None:
-            fields["effective_from"] = _time(rule.effective_from)
+            fields["effective_from"] = isoformat(rule.effective_from)
         fields["source"] = rule.source
         gathered.candidates.append(
             Candidate(section="constraints", key=rule.id, fields=fields, order=n)
@@ -711,7 +455,7 @@ def build(
     for n, state in enumerate(live):
         fields = {
             "authoritative": True,
-            "observed_at": _time(state.observed_at),
+            "observed_at": isoformat(state.observed_at),
             "source": state.source,
             **dict(state.value),
         }
@@ -990,8 +734,8 @@ def _documents(
         fields: dict[str, JsonValue] = {
             "source": f"{chunk.path} > {chunk.section}" if chunk.section else chunk.path,
             "chunk_id": chunk.chunk_id,
-            "indexed_at": _time(chunk.indexed_at),
-            "last_modified": _time(chunk.last_modified),
+            "indexed_at": isoformat(chunk.indexed_at),
+            "last_modified": isoformat(chunk.last_modified),
             "confidence": round(float(hit.confidence), 3),
         }
         marker = stale_marker(chunk, now=now, after_days=STALE_AFTER_DAYS)

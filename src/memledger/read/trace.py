@@ -29,15 +29,9 @@ from memledger.domain.keys import namespace_of
 from memledger.domain.records import JsonValue, require_id
 from memledger.errors import InvalidInputError, TraceNotFoundError
 from memledger.ports import StoredTrace
-from memledger.read.context import (
-    Candidate,
-    Left,
-    Packet,
-    PacketItem,
-    Routing,
-    memory_fields,
-    render,
-)
+from memledger.read.context import Candidate, memory_fields
+from memledger.read.packet import Left, Packet, PacketItem, render
+from memledger.read.routing import Routing
 
 if TYPE_CHECKING:
     from memledger.ports import Store, Tokenizer
