@@ -7,11 +7,12 @@ views) is written once above them, in ``memledger.write`` and ``memledger.read``
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Literal, Protocol
+from typing import Literal, Protocol, TypeVar
 
 from memledger.domain.changes import Change
 from memledger.domain.families import Family
@@ -28,6 +29,7 @@ from memledger.domain.records import (
     ReviewItem,
     SourceEvent,
 )
+from memledger.errors import InvalidInputError
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -574,3 +576,24 @@ class Store(Protocol):
 def generations_of(slots: Sequence[FamilySlot]) -> Mapping[str, int]:
     """A job's snapshot: the generation of every family of a subject it started under."""
     return {slot.family: slot.generation for slot in slots}
+
+
+_P = TypeVar("_P")
+
+
+def handed(given: object, kind: type[_P], attribute: str, what: str) -> _P:
+    """``given`` when it is a ``kind`` (the ports a path is handed); an object that
+    holds them as ``attribute`` (a ``Memory``, as the path took before) still gives
+    them, with a ``DeprecationWarning`` for its caller's caller; anything else is
+    refused naming ``what``."""
+    if isinstance(given, kind):
+        return given
+    held = getattr(given, attribute, None)
+    if isinstance(held, kind):
+        warnings.warn(
+            f"passing the Memory is deprecated: pass memory.{attribute}",
+            DeprecationWarning,
+            stacklevel=4,  # past handed and the path's own check: the path's caller
+        )
+        return held
+    raise InvalidInputError(f"expected {what} (memory.{attribute}), got a {type(given).__name__}")

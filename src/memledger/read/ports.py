@@ -8,13 +8,11 @@ or :func:`memledger.read.context.build` with it.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from typing import Protocol
 
-from memledger.errors import InvalidInputError
 from memledger.freshness import ReadStats
-from memledger.ports import Clock, Store
+from memledger.ports import Clock, Store, handed
 from memledger.read.access import AccessLog
 
 __all__ = ["HasReading", "ReadPorts", "read_ports"]
@@ -43,16 +41,4 @@ def read_ports(given: ReadPorts | HasReading) -> ReadPorts:
     """``given`` as the read path's ports. An object that has them as ``reading`` (a
     ``Memory``, as the hot tier's methods took before) still works, with a
     ``DeprecationWarning``; anything else is refused."""
-    if isinstance(given, ReadPorts):
-        return given
-    reading = getattr(given, "reading", None)
-    if isinstance(reading, ReadPorts):
-        warnings.warn(
-            "passing the Memory is deprecated: pass memory.reading",
-            DeprecationWarning,
-            stacklevel=3,
-        )
-        return reading
-    raise InvalidInputError(
-        f"expected the read ports (memory.reading), got a {type(given).__name__}"
-    )
+    return handed(given, ReadPorts, "reading", "the read ports")

@@ -7,7 +7,6 @@ takes it.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
@@ -15,8 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 from memledger.domain.families import Schema
 from memledger.domain.limits import Limits
 from memledger.domain.policy import WritePolicy
-from memledger.errors import InvalidInputError
-from memledger.ports import Clock, Store
+from memledger.ports import Clock, Store, handed
 
 if TYPE_CHECKING:
     from memledger.index.catchup import Syncs
@@ -52,16 +50,4 @@ def write_ports(given: WritePorts | HasWriting) -> WritePorts:
     """``given`` as the write path's ports. An object that has them as ``writing`` (a
     ``Memory``, as the worker took before) still works, with a ``DeprecationWarning``;
     anything else is refused."""
-    if isinstance(given, WritePorts):
-        return given
-    writing = getattr(given, "writing", None)
-    if isinstance(writing, WritePorts):
-        warnings.warn(
-            "passing the Memory is deprecated: pass memory.writing",
-            DeprecationWarning,
-            stacklevel=3,
-        )
-        return writing
-    raise InvalidInputError(
-        f"expected the write ports (memory.writing), got a {type(given).__name__}"
-    )
+    return handed(given, WritePorts, "writing", "the write ports")
