@@ -15,6 +15,7 @@ from memledger.eval.extraction._coverage import as_said_by
 from memledger.eval.extraction._labels import LabelsFormatError, load, load_split, same_value
 from memledger.eval.extraction._score import score, summarise
 from memledger.testing.openai_server import FakeChatServer, RecordedRequest, Reply
+from memledger.write.extract.llm import VERSION
 from memledger.write.extract.rules import RuleExtractor
 
 
@@ -203,7 +204,7 @@ def test_the_command_reports_both_splits_and_coverage(tmp_path: Path) -> None:
         "max_words": 25,
         "min_cosine": 0.6,
     }
-    assert "| rules@" in result.output
+    assert "| rules:rules@" in result.output
 
 
 def test_the_command_refuses_a_missing_file(tmp_path: Path) -> None:
@@ -265,7 +266,7 @@ def test_the_command_scores_the_llm_extractor_on_its_endpoint(
         asked = len(server.requests)
     assert result.exit_code == 0, result.output
     body = json.loads(out.read_text())
-    assert body["extractor"].startswith("openai-compatible@") and "fake-model" in body["extractor"]
+    assert body["extractor"] == f"llm:openai-compatible@{VERSION} (model 'fake-model')"
     assert body["labelled"]["precision"] == 1.0 and body["labelled"]["recall"] == 0.5
     assert asked == 2  # one request a turn
 

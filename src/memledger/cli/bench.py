@@ -18,6 +18,7 @@ from memledger._openai_http import redact_url
 from memledger.cli import render
 from memledger.cli._run import CliError
 from memledger.cli.extractors import ExtractorChoice, open_extractor
+from memledger.cli.extractors import describe as describe_extractor
 from memledger.cli.options import settings_of
 from memledger.errors import InvalidQueryError, MemledgerError
 from memledger.eval import bench_recall, bench_write
@@ -25,7 +26,6 @@ from memledger.eval._scratch import is_postgres
 from memledger.eval.machine import describe
 
 if TYPE_CHECKING:
-    from memledger.ports import Extractor
     from memledger.read.recall import RecallSettings
 
 bench = typer.Typer(help="Benchmarks (figures for the README; not tests).", no_args_is_help=True)
@@ -406,13 +406,6 @@ def context(
         json_out.write_text(json.dumps([r.to_json() for r in reports], indent=2) + "\n")
 
 
-def _extractor_label(extractor: Extractor) -> str:
-    """``name@version`` (``rules@5``), with the model when there is one."""
-    info = extractor.info
-    label = f"{info.name}@{info.version}"
-    return f"{label} ({info.model})" if info.model else label
-
-
 @bench.command("extraction")
 def extraction(
     ctx: typer.Context,
@@ -449,7 +442,7 @@ def extraction(
         with open_extractor(extractor, settings_of(ctx), schema=Schema.default()) as chosen:
             report = bench_extraction.run(
                 chosen,
-                _extractor_label(chosen),
+                describe_extractor(chosen),
                 labelled=files,
                 locomo=locomo,
                 embedder=default_embedder() if locomo is not None else None,
