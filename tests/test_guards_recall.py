@@ -11,7 +11,8 @@ import pytest
 from memledger import Claim, Memory, MemoryRecord
 from memledger.index.derived import DerivedIndex, Hit
 from memledger.index.lexical import entry_text
-from memledger.read.recall import Excluded, RecallSettings, _Checker, recall
+from memledger.read.recall import Excluded, RecallSettings, recall
+from memledger.read.recheck import Checker
 from memledger.store import open_store
 from memledger.testing import FrozenClock
 from memledger.testing.scenarios import FAMILY, TENANT, day, event
@@ -68,7 +69,7 @@ def test_the_recheck_never_admits_another_tenants_memory_id(
     kept: dict[str, MemoryRecord] = {}
     excluded: list[Excluded] = []
     with memory.store.read() as unit:
-        checker = _Checker(unit, tenant=TENANT, at=clock.now(), now=clock.now(), indexed={})
+        checker = Checker(unit, tenant=TENANT, at=clock.now(), now=clock.now(), indexed={})
         checker.admit([foreign, ours.memory_id], kept, excluded)
     assert list(kept) == [ours.memory_id]
     assert excluded == [Excluded(memory_id=foreign, reason="not_found")]

@@ -358,7 +358,8 @@ def test_a_revoked_records_words_leave_every_read_path(
 def test_the_recheck_drops_another_subjects_record_without_naming_it(memory: Memory) -> None:
     """Defence in depth: should an index ever hand a subject-scoped read another subject's
     id, the recheck drops it, and does not list it among the exclusions either."""
-    from memledger.read.recall import Excluded, _Checker
+    from memledger.read.recall import Excluded
+    from memledger.read.recheck import Checker
 
     memory.ingest(_turn(0, "u1", "The hiking trail by the river was beautiful."))
     memory.ingest(_turn(1, "u2", "My bank PIN is 4417."))
@@ -368,7 +369,7 @@ def test_the_recheck_drops_another_subjects_record_without_naming_it(memory: Mem
     kept: dict[str, object] = {}
     excluded: list[Excluded] = []
     with memory.store.read() as unit:
-        checker = _Checker(unit, tenant="acme", subject="u1", at=ASKED, now=ASKED, indexed={})
+        checker = Checker(unit, tenant="acme", subject="u1", at=ASKED, now=ASKED, indexed={})
         checker.admit([mine.memory_id, theirs.memory_id], kept, excluded)  # type: ignore[arg-type]
     assert list(kept) == [mine.memory_id] and excluded == []
 

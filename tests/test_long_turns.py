@@ -21,7 +21,7 @@ from memledger.index.derived import DerivedIndex
 from memledger.index.embedders import HashingEmbedder
 from memledger.index.passages import LONG_TURN, MAX_CHARS, MAX_WORDS, cut
 from memledger.index.postgres import PostgresIndex
-from memledger.read.recall import _passage
+from memledger.read.abstain import passage
 from memledger.store import open_store
 from memledger.testing import FrozenClock
 from memledger.write.extract.rules import LEAD_CHARS, RuleExtractor, lead
@@ -170,7 +170,7 @@ def test_recall_shows_the_best_of_the_passage_that_matched(tmp_path: Path) -> No
         memory.process()
         (record,) = memory.timeline("user-1", "conversation", tenant="acme")
     start = text.index(PHRASE) - 300
-    shown = _passage(record, "quantum harmonica", words=60, span=(start, start + 900))
+    shown = passage(record, "quantum harmonica", words=60, span=(start, start + 900))
     assert shown is not None and not shown.whole
     assert start <= shown.start < shown.end <= start + 900  # within the passage that matched
     assert text[shown.start : shown.end] == shown.text and "quantum harmonica" in shown.text

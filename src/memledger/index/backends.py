@@ -4,6 +4,7 @@ both backends satisfy.
 For a SQLite store a :class:`~memledger.index.derived.DerivedIndex` in a file beside
 it; for a PostgreSQL store a :class:`~memledger.index.postgres.PostgresIndex` in the
 store's own database (imported only then: its driver is the ``postgres`` extra).
+What a search hands back, :class:`Hit` and :class:`Glance`, is the same from both.
 """
 
 from __future__ import annotations
@@ -11,14 +12,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TypeAlias
 
 from memledger.index._ann import ANN_THRESHOLD
-from memledger.index._base import Embedder
+from memledger.index._base import Embedder, Hit
+from memledger.index._common import Glance
 from memledger.index.derived import DerivedIndex, default_index_path
 from memledger.ports import Store
 
 if TYPE_CHECKING:
     from memledger.index.postgres import PostgresIndex
 
-__all__ = ["Index", "open_index"]
+__all__ = ["Glance", "Hit", "Index", "open_index"]
 
 Index: TypeAlias = "DerivedIndex | PostgresIndex"
 """What the read path searches: the SQLite index file or the PostgreSQL index."""
