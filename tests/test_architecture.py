@@ -15,8 +15,7 @@ every ``import`` counts, at module level, inside a function or under
 * the index backends (``derived`` for SQLite, ``postgres``) build on shared modules
   and never on each other, and no circle of imports is left inside
   ``memledger.index``;
-* nothing below the facade imports it (``memledger.memory``) but the modules listed
-  in ``FACADE_STILL_IMPORTED_BY``, and that list is exact.
+* nothing below the facade imports it (``memledger.memory``).
 """
 
 from __future__ import annotations
@@ -105,10 +104,6 @@ BESIDE = ("eval", "testing")
 """The benchmarks and the test kit: they may use any floor, privates included."""
 CORE = ("domain", "store", "index", "read", "write", "gate", "freshness", "corpus", "session")
 
-FACADE_STILL_IMPORTED_BY = {
-    "memledger.write.rederive",
-}
-"""Modules below the facade that still take it as a parameter."""
 
 
 def layer(module: str) -> str:
@@ -164,11 +159,10 @@ def test_the_store_and_the_index_stay_below_the_paths() -> None:
     assert found == set()
 
 
-def test_the_facade_is_imported_below_it_only_where_it_still_was() -> None:
+def test_nothing_below_the_facade_imports_it() -> None:
     importers = {a for a, b in project_imports() if layer(a) in CORE and b == "memledger.memory"}
-    assert importers == FACADE_STILL_IMPORTED_BY, (
-        "a module below the facade imports memledger.memory (give it the ports it uses"
-        " instead), or one no longer does (take it off the list)"
+    assert importers == set(), (
+        "a module below the facade imports memledger.memory: give it the ports it uses"
     )
 
 

@@ -34,7 +34,7 @@ def memory(tmp_path: Path, clock: FrozenClock) -> Memory:
 def _still(memory: Memory) -> list[float]:
     """Hold the time of ``memory``'s recall buckets still: a test moves it by hand."""
     now = [0.0]
-    memory._rates = RateGate(clock=lambda: now[0])
+    memory._tenant_quotas.rates = RateGate(clock=lambda: now[0])
     return now
 
 

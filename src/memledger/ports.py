@@ -578,6 +578,17 @@ def generations_of(slots: Sequence[FamilySlot]) -> Mapping[str, int]:
     return {slot.family: slot.generation for slot in slots}
 
 
+def all_subjects(unit: UnitOfWork, tenant: str) -> list[str]:
+    """Every subject of ``tenant`` (with events or family slots), in order, read a page
+    at a time."""
+    found: list[str] = []
+    after: str | None = None
+    while page := unit.subjects(tenant, after=after, limit=500):
+        found.extend(s.subject for s in page)
+        after = page[-1].subject
+    return found
+
+
 _P = TypeVar("_P")
 
 

@@ -23,7 +23,7 @@ WHEN = isoformat(day(10, 1))
 def still(memory: Memory) -> list[float]:
     """The time of the server's recall buckets, held still: a test moves it by hand."""
     now = [0.0]
-    memory._rates = RateGate(clock=lambda: now[0])
+    memory._tenant_quotas.rates = RateGate(clock=lambda: now[0])
     return now
 
 

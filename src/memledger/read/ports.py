@@ -8,9 +8,11 @@ or :func:`memledger.read.context.build` with it.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
+from memledger.domain.families import Schema
 from memledger.freshness import ReadStats
 from memledger.ports import Clock, Store, handed
 from memledger.read.access import AccessLog
@@ -22,12 +24,21 @@ __all__ = ["HasReading", "ReadPorts", "read_ports"]
 class ReadPorts:
     """The canonical ``store`` every hit is rechecked against, the ``clock`` of record
     time, the ``accesses`` a read notes (what it returned, for decay) and the
-    ``stats`` it counts (recalls, abstentions, lexical-only reads)."""
+    ``stats`` it counts (recalls, abstentions, lexical-only reads); ``schema_for(tenant,
+    families)``, the schema a family named by a read is checked against (``None``: the
+    built-in families)."""
 
     store: Store
     clock: Clock
     accesses: AccessLog
     stats: ReadStats
+    schema_for: Callable[[str, Iterable[str]], Schema] | None = None
+
+    def schema(self, tenant: str, families: Iterable[str] = ()) -> Schema:
+        """The schema ``tenant`` reads ``families`` under."""
+        if self.schema_for is None:
+            return Schema.default()
+        return self.schema_for(tenant, families)
 
 
 class HasReading(Protocol):

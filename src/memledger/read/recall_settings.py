@@ -75,7 +75,8 @@ class RecallSettings:
     standing_rank: int = 9
     """Standing instructions in scope rank no lower than this (1 is the top)."""
     standing_floor: float = 0.5
-    """How far in scope an instruction must be (see :func:`memledger.read.candidates.standing_in_scope`)."""
+    """How far in scope an instruction must be
+    (:func:`memledger.read.candidates.standing_in_scope`)."""
     standing_cosine: float = 0.5
     """How far in scope, by meaning, the standing instruction whose scope is nearest the
     query counts (0 turns meaning off: words only)."""

@@ -46,7 +46,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
+from memledger.domain.addresses import check_moment, check_tenant
 from memledger.domain.changes import Change, ChangePart
+from memledger.domain.limits import check_reason
 from memledger.domain.records import (
     Actor,
     ExtractorInfo,
@@ -56,11 +58,13 @@ from memledger.domain.records import (
     SourceEvent,
     format_time,
 )
-from memledger.ports import FamilySlot, UnitOfWork
+from memledger.errors import InvalidInputError
+from memledger.ports import FamilySlot, UnitOfWork, all_subjects
 from memledger.session import ExtractiveSummarizer, ItemRole, SessionItem, Summarizer
 from memledger.write.batch import stable_id
 from memledger.write.commit import append_to_ledger
 from memledger.write.history import history_entry
+from memledger.write.ports import WritePorts
 
 FAMILY = "conversation"
 COMPACTOR = ExtractorInfo(kind="caller", name="memledger-compaction", version="1")
@@ -334,4 +338,59 @@ class _Compactor:
             history_entry(
                 self.slot, record, action, revision=self.revision, at=self.at, cause=cause
             )
+        )
+
+
+def run(
+    ports: WritePorts,
+    *,
+    tenant: str,
+    subject: str | None = None,
+    older_than: timedelta | None = None,
+    before: datetime | None = None,
+    min_turns: int = MIN_TURNS,
+    max_tokens: int = MAX_TOKENS,
+    summarizer: Summarizer | None = None,
+    dry_run: bool = False,
+    reason: str = "compacted",
+) -> CompactionReceipt:
+    """Compress the old sessions of one ``subject`` (or of every subject of the
+    tenant) into session summary records (:mod:`memledger.write.compact`): a session
+    whose every turn is older than ``before`` (default: ``older_than``, 30 days,
+    before now) and that has at least ``min_turns`` turns not yet covered gets one
+    summary of at most ``max_tokens`` tokens; its episodes leave the index and stay
+    in the store. One recorded change: :meth:`undo` takes it back. ``dry_run``
+    reports the sessions and writes nothing."""
+    check_tenant(tenant, subject)
+    now = ports.clock.now()
+    if before is not None and older_than is not None:
+        raise InvalidInputError("give before or older_than, not both")
+    if before is None:
+        age = timedelta(days=30) if older_than is None else older_than
+        if not isinstance(age, timedelta) or age < timedelta(0):
+            raise InvalidInputError(f"older_than must be a timedelta >= 0, got {age!r}")
+        before = now - age
+    else:
+        before = check_moment(before, "before")
+        assert before is not None
+    for name, count, least in (("min_turns", min_turns, 2), ("max_tokens", max_tokens, 20)):
+        if isinstance(count, bool) or not isinstance(count, int) or not least <= count <= 100_000:
+            raise InvalidInputError(
+                f"{name} must be a whole number from {least} to 100,000, got {count!r}"
+            )
+    check_reason(reason, ports.limits)
+    with ports.store.read() as unit:
+        subjects = [subject] if subject is not None else all_subjects(unit, tenant)
+    with ports.store.read() if dry_run else ports.store.write() as unit:  # a dry run reads
+        return compact(
+            unit,
+            tenant,
+            subjects,
+            before=before,
+            now=now,
+            reason=reason,
+            min_turns=min_turns,
+            max_tokens=max_tokens,
+            summarizer=summarizer,
+            dry_run=dry_run,
         )

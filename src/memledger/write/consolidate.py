@@ -28,14 +28,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from memledger.domain.addresses import check_tenant
 from memledger.domain.changes import Change, ChangePart
 from memledger.domain.decide import Similarity, claim_text, negations
 from memledger.domain.intervals import Interval
+from memledger.domain.limits import check_reason
 from memledger.domain.records import HistoryAction, MemoryRecord, format_time
 from memledger.domain.scoring import confidence
-from memledger.ports import FamilySlot, UnitOfWork
+from memledger.errors import InvalidInputError
+from memledger.ports import FamilySlot, UnitOfWork, all_subjects
 from memledger.write.batch import stable_id
 from memledger.write.history import history_entry
+from memledger.write.ports import WritePorts
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -243,4 +247,49 @@ class _Merger:
             history_entry(
                 self.slot, record, action, revision=self.revision, at=self.at, cause=self.cause
             )
+        )
+
+
+def run(
+    ports: WritePorts,
+    *,
+    tenant: str,
+    subject: str | None = None,
+    family: str | None = None,
+    threshold: float | None = None,
+    dry_run: bool = False,
+    reason: str = "consolidated",
+) -> ConsolidationReceipt:
+    """Merge near-duplicate open records of one family and subject into one, with
+    their mentions summed and their sources kept (:mod:`memledger.write.consolidate`),
+    for one ``subject`` (and ``family``) or every subject of the tenant. One recorded
+    change: :meth:`undo` restores the originals. ``threshold`` defaults to the write
+    policy's NOOP similarity; ``dry_run`` reports the groups and writes nothing."""
+    check_tenant(tenant, subject)
+    if subject is None and family is not None:
+        raise InvalidInputError("a family is consolidated for one subject: give subject")
+    if family is not None:
+        ports.schema_for(tenant, [family]).family(family)
+    chosen = ports.policy.thresholds.noop if threshold is None else threshold
+    if isinstance(chosen, bool) or not isinstance(chosen, int | float) or not 0 < chosen <= 1:
+        raise InvalidInputError(f"threshold must be in (0, 1], got {threshold!r}")
+    check_reason(reason, ports.limits)
+    with ports.store.read() as unit:
+        subjects = [subject] if subject is not None else all_subjects(unit, tenant)
+        families = [
+            (s, slot.family)
+            for s in subjects
+            for slot in unit.families(tenant, s)
+            if family is None or slot.family == family
+        ]
+    with ports.store.read() if dry_run else ports.store.write() as unit:  # a dry run reads
+        return consolidate(
+            unit,
+            tenant,
+            families,
+            threshold=float(chosen),
+            similar=ports.policy.similarity,
+            reason=reason,
+            now=ports.clock.now(),
+            dry_run=dry_run,
         )

@@ -26,6 +26,10 @@ as a tracked process with a receipt:
    step is idempotent).
 
 The receipt is stored (:meth:`memledger.memory.Memory.erasures` lists them).
+
+:func:`erase` runs an erasure from start to end, :func:`expire` the erasures of what
+expired, :func:`finish` the derived stores' steps; :func:`erase_in_ledger` and
+:func:`expire_in_ledger` are their ledger parts, inside a transaction.
 """
 
 from __future__ import annotations
@@ -36,10 +40,19 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from memledger.domain.records import format_time
-from memledger.errors import EventNotFoundError, MemledgerError, MemoryNotFoundError
+from memledger.domain.addresses import check_tenant
+from memledger.domain.limits import check_reason
+from memledger.domain.records import KINDS, format_time, require_id
+from memledger.errors import (
+    EventNotFoundError,
+    InvalidInputError,
+    InvalidQueryError,
+    MemledgerError,
+    MemoryNotFoundError,
+)
 from memledger.ports import UnitOfWork
 from memledger.write.batch import stable_id
+from memledger.write.ports import WritePorts
 from memledger.write.revoke import forget_event
 
 ErasureScope = Literal["event", "memory", "subject", "expiry"]
@@ -276,3 +289,112 @@ def run_step(
 
 def receipts(bodies: Sequence[tuple[str, str]]) -> tuple[ErasureReceipt, ...]:
     return tuple(ErasureReceipt.from_dict(json.loads(body)) for _, body in bodies)
+
+
+def erase(
+    ports: WritePorts,
+    *,
+    tenant: str,
+    event: str | None = None,
+    memory_id: str | None = None,
+    subject: str | None = None,
+    reason: str = "erased",
+) -> ErasureReceipt:
+    """Delete what memory holds of one ``event``, one memory (``memory_id``: the
+    event its words came from) or one ``subject``, in every store this project
+    writes, and return the receipt: what it covered, by id, and each store's status
+    and time (:mod:`memledger.write.erase`). Its use stops first, as with
+    :meth:`forget`; a replay of an erased event is refused
+    (:class:`~memledger.errors.EventErasedError`). Erasing the same target again
+    finishes whatever a failed store left. Bad input changes nothing."""
+    check_tenant(tenant)
+    given: list[tuple[ErasureScope, str | None]] = [
+        ("event", event),
+        ("memory", memory_id),
+        ("subject", subject),
+    ]
+    chosen = [(scope, target) for scope, target in given if target is not None]
+    if len(chosen) != 1:
+        raise InvalidInputError("erase one thing: give exactly one of event, memory_id, subject")
+    scope, target = chosen[0]
+    require_id(target, {"memory": "memory_id"}.get(scope, scope), InvalidQueryError)
+    check_reason(reason, ports.limits)
+    with ports.store.write() as unit:
+        receipt = erase_in_ledger(unit, tenant, scope, target, reason=reason, now=ports.clock.now())
+    return finish(ports, receipt)
+
+
+def expire(
+    ports: WritePorts, *, tenant: str | None = None, batch: int = 1000
+) -> tuple[ErasureReceipt, ...]:
+    """Erase every record whose expiry has come (its TTL, or the tenant's retention of
+    its kind; such records already left every read), with the events no record is
+    derived from any more, as erasures (:meth:`erase`); of one tenant, or of every
+    tenant holding one. ``batch`` records per transaction. The worker runs this on
+    a schedule (``memledger worker --expire-every``)."""
+    if tenant is not None:
+        check_tenant(tenant)
+    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+        raise InvalidInputError(f"batch must be a positive whole number, got {batch!r}")
+    now = ports.clock.now()
+    if tenant is None:
+        with ports.store.read() as unit:
+            tenants = list(unit.expiring_tenants(now=now))
+    else:
+        tenants = [tenant]
+    done: list[ErasureReceipt] = []
+    for each in tenants:
+        while True:
+            with ports.store.write() as unit:
+                receipt = expire_in_ledger(unit, each, now=now, limit=batch)
+            if receipt is None:
+                break
+            done.append(finish(ports, receipt))
+    return tuple(done)
+
+
+def set_retention(ports: WritePorts, kind: str, days: int | None, *, tenant: str) -> int:
+    """Keep the tenant's records of ``kind`` (episode, fact, preference, ...) ``days``
+    days from when each was written (``None``: no retention). Records already held
+    get the earlier of their own expiry and that day, at once; returns how many
+    changed. A longer retention does not extend expiries already set."""
+    check_tenant(tenant)
+    if kind not in KINDS:
+        raise InvalidInputError(f"unknown kind {kind!r}; expected one of {sorted(KINDS)}")
+    if days is not None and (isinstance(days, bool) or not isinstance(days, int) or days < 1):
+        raise InvalidInputError(f"days must be a whole number >= 1 or None, got {days!r}")
+    with ports.store.write() as unit:
+        return unit.set_retention(tenant, kind, days, at=ports.clock.now())
+
+
+def finish(ports: WritePorts, receipt: ErasureReceipt) -> ErasureReceipt:
+    """Step 3 of the module docstring for an erasure whose ledger part committed: the
+    store's files scrubbed, the index purged, the hot cache dropped, each step's
+    status on the receipt, stored again."""
+    tenant = receipt.tenant
+
+    def scrub() -> StoreStatus:
+        ports.store.scrub()
+        return "erased"
+
+    def purge() -> StoreStatus:
+        return "nothing_held" if ports.purge_index is None else ports.purge_index(tenant)
+
+    def drop_cached() -> StoreStatus:
+        if ports.invalidate is not None:
+            for erased in receipt.subjects:
+                ports.invalidate(tenant, erased)
+        return "erased"
+
+    for name, step in (("ledger_files", scrub), ("index", purge), ("hot_cache", drop_cached)):
+        receipt = run_step(receipt, name, step, clock=ports.clock.now)
+    with ports.store.write() as unit:
+        save(unit, receipt)
+    return receipt
+
+
+def erasures(ports: WritePorts, *, tenant: str) -> tuple[ErasureReceipt, ...]:
+    """The tenant's erasure receipts, oldest first."""
+    check_tenant(tenant)
+    with ports.store.read() as unit:
+        return receipts(unit.erasure_bodies(tenant))

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from memledger.domain.families import Schema
 from memledger.domain.limits import Limits
 from memledger.domain.policy import WritePolicy
+from memledger.domain.quotas import Quotas
 from memledger.ports import Clock, Store, handed
 
 if TYPE_CHECKING:
@@ -28,7 +29,11 @@ class WritePorts:
     """The canonical ``store`` and the ``clock`` of record time; the write ``policy``
     and input ``limits``; ``schema_for(tenant, families)``, the schema a tenant writes
     under; ``index()``, the derived index (opened on first use) the worker keeps
-    caught up; ``expire(tenant)``, the erasure of what expired."""
+    caught up; ``expire(tenant)``, the erasure of what expired; ``quotas(tenant)``,
+    the tenant's quotas a new event is held to (``None``: no quotas); the derived
+    stores' parts of an erasure: ``purge_index(tenant)``, the index applying the
+    deletions and purging what they leave, and ``invalidate(tenant, subject)``, the hot
+    cache dropping a subject's values (``None``: the store has neither)."""
 
     store: Store
     clock: Clock
@@ -37,6 +42,9 @@ class WritePorts:
     schema_for: Callable[[str, Iterable[str]], Schema]
     index: Callable[[], Syncs]
     expire: Callable[[str | None], Sequence[ErasureReceipt]]
+    quotas: Callable[[str], Quotas] | None = None
+    purge_index: Callable[[str], Literal["erased", "nothing_held"]] | None = None
+    invalidate: Callable[[str, str], None] | None = None
 
 
 class HasWriting(Protocol):

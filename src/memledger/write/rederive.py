@@ -22,18 +22,23 @@ import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import NoReturn
 
+from memledger.domain.families import Schema
+from memledger.domain.limits import Limits
 from memledger.domain.records import MemoryRecord, canonical_json
 from memledger.domain.redact import revoked_words, states
-from memledger.errors import ExtractionError
-from memledger.ports import Extractor
+from memledger.errors import ExtractionError, StoreError
+from memledger.freshness import ReadStats
+from memledger.ports import Extractor, Store
+from memledger.read import ledger
+from memledger.read.access import AccessLog
+from memledger.read.ports import ReadPorts
 from memledger.store.sqlite import SQLiteStore
 from memledger.testing import FrozenClock
-from memledger.write.worker import WorkerSettings
-
-if TYPE_CHECKING:
-    from memledger.memory import Memory
+from memledger.write.ingest import ingest
+from memledger.write.ports import WritePorts
+from memledger.write.worker import WorkerSettings, process
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -85,21 +90,29 @@ class _Revoked:
 
 
 def _windows(
-    memory: Memory, *, tenant: str, subject: str, revoked: _Revoked | None
+    ports: WritePorts, schema: Schema, *, tenant: str, subject: str, revoked: _Revoked | None
 ) -> dict[Key, MemoryRecord]:
+    """The subject's current timelines (its conversation aside), by window."""
+    reading = ReadPorts(
+        store=ports.store,
+        clock=ports.clock,
+        accesses=AccessLog(),
+        stats=ReadStats(),
+        schema_for=lambda _tenant, _families: schema,
+    )
     found: dict[Key, MemoryRecord] = {}
-    for slot in memory.families(subject, tenant=tenant):
+    for slot in ledger.families(reading, subject, tenant=tenant):
         if slot.family == "conversation":
             continue
-        for record in memory.timeline(subject, slot.family, tenant=tenant):
+        for record in ledger.timeline(reading, subject, slot.family, tenant=tenant):
             if revoked is None or revoked.allows(record):
                 found[_key(record)] = record
     return found
 
 
-def _revoked(memory: Memory, *, tenant: str, subject: str) -> _Revoked:
+def _revoked(store: Store, *, tenant: str, subject: str) -> _Revoked:
     revoked = _Revoked(sources=set(), words={})
-    with memory.store.read() as unit:
+    with store.read() as unit:
         for slot in unit.families(tenant, subject):
             for event_id in unit.revoked_sources(tenant, subject, slot.family):
                 revoked.sources.add((slot.family, event_id))
@@ -111,37 +124,41 @@ def _revoked(memory: Memory, *, tenant: str, subject: str) -> _Revoked:
 
 
 def rederive(
-    memory: Memory,
+    ports: WritePorts,
     extractor: Extractor,
     *,
+    schema: Schema,
     tenant: str,
     subject: str,
     settings: WorkerSettings | None = None,
 ) -> Rederivation:
-    """Replay ``subject``'s ledger through ``extractor`` into a scratch store and diff."""
-    from memledger.memory import Memory as _Memory
-
-    with memory.store.read() as unit:  # a forgotten event is not replayed at all
+    """Replay ``subject``'s ledger through ``extractor`` into a scratch store, under
+    the tenant's ``schema`` and the write policy of ``ports``, and diff."""
+    with ports.store.read() as unit:  # a forgotten event is not replayed at all
         events = [
             e
             for e in unit.subject_events(tenant, subject)
             if not unit.is_forgotten(tenant, e.event_id)
         ]
-    revoked = _revoked(memory, tenant=tenant, subject=subject)
+    revoked = _revoked(ports.store, tenant=tenant, subject=subject)
     with tempfile.TemporaryDirectory(prefix="memledger-rederive-") as folder:
-        clock = FrozenClock(events[0].occurred_at if events else memory.clock.now())
-        scratch = _Memory(
-            SQLiteStore(Path(folder) / "scratch.db"),
+        clock = FrozenClock(events[0].occurred_at if events else ports.clock.now())
+        store = SQLiteStore(Path(folder) / "scratch.db")
+        scratch = WritePorts(
+            store=store,
             clock=clock,
-            schema=memory.families_of(tenant),
-            policy=memory.policy,
+            policy=ports.policy,
+            limits=Limits(),
+            schema_for=lambda _tenant, _families: schema,
+            index=_no_index,
+            expire=lambda _tenant: (),
         )
         try:
             failures: list[str] = []
             for source in events:
                 clock.set(max(clock.now(), source.occurred_at))
-                scratch.ingest(source)
-                report = scratch.process(extractor=extractor, tenant=tenant, settings=settings)
+                ingest(scratch, source)
+                report = process(scratch, extractor=extractor, tenant=tenant, settings=settings)
                 if report.outcomes.get("retry") or report.outcomes.get("failed"):
                     failures.extend(report.errors)
             if failures:
@@ -151,10 +168,10 @@ def rederive(
                     "no diff is given rather than a wrong one",
                     reason="rederive_incomplete",
                 )
-            replayed = _windows(scratch, tenant=tenant, subject=subject, revoked=revoked)
+            replayed = _windows(scratch, schema, tenant=tenant, subject=subject, revoked=revoked)
         finally:
-            scratch.close()
-    canonical = _windows(memory, tenant=tenant, subject=subject, revoked=None)
+            store.close()
+    canonical = _windows(ports, schema, tenant=tenant, subject=subject, revoked=None)
     added = [r for k, r in replayed.items() if k not in canonical]
     closed = [r for k, r in canonical.items() if k not in replayed]
     changed = [
@@ -175,3 +192,8 @@ def rederive(
 
 def _ordered(records: Iterable[MemoryRecord]) -> tuple[MemoryRecord, ...]:
     return tuple(sorted(records, key=_key))
+
+
+def _no_index() -> NoReturn:
+    """A replay keeps no derived index: nothing in it searches."""
+    raise StoreError("a re-derivation's scratch store has no index")

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Literal
 
+from memledger.domain.addresses import check_tenant
 from memledger.domain.families import Schema
 from memledger.domain.gates import GateSettings, gate
 from memledger.domain.limits import check_claims
@@ -468,3 +469,32 @@ class Worker:
             return 0
         report.indexed += applied
         return applied
+
+
+def process(
+    ports: WritePorts,
+    *,
+    extractor: Extractor | None = None,
+    tenant: str | None = None,
+    limit: int | None = None,
+    settings: WorkerSettings | None = None,
+) -> WorkReport:
+    """Run due extraction jobs now, in this thread, until none is left.
+
+    The default extractor is the offline rule-based one. ``tenant=None``
+    runs every tenant's jobs (a service's worker); a tenant limits it.
+    """
+    if tenant is not None:
+        check_tenant(tenant)
+    if extractor is None:
+        from memledger.write.extract.rules import RuleExtractor
+
+        extractor = RuleExtractor()
+    return Worker(ports, extractor, settings=settings).drain(tenant=tenant, limit=limit)
+
+
+def retry_failed(ports: WritePorts, *, tenant: str) -> int:
+    """Queue every failed job of ``tenant`` again; returns how many."""
+    check_tenant(tenant)
+    with ports.store.write() as unit:
+        return unit.requeue_failed(tenant, now=ports.clock.now())
