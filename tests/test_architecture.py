@@ -105,7 +105,6 @@ BESIDE = ("eval", "testing")
 CORE = ("domain", "store", "index", "read", "write", "gate", "freshness", "corpus", "session")
 
 
-
 def layer(module: str) -> str:
     """``memledger.read.recall`` -> ``read``; ``memledger.memory`` -> ``memory``."""
     parts = module.split(".")
