@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from memledger.cli import app
 from memledger.errors import InvalidInputError
-from memledger.eval import bench_recall
+from memledger.eval import bench_recall, recall_population
 from memledger.eval.bench_recall import Report, percentiles, population, run
 from memledger.testing.postgres import PostgresServer
 
@@ -40,7 +40,7 @@ def test_every_size_runs_every_mode_over_about_the_requested_records(report: Rep
     for r in report.results:
         assert abs(r.records - r.requested) <= 0.05 * r.requested
         assert abs(r.other_records - 3 * r.requested / 10) <= 0.15 * r.requested
-        assert r.subjects == round(r.requested / bench_recall.RECORDS_PER_SUBJECT)
+        assert r.subjects == round(r.requested / recall_population.RECORDS_PER_SUBJECT)
         assert r.queries == 30
         assert r.mode == ("lexical" if r.embedder == "none" else "hybrid")
         assert r.index_seconds > 0 and r.feed_seconds > 0

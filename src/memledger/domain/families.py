@@ -3,13 +3,16 @@
 A :class:`Schema` says which families exist and which kinds each allows. A
 claim naming an unknown family, or a kind its family does not allow, is a
 caller mistake. ``observation`` is always allowed: it is what an unauthorised
-claim becomes.
+claim becomes. The built-in families (:meth:`Schema.default`) are data:
+``families.toml`` beside this module.
 """
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from importlib.resources import files
 from types import MappingProxyType
 
 from memledger.domain.records import KINDS, Kind, require_id
@@ -38,118 +41,21 @@ class Family:
             raise InvalidInputError(f"family {self.name!r} has unknown kinds {sorted(unknown)!r}")
 
 
-_DEFAULTS = (
-    Family(
-        name="delivery_preference",
-        kinds=frozenset({"preference"}),
-        description="When and how the subject wants deliveries or digests.",
-    ),
-    Family(
-        name="contact_preference",
-        kinds=frozenset({"preference"}),
-        description="How the subject wants to be contacted.",
-    ),
-    Family(
-        name="home_city",
-        kinds=frozenset({"fact"}),
-        description="Where the subject lives or is based.",
-        own_say=True,
-    ),
-    Family(
-        name="employer",
-        kinds=frozenset({"fact"}),
-        description="Who the subject works for.",
-        own_say=True,
-    ),
-    Family(
-        name="role",
-        kinds=frozenset({"fact"}),
-        description="The subject's job or role.",
-        own_say=True,
-    ),
-    Family(
-        name="primary_framework",
-        kinds=frozenset({"preference", "fact"}),
-        description="The main framework or tool the subject works with.",
-        own_say=True,
-    ),
-    Family(
-        name="plan",
-        kinds=frozenset({"fact"}),
-        description="A plan and whether it stands; scope plan:<slug>, one per plan.",
-        own_say=True,
-    ),
-    Family(
-        name="relationship",
-        kinds=frozenset({"fact"}),
-        description="People the subject is related to; scope person:<slug>.",
-        own_say=True,
-    ),
-    Family(
-        name="likes",
-        kinds=frozenset({"preference"}),
-        description="Things the subject likes or dislikes; scope item:<slug>, "
-        "value {item, sentiment}.",
-        own_say=True,
-    ),
-    Family(
-        name="tool",
-        kinds=frozenset({"fact"}),
-        description="Tools and frameworks the subject uses; scope tool:<slug>.",
-        own_say=True,
-    ),
-    Family(
-        name="habit",
-        kinds=frozenset({"fact"}),
-        description="What the subject does regularly; scope habit:<slug>.",
-        own_say=True,
-    ),
-    Family(
-        name="activity",
-        kinds=frozenset({"fact"}),
-        description="What the subject works on or builds; scope work:<slug>.",
-        own_say=True,
-    ),
-    Family(
-        name="language",
-        kinds=frozenset({"preference"}),
-        description="The language the subject wants answers in.",
-        own_say=True,
-    ),
-    Family(
-        name="timezone",
-        kinds=frozenset({"fact"}),
-        description="The subject's time zone.",
-        own_say=True,
-    ),
-    Family(
-        name="attribute",
-        kinds=frozenset({"fact", "preference"}),
-        description="What a person says about themself, or about someone they name, that "
-        "no other family holds: scope <attribute> for one value at a time (diet, hometown, "
-        "age), <attribute>:<item> where several hold at once (allergy:peanut, pet:dog-rex), "
-        "person:<relation>/<attribute>... for someone else's (person:sister/role).",
-        own_say=True,
-    ),
-    Family(
-        name="workflow",
-        kinds=frozenset({"procedure"}),
-        description="How a task is to be done; needs an explicit, authorised source.",
-    ),
-    Family(
-        name="instruction",
-        kinds=frozenset({"procedure", "preference"}),
-        description="How the subject wants to be answered: a standing instruction "
-        "(procedure) or stated preference of the user's own; scope rule:<slug>, "
-        "value {rule, when} (when: the requests it applies to, '' for all).",
-        own_say=True,
-    ),
-    Family(
-        name="conversation",
-        kinds=frozenset({"episode", "working"}),
-        description="Raw turns and session notes.",
-    ),
-)
+def built_in() -> tuple[Family, ...]:
+    """The built-in families, as ``families.toml`` beside this module writes them down."""
+    table = tomllib.loads(files(__package__).joinpath("families.toml").read_text("utf-8"))
+    return tuple(
+        Family(
+            name=entry["name"],
+            kinds=frozenset(entry["kinds"]),
+            description=entry["description"],
+            own_say=entry.get("own_say", False),
+        )
+        for entry in table["family"]
+    )
+
+
+_DEFAULTS = built_in()
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,29 +33,55 @@ build time, recall latency, the vector search alone on both paths, and its top
 10 against the exact top 10, as ``ann_overlap`` (the share of its hits at
 least as near as the exact tenth: equal cosines count alike) and
 ``ann_overlap_ids`` (the share of the exact ids it returned).
+
+The population is :mod:`memledger.eval.recall_population`, the report
+:mod:`memledger.eval.recall_report`.
 """
 
 from __future__ import annotations
 
-import math
 import os
 import random
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from contextlib import ExitStack
-from dataclasses import asdict, dataclass
-from datetime import UTC, datetime, timedelta
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, assert_never
+from typing import assert_never
 
 from memledger._openai_http import redact_url
-from memledger.domain.records import Actor, Grant, SourceEvent
 from memledger.errors import InvalidInputError
 from memledger.eval import _scratch
 from memledger.eval.machine import describe
-from memledger.eval.synthetic import FAMILIES
+from memledger.eval.recall_population import (
+    MEASURED,
+    OTHERS,
+    SLOT_FAMILIES,
+    WARMUP,
+    K,
+    Question,
+    Subject,
+    events,
+    population,
+)
+from memledger.eval.recall_report import (
+    EMBEDDER_MODES,
+    EmbedderMode,
+    FeedMode,
+    Growth,
+    Percentiles,
+    Progress,
+    Report,
+    Result,
+    StoreKind,
+    growth,
+    json_body,
+    markdown,
+    percentiles,
+    tenant_markdown,
+)
 from memledger.index import _ann
 from memledger.index.backends import Index
 from memledger.index.derived import DerivedIndex
@@ -68,305 +94,29 @@ from memledger.store.copy import copy_store
 from memledger.store.sqlite import SQLiteStore
 from memledger.write.extract.rules import RuleExtractor
 
-EmbedderMode = Literal["none", "hashing"]
-StoreKind = Literal["sqlite", "postgresql"]
-FeedMode = Literal["write", "copy"]
-"""How a PostgreSQL store is filled: through the write path (``write``), or fed as a
-SQLite store that is measured, then copied into PostgreSQL and measured there
-(``copy``: both stores hold the same rows, in one run; a million records take hours
-through PostgreSQL's write path on a small machine)."""
-EMBEDDER_MODES: tuple[EmbedderMode, ...] = ("none", "hashing")
-
-Progress = Callable[[str, int, int], None]
-"""Called as ``progress(phase, done, total)``; the phase names the size and the mode."""
-
-MEASURED = "tenant-main"
-OTHERS = ("tenant-b", "tenant-c", "tenant-d")
-RECORDS_PER_SUBJECT = 50
-WARMUP = 20
-K = 10
-
-CITIES = """Delhi Bangalore Berlin Lisbon Toronto Nairobi Osaka Lima Oslo Porto Krakow Hanoi
-Quito Dakar Tunis Seville Dublin Montreal Denver Austin Valencia Bogota Santiago Manila Jakarta
-Seoul Taipei Vienna Prague Budapest Helsinki Tallinn Riga Vilnius Zagreb Sofia Athens Cairo Accra
-Kigali""".split()
-ORGS = """Acme Globex Initech Umbrella Hooli Vandelay Wonka Tyrell Cyberdyne Soylent Wayne Oscorp
-Monarch Gringotts Aperture Dunder Stark Wernham Nakatomi Gekko""".split()
-ROLES = """nurse teacher chef pilot architect pharmacist electrician accountant librarian
-surveyor translator paramedic carpenter florist economist""".split()
-FOODS = """sushi ramen tacos pizza olives cilantro dumplings falafel paella risotto kimchi
-pierogi tamales curry lasagne hummus pho gnocchi baklava churros mango durian oysters tofu
-okra beetroot anchovies""".split()
-TOOLS = """Figma Excel Notion Trello Slack Obsidian Blender Photoshop Jira Airtable Canva Miro
-Zotero Asana Logseq""".split()
-RELATIVES = ["sister", "brother", "wife", "husband", "friend", "cousin", "boss", "neighbour"]
-NAMES = """Anna Ravi Mei Tom Priya Lucas Amara Kenji Sofia Omar Ines Mateo Leila Jonas Yara
-Felix Nadia Tariq Elena Marco Zainab Hugo Chiara Kwame""".split()
-HABITS = """meditate journal stretch swim cycle row sketch""".split()
-PLANS = """Japan Iceland Peru Morocco Vietnam Norway Chile Kenya Portugal Canada""".split()
-SKILLS = """pottery Portuguese sailing welding calligraphy salsa knitting archery fencing""".split()
-DAYS = ["Mondays", "Tuesdays", "Wednesdays", "Thursdays", "Fridays", "Saturdays"]
-
-_FILL: dict[str, list[str]] = {
-    "city": CITIES,
-    "name": NAMES,
-    "food": FOODS,
-    "dish": "soup stew salad curry pie casserole stir-fry omelette".split(),
-    "book": "Dune Middlemarch Beloved Rebecca Emma Ulysses Solaris Persuasion Kindred".split(),
-    "film": "Alien Amelie Arrival Heat Parasite Vertigo Rashomon Paprika Coco Up".split(),
-    "transport": "train bus ferry tram flight".split(),
-    "topic": """solar panels interest rates coral reefs sleep research urban gardening
-        electric cars ancient Rome jazz history deep sea mining chess openings""".split("\n"),
-    "thing": "boiler roof gutter fence heater window lease insurance invoice".split(),
-    "pro": "plumber landlord accountant mechanic electrician locksmith".split(),
-    "sport": "football basketball cricket rugby tennis hockey volleyball".split(),
-    "weather": "cold and rainy sunny and warm foggy windy and grey humid".split(" and "),
-    "count": [str(n) for n in range(5, 95, 5)],
-    "gift": "stamps postcards teapots minerals comics fountain pens".split(),
-    "project": "mobile app billing dashboard search onboarding checkout".split(),
-}
-_CHAT = [
-    "Can you suggest a recipe with {food} and {food} for tonight?",
-    "The {transport} to {city} was delayed by {count} minutes this morning.",
-    "Finished reading {book} last night, the ending surprised me.",
-    "Our team shipped the {project} release after a long week.",
-    "The {sport} game went to overtime yesterday, what a finish.",
-    "Remind me to call the {pro} about the {thing} on Thursday.",
-    "Drafting an email to {name} about the {thing} paperwork.",
-    "The weather in {city} turned {weather} again.",
-    "Watched {film} with {name}; the soundtrack was great.",
-    "Need ideas for a birthday gift for {name}, who collects {gift}.",
-    "Summarise this article about {topic} for me.",
-    "How long should a {dish} with {food} simmer?",
-    "{name} recommended a bakery near the old harbour in {city}.",
-    "Spent the afternoon fixing the {thing} with {name}.",
-    "What are good day trips from {city} by {transport}?",
-    "The {project} demo went better than expected today.",
-    "Explain {topic} like I'm twelve, please.",
-    "Booked a table for {count} people at a {food} place downtown.",
-    "The museum in {city} had a great exhibit on {topic}.",
-    "Translate this note for {name} into Spanish: see you at the station.",
+__all__ = [
+    "EMBEDDER_MODES",
+    "EmbedderMode",
+    "FeedMode",
+    "Growth",
+    "K",
+    "Percentiles",
+    "Progress",
+    "Question",
+    "Report",
+    "Result",
+    "StoreKind",
+    "build_store",
+    "growth",
+    "json_body",
+    "markdown",
+    "open_records",
+    "percentiles",
+    "population",
+    "run",
+    "run_size",
+    "tenant_markdown",
 ]
-ABSENT = [
-    ("What is my blood type?", "blood"),
-    ("Do I own a saxophone?", "saxophone"),
-    ("Who is my dentist?", "dentist"),
-    ("What is my passport number?", "passport"),
-    ("Have I ever been skydiving?", "skydiving"),
-    ("What breed is my parrot?", "parrot"),
-    ("Which vaccine did I receive?", "vaccine"),
-    ("What is my shoe size?", "shoe"),
-    ("What is my locker combination?", "locker"),
-    ("What is my licence plate?", "licence"),
-]
-SLOT_FAMILIES = ("home_city", "employer", "role", "likes", "delivery_preference")
-
-
-@dataclass(frozen=True, slots=True)
-class Question:
-    subject: str
-    text: str
-    family: str | None
-    """The family of the fact asked about; ``None``: never said, recall should abstain."""
-    keyword: str
-    """A word of the expected record (or of the absent topic)."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Subject:
-    subject: str
-    turns: tuple[str, ...]
-    questions: tuple[Question, ...]
-
-
-def _fill(template: str, rng: random.Random) -> str:
-    out = template
-    while "{" in out:
-        start = out.index("{")
-        end = out.index("}", start)
-        out = out[:start] + rng.choice(_FILL[out[start + 1 : end]]).strip() + out[end + 1 :]
-    return out
-
-
-def _profile(subject: str, records: int, rng: random.Random) -> _Subject:
-    """A subject whose turns leave about ``records`` open records: six turns of
-    facts (two or three each), a third of them moving city later, and chat."""
-    city, org, role = rng.choice(CITIES), rng.choice(ORGS), rng.choice(ROLES)
-    f1, f2, f3, f4 = rng.sample(FOODS, 4)
-    t1, t2 = rng.sample(TOOLS, 2)
-    (r1, r2), (n1, n2), (h1, h2) = (
-        rng.sample(RELATIVES, 2),
-        rng.sample(NAMES, 2),
-        rng.sample(HABITS, 2),
-    )
-    trip, skill, day = rng.choice(PLANS), rng.choice(SKILLS), rng.choice(DAYS)
-    facts = [
-        f"I live in {city} and I work at {org} as a {role}.",
-        f"I love {f1}. I can't stand {f2}. I also enjoy {f3}.",
-        f"I use {t1} for most of my work. My {r1} {n1} is visiting next week.",
-        f"I {h1} every morning. I'm planning a trip to {trip}.",
-        f"I like {f4}. I use {t2} at home. My {r2} {n2} is coming for dinner on Friday.",
-        f"I usually {h2} on weekends. I'm planning to learn {skill}.",
-    ]
-    asked = [
-        ("Which company do I work for?", "employer", org),
-        ("What is my role at work?", "role", role),
-        (f"Do I like {f1}?", "likes", f1),
-        (f"How do I feel about {f2}?", "likes", f2),
-        (f"Would I enjoy a plate of {f3}?", "likes", f3),
-        (f"Is {f4} something I like?", "likes", f4),
-        (f"How often do I use {t1}?", "tool", t1),
-        (f"Do I still use {t2}?", "tool", t2),
-        (f"Who is {n1}?", "relationship", n1),
-        (f"What do I know about {n2}?", "relationship", n2),
-        ("What do I do every morning?", "habit", h1),
-        ("What do I do on weekends?", "habit", h2),
-        (f"Am I still planning the {trip} trip?", "plan", trip),
-        (f"Am I still planning to learn {skill}?", "plan", skill),
-    ]
-    count = 15 + len(facts)  # fifteen facts; each fact turn is also an episode
-    if rng.random() < 0.5:
-        facts[3] += f" Please send my digest on {day}."
-        asked.append(("When should my digest arrive?", "delivery_preference", day[:-1]))
-        count += 1
-    moved = rng.random() < 1 / 3  # one more episode; the new city replaces the old one
-    turns = [_fill(rng.choice(_CHAT), rng) for _ in range(max(0, records - count - moved))]
-    for n, fact in enumerate(facts):  # in order, spread over the first turns
-        turns.insert(min(len(turns), n * 2), fact)
-    if moved:
-        city = rng.choice([c for c in CITIES if c != city])
-        turns.insert(rng.randint(len(turns) // 2, len(turns)), f"I moved to {city} last month.")
-    asked.append(("Where do I live these days?", "home_city", city))
-    questions = [Question(subject, text, family, word) for text, family, word in asked]
-    questions += [Question(subject, text, None, word) for text, word in ABSENT]
-    return _Subject(subject, tuple(turns), tuple(questions))
-
-
-def population(tenant: str, records: int, *, seed: int) -> list[_Subject]:
-    """The subjects of one tenant, about ``records`` open records in all."""
-    rng = random.Random(f"{seed}:{tenant}")
-    count = max(1, round(records / RECORDS_PER_SUBJECT))
-    share, extra = divmod(records, count)
-    return [_profile(f"u{n:06d}", share + (n < extra), rng) for n in range(count)]
-
-
-def events(
-    tenant: str,
-    subjects: Sequence[_Subject],
-    *,
-    start: datetime = datetime(2025, 1, 6, 9, tzinfo=UTC),
-    span: timedelta = timedelta(days=300),
-) -> Iterator[SourceEvent]:
-    """The subjects' turns, one round of every subject after another, in time order."""
-    grants = frozenset(Grant(family=f) for f in FAMILIES)
-    rounds = max((len(s.turns) for s in subjects), default=0)
-    slots = max(1, rounds * len(subjects))
-    for r in range(rounds):
-        for i, person in enumerate(subjects):
-            if r >= len(person.turns):
-                continue
-            yield SourceEvent(
-                tenant=tenant,
-                event_id=f"{person.subject}-{r}",
-                subject=person.subject,
-                actor=Actor(id=person.subject, authenticated=True, grants=grants),
-                channel="chat",
-                occurred_at=start + span * ((r * len(subjects) + i) / slots),
-                text=person.turns[r],
-                sequence=r + 1,
-                metadata={"session": f"{person.subject}-s{r // 10}"},
-            )
-
-
-# -- results --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Percentiles:
-    p50: float
-    p95: float
-    p99: float
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Result:
-    store: StoreKind
-    """Where the canonical store (and the index) lived."""
-    records: int
-    """Open records of the measured tenant (what its index holds)."""
-    requested: int
-    embedder: EmbedderMode
-    recall_ms: Percentiles
-    slot_ms: Percentiles
-    index_seconds: float
-    feed_seconds: float
-    queries: int
-    subjects: int
-    other_records: int
-    """Open records of the other tenants, in all."""
-    hit_rate: float
-    """Questions about a stated fact whose record was among the first ten."""
-    abstain_rate: float
-    """Questions about something never said that returned nothing."""
-    mode: str
-    """What recall reported: ``hybrid`` or ``lexical``."""
-    tenant_recall_ms: Percentiles | None = None
-    """The same questions without ``subject`` (tenant-wide), exact vector search."""
-    tenant_vector_ms: Percentiles | None = None
-    """Tenant-wide exact vector search alone (the query's embedding included)."""
-    ann_build_seconds: float | None = None
-    """Building the approximate index (``hashing`` only, with usearch installed)."""
-    ann_vectors: int | None = None
-    """Distinct vectors in it."""
-    tenant_recall_ann_ms: Percentiles | None = None
-    tenant_vector_ann_ms: Percentiles | None = None
-    ann_overlap: float | None = None
-    """Mean share of the approximate top 10 at least as near as the exact tenth."""
-    ann_overlap_ids: float | None = None
-    """Mean share of the exact top 10 ids the approximate top 10 holds."""
-    ann_cosine_ratio: float | None = None
-    """Mean over questions of the approximate top 10's summed cosines over the exact
-    top 10's: how much nearer the exact hits are (1.0: as near)."""
-    ann_overlap_stated: float | None = None
-    """``ann_overlap`` over the questions about a stated fact only (the others ask
-    about something never said: their exact top 10 is a flat field of near ties)."""
-    copy_seconds: float | None = None
-    """``feed="copy"``: copying the fed SQLite store into PostgreSQL (``copy-store``)."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Growth:
-    store: StoreKind
-    embedder: EmbedderMode
-    records_from: int
-    records_to: int
-    records_ratio: float
-    recall_p50_ratio: float
-    recall_p95_ratio: float
-    slot_p50_ratio: float
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Report:
-    machine: dict[str, str | int]
-    read_in: str
-    """Where stores were indexed and read."""
-    fed_in: tuple[str, ...]
-    """Where each size's store was fed (then copied to ``read_in``)."""
-    results: tuple[Result, ...]
-    growth: tuple[Growth, ...]
-
-
-def percentiles(values: Sequence[float]) -> Percentiles:
-    """Nearest-rank p50, p95 and p99 (0.0 for no values)."""
-    ordered = sorted(values)
-
-    def rank(q: float) -> float:
-        if not ordered:
-            return 0.0
-        return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
-
-    return Percentiles(p50=rank(0.5), p95=rank(0.95), p99=rank(0.99))
 
 
 # -- the run --------------------------------------------------------------------------------
@@ -377,7 +127,7 @@ def _say(progress: Progress | None, phase: str, done: int, total: int) -> None:
         progress(phase, done, total)
 
 
-def _feed(memory: Memory, people: dict[str, list[_Subject]], progress: Progress | None) -> None:
+def _feed(memory: Memory, people: dict[str, list[Subject]], progress: Progress | None) -> None:
     rules = RuleExtractor()
     total = sum(len(s.turns) for group in people.values() for s in group)
     phase = f"feed    {len(people)} tenants"
@@ -618,7 +368,7 @@ def _measure(
             index.close()
 
 
-def _questions(people: Sequence[_Subject], count: int, seed: int) -> list[Question]:
+def _questions(people: Sequence[Subject], count: int, seed: int) -> list[Question]:
     rng = random.Random(seed)
     present = [q for s in people for q in s.questions if q.family is not None]
     absent = [q for s in people for q in s.questions if q.family is None]
@@ -646,7 +396,7 @@ def tmpfs(records: int) -> Path | None:
 
 
 def _build(
-    people: dict[str, list[_Subject]],
+    people: dict[str, list[Subject]],
     folder: Path,
     *,
     feed_in: Path | None,
@@ -730,7 +480,7 @@ def run_size(
 
 
 def _feed_timed(
-    memory: Memory, people: dict[str, list[_Subject]], progress: Progress | None
+    memory: Memory, people: dict[str, list[Subject]], progress: Progress | None
 ) -> float:
     started = time.perf_counter()
     _feed(memory, people, progress)
@@ -743,7 +493,7 @@ def _feed_timed(
 
 def _measure_all(
     store: Store,
-    people: dict[str, list[_Subject]],
+    people: dict[str, list[Subject]],
     records: int,
     embedders: Sequence[EmbedderMode],
     *,
@@ -796,31 +546,6 @@ def _measure_all(
             )
         )
     return results
-
-
-def growth(results: Sequence[Result]) -> tuple[Growth, ...]:
-    """Per mode: the largest size against the smallest (nothing with one size)."""
-    out: list[Growth] = []
-    for store, mode in dict.fromkeys((r.store, r.embedder) for r in results):
-        mine = sorted(
-            (r for r in results if (r.store, r.embedder) == (store, mode)), key=lambda r: r.records
-        )
-        small, large = mine[0], mine[-1]
-        if len(mine) < 2 or small.records == 0:
-            continue
-        out.append(
-            Growth(
-                store=store,
-                embedder=mode,
-                records_from=small.records,
-                records_to=large.records,
-                records_ratio=large.records / small.records,
-                recall_p50_ratio=large.recall_ms.p50 / max(small.recall_ms.p50, 1e-9),
-                recall_p95_ratio=large.recall_ms.p95 / max(small.recall_ms.p95, 1e-9),
-                slot_p50_ratio=large.slot_ms.p50 / max(small.slot_ms.p50, 1e-9),
-            )
-        )
-    return tuple(out)
 
 
 def run(
@@ -885,77 +610,3 @@ def run(
 
 
 # -- rendering ------------------------------------------------------------------------------
-
-
-def json_body(report: Report) -> dict[str, object]:
-    """The report as JSON; ``growth`` is keyed by embedder mode, or by ``store:mode``
-    when the report holds both stores (``feed="copy"``)."""
-    stores = {r.store for r in report.results}
-    return {
-        "benchmark": "recall",
-        "machine": report.machine,
-        "read_in": report.read_in,
-        "fed_in": list(report.fed_in),
-        "results": [asdict(r) for r in report.results],
-        "growth": {
-            (g.embedder if len(stores) == 1 else f"{g.store}:{g.embedder}"): {
-                k: v for k, v in asdict(g).items() if k not in ("embedder", "store")
-            }
-            for g in report.growth
-        },
-    }
-
-
-def markdown(report: Report) -> str:
-    lines = [
-        "| store | records | embedder | index s | recall p50 ms | p95 | p99 | slot p50 ms | p95 "
-        "| hit rate | abstain rate |",
-        "| :--- | ---: | :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-    ]
-    for r in report.results:
-        lines.append(
-            f"| {r.store} | {r.records:,} | {r.embedder} | {r.index_seconds:.1f} | "
-            f"{r.recall_ms.p50:.2f} | "
-            f"{r.recall_ms.p95:.2f} | {r.recall_ms.p99:.2f} | {r.slot_ms.p50:.3f} | "
-            f"{r.slot_ms.p95:.3f} | {r.hit_rate:.0%} | {r.abstain_rate:.0%} |"
-        )
-    if report.growth:
-        lines.append("")
-    for g in report.growth:
-        lines.append(
-            f"growth ({g.store}, {g.embedder}): {g.records_from:,} to {g.records_to:,} records "
-            f"(x{g.records_ratio:.1f}): recall p50 "
-            f"x{g.recall_p50_ratio:.2f}, p95 x{g.recall_p95_ratio:.2f}, "
-            f"slot p50 x{g.slot_p50_ratio:.2f}"
-        )
-    return "\n".join(lines)
-
-
-def tenant_markdown(report: Report) -> str:
-    """Tenant-wide recall (no subject): exact vector search, and the approximate index."""
-
-    def pair(p: Percentiles | None) -> str:
-        return "- | -" if p is None else f"{p.p50:.2f} | {p.p95:.2f}"
-
-    lines = [
-        "| store | records | embedder | recall p50 ms | p95 | vectors p50 ms | p95 | ANN build s "
-        "| ANN recall p50 ms | p95 | ANN vectors p50 ms | p95 "
-        "| top-10 overlap: near / ids / near, stated facts | cosine ratio |",
-        "| :--- | ---: | :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
-        "| ---: | ---: |",
-    ]
-    for r in report.results:
-        build = "-" if r.ann_build_seconds is None else f"{r.ann_build_seconds:.1f}"
-        same = (
-            "-"
-            if r.ann_overlap is None or r.ann_overlap_ids is None or r.ann_overlap_stated is None
-            else f"{r.ann_overlap:.3f} / {r.ann_overlap_ids:.3f} / {r.ann_overlap_stated:.3f}"
-        )
-        lines.append(
-            f"| {r.store} | {r.records:,} | {r.embedder} | {pair(r.tenant_recall_ms)} | "
-            f"{pair(r.tenant_vector_ms)} | {build} | {pair(r.tenant_recall_ann_ms)} | "
-            f"{pair(r.tenant_vector_ann_ms)} | {same} | "
-            + ("-" if r.ann_cosine_ratio is None else f"{r.ann_cosine_ratio:.3f}")
-            + " |"
-        )
-    return "\n".join(lines)
