@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import pydoc
 import socket
 import subprocess
 import sys
 import threading
+import typing
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
@@ -40,7 +42,7 @@ from memledger.serve import ServeConfig, build_app
 from memledger.testing import FrozenClock
 from memledger.testing.http import serve
 from memledger.testing.scenarios import FAMILY, SUBJECT, TENANT, day, event, pref
-from memledger.wire_models import CONSISTENCY_HEADER, Receipt
+from memledger.wire_models import CONSISTENCY_HEADER, Receipt, Record, SubjectPage
 
 
 @pytest.fixture
@@ -513,10 +515,11 @@ def test_all_is_sorted_and_complete() -> None:
 
 
 def _public(cls: type) -> dict[str, inspect.Signature]:
+    """The public methods of ``cls``, its inherited ones included."""
     return {
         name: inspect.signature(member)
-        for name, member in vars(cls).items()
-        if not name.startswith("_") and inspect.isfunction(member)
+        for name, member in inspect.getmembers(cls, inspect.isfunction)
+        if not name.startswith("_")
     }
 
 
@@ -528,10 +531,33 @@ def test_the_async_client_has_the_sync_clients_methods_awaited() -> None:
             continue
         assert other[name] == signature, name
         assert inspect.iscoroutinefunction(getattr(AsyncClient, name)), name
+        assert not inspect.iscoroutinefunction(getattr(Client, name)), name
         method = getattr(calls, name, None)
-        if method is not None:  # the docstring is written once, on the call
+        if method is not None:  # the signature and the docstring are written once, on the call
             assert getattr(Client, name).__doc__ == method.__doc__ is not None, name
             assert getattr(AsyncClient, name).__doc__ == method.__doc__, name
+            assert [*signature.parameters.values()][1:] == [
+                *inspect.signature(method).parameters.values()
+            ], name
+
+
+def test_every_call_is_a_method_of_both_clients() -> None:
+    routes = {name for name in calls.__all__ if name.islower()} - {"event_body"}
+    assert routes <= set(_public(Client)) & set(_public(AsyncClient))
+    for cls in (Client, AsyncClient):
+        assert "ingest" in vars(cls) and inspect.isfunction(vars(cls)["ingest"])
+
+
+def test_help_shows_a_methods_own_signature_and_answer() -> None:
+    shown = "(self, event: 'EventInput', claims: 'Sequence[ClaimInput] | None' = None, *, "
+    shown += "complete: 'bool' = True) -> 'wm.Receipt'"
+    assert f"ingest{shown}" in pydoc.render_doc(Client.ingest, renderer=pydoc.plaintext)
+    assert f"async ingest{shown}" in pydoc.render_doc(AsyncClient.ingest, renderer=pydoc.plaintext)
+    assert str(inspect.signature(AsyncClient.ready)) == "(self) -> 'bool'"
+    assert typing.get_type_hints(Client.subjects)["return"] is SubjectPage
+    assert typing.get_type_hints(AsyncClient.current)["return"] == list[Record]
+    assert Client.ingest.__qualname__ == "Client.ingest"
+    assert AsyncClient.ingest.__module__ == AsyncClient.__module__
 
 
 def test_importing_the_client_without_httpx_names_the_extra() -> None:

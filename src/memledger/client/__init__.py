@@ -29,9 +29,9 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess by th
     ) from exc
 
 from memledger.client._async import AsyncClient
-from memledger.client._calls import Call, ClaimInput, ConsistencyInput, EventInput, Flow
 from memledger.client._client import Client
 from memledger.client._errors import problem_of
+from memledger.client._requests import Call, ClaimInput, ConsistencyInput, EventInput, Flow
 from memledger.wire_models import ConsistencyToken, SubjectPage, SubjectSummary
 
 __all__ = [

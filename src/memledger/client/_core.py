@@ -16,24 +16,19 @@ tasks. The token is bounded: past :data:`KEPT` floors the least recently raised 
 from __future__ import annotations
 
 import threading
-from collections.abc import Generator
-from typing import Any, TypeAlias, TypeVar
+from typing import Any, TypeVar
 
 import httpx
 
 from memledger import __version__
 from memledger.client import _errors
-from memledger.client._calls import Call, Floors, encode
+from memledger.client._requests import Call, Floors, encode
 from memledger.errors import InvalidInputError
 from memledger.wire_models import CONSISTENCY_HEADER, MAX_FLOORS, ConsistencyToken
 
-__all__ = ["KEPT", "MAX_HEADER", "Core", "Flow"]
+__all__ = ["KEPT", "MAX_HEADER", "Core"]
 
 T = TypeVar("T")
-
-Flow: TypeAlias = Generator[Call[Any], Any, T]
-"""Work of several requests written once for both clients: it yields calls and is sent
-their results (``Client.run`` / ``AsyncClient.run`` drive it)."""
 
 KEPT = 4096
 """Floors a client keeps; past it the least recently raised are dropped."""
