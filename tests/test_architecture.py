@@ -8,8 +8,9 @@ every ``import`` counts, at module level, inside a function or under
   corpus, session memory) never imports an edge (the HTTP API,
   the CLI, MCP, the client, the web page, the integrations, ``serve``);
 * an edge never imports a store's internals (``memledger.store._*``), and no module
-  outside a core package imports that package's private modules (the benchmarks and
-  the test kit aside);
+  outside a core package, or outside the wire packages (``memledger.wire``,
+  ``memledger.wire_models``), imports that package's private modules (the benchmarks
+  and the test kit aside);
 * the store imports neither the index nor the read or write paths, and the index
   imports neither path;
 * the index backends (``derived`` for SQLite, ``postgres``) build on shared modules
@@ -103,6 +104,9 @@ EDGES = ("api", "cli", "mcp", "client", "web", "integrations", "serve")
 BESIDE = ("eval", "testing")
 """The benchmarks and the test kit: they may use any floor, privates included."""
 CORE = ("domain", "store", "index", "read", "write", "gate", "freshness", "corpus", "session")
+SHAPES = ("wire", "wire_models")
+"""The edges' shapes (the JSON wire format and its models): packages whose private modules
+are their own, as a core package's are."""
 
 
 def layer(module: str) -> str:
@@ -140,7 +144,7 @@ def test_a_core_packages_private_modules_are_its_own() -> None:
     for a, b in project_imports():
         parts = b.split(".")
         private = next((i for i, part in enumerate(parts) if part.startswith("_")), None)
-        if private is None or private < 2 or layer(b) not in CORE:
+        if private is None or private < 2 or layer(b) not in (*CORE, *SHAPES):
             continue  # public, or private to memledger itself (memledger._files)
         owner = ".".join(parts[:private])
         if not (a == owner or a.startswith(owner + ".")) and layer(a) not in BESIDE:

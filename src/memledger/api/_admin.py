@@ -348,11 +348,13 @@ def revoke_key(key_id: KeyId, svc: Svc, who: Admin) -> JsonObject:
 )
 def list_families(svc: Svc, who: Reader) -> list[JsonObject]:
     schema = svc.memory.families_of(who.tenant)
-    builtin = set(svc.memory.schema.families)
-    return [
-        family_to_dict(f, source="code" if f.name in builtin else "registered")
-        for f in sorted(schema.families.values(), key=lambda f: f.name)
-    ]
+    return [_family(svc, f) for f in sorted(schema.families.values(), key=lambda f: f.name)]
+
+
+def _family(svc: Services, family: Family) -> JsonObject:
+    """A family as JSON, ``source: code`` where the service's own schema defines it."""
+    builtin = family.name in svc.memory.schema.families
+    return family_to_dict(family, source="code" if builtin else "registered")
 
 
 @router.post(
@@ -372,9 +374,7 @@ def register_family(body: FamilyIn, svc: Svc, who: Admin) -> JsonObject:
         description=body.description,
         own_say=body.own_say,
     )
-    found = svc.memory.register_family(who.tenant, family)
-    builtin = found.name in svc.memory.schema.families
-    return family_to_dict(found, source="code" if builtin else "registered")
+    return _family(svc, svc.memory.register_family(who.tenant, family))
 
 
 @router.get(

@@ -20,7 +20,7 @@ from memledger.api._consistency import (
 )
 from memledger.api._events import revision_tokens
 from memledger.api._problems import problem_responses
-from memledger.api._services import Svc
+from memledger.api._services import Services, Svc
 from memledger.domain.budget import Budget
 from memledger.domain.keys import Principal
 from memledger.domain.records import MemoryRecord
@@ -65,6 +65,33 @@ _VIEW = (
 )
 
 
+def _request_token(
+    who: Principal, body: RecallIn | ContextIn, *, consistency: str | None
+) -> wm.ConsistencyToken | None:
+    """The consistency token of a recall or a context request (the header's and the
+    body's, merged), once the body is found to name no other tenant; then the key must
+    be able to read the request's subject."""
+    same_tenant(who, body.tenant)
+    token = read_token(consistency, body.consistency)
+    readable(who, body.subject)
+    return token
+
+
+def _view_floor(
+    svc: Services,
+    who: Principal,
+    *,
+    consistency: str | None,
+    subject: str,
+    family: str | None = None,
+) -> int | None:
+    """Refuse a read of ``subject`` the key may not make, then one the store cannot
+    serve at the consistency token's floors; the ``min_revision`` to pass on."""
+    readable(who, subject)
+    token = read_token(consistency)
+    return check_floors(svc.memory, token, tenant=who.tenant, subject=subject, family=family)
+
+
 @router.post(
     "/v1/recall",
     response_model=wm.Recall,
@@ -77,9 +104,7 @@ _VIEW = (
     responses=problem_responses(409),
 )
 def recall(body: RecallIn, svc: Svc, who: Reader, consistency: Consistency = None) -> JsonObject:
-    same_tenant(who, body.tenant)
-    token = read_token(consistency, body.consistency)
-    readable(who, body.subject)
+    token = _request_token(who, body, consistency=consistency)
     floor = check_floors(svc.memory, token, tenant=who.tenant, subject=body.subject)
     result = svc.memory.recall(
         body.query,
@@ -108,9 +133,7 @@ def recall(body: RecallIn, svc: Svc, who: Reader, consistency: Consistency = Non
     responses=problem_responses(409),
 )
 def context(body: ContextIn, svc: Svc, who: Reader, consistency: Consistency = None) -> JsonObject:
-    same_tenant(who, body.tenant)
-    token = read_token(consistency, body.consistency)
-    readable(who, body.subject)
+    token = _request_token(who, body, consistency=consistency)
     svc.limits.check_material([len(m.text) for m in body.material])
     check_floors(svc.memory, token, tenant=who.tenant, subject=body.subject)
     budget = (
@@ -192,9 +215,7 @@ def records(
     valid_at: ValidAt = None,
     consistency: Consistency = None,
 ) -> list[JsonObject]:
-    readable(who, subject)
-    token = read_token(consistency)
-    check_floors(svc.memory, token, tenant=who.tenant, subject=subject)
+    _view_floor(svc, who, consistency=consistency, subject=subject)
     found: list[JsonObject] = []
     for slot in svc.memory.families(subject, tenant=who.tenant):
         found.extend(
@@ -232,9 +253,7 @@ def current(
     include_revoked: Revoked = False,
     consistency: Consistency = None,
 ) -> list[JsonObject]:
-    readable(who, subject)
-    token = read_token(consistency)
-    floor = check_floors(svc.memory, token, tenant=who.tenant, subject=subject, family=family)
+    floor = _view_floor(svc, who, consistency=consistency, subject=subject, family=family)
     found = svc.memory.current(
         subject,
         family,
@@ -265,9 +284,7 @@ def timeline(
     scope: Scope = None,
     consistency: Consistency = None,
 ) -> list[JsonObject]:
-    readable(who, subject)
-    token = read_token(consistency)
-    floor = check_floors(svc.memory, token, tenant=who.tenant, subject=subject, family=family)
+    floor = _view_floor(svc, who, consistency=consistency, subject=subject, family=family)
     found = svc.memory.timeline(
         subject, family, tenant=who.tenant, scope=scope, as_of=as_of, min_revision=floor
     )
