@@ -15,9 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
+from typing import TypeVar
 
 from memledger.domain.addresses import check_moment, check_slot, check_tenant
-from memledger.domain.changes import ChangeLog, RollbackReceipt, UndoReceipt
+from memledger.domain.changes import ChangeKind, ChangeLog, RollbackReceipt, UndoReceipt
 from memledger.domain.limits import check_reason
 from memledger.domain.records import ForgetReceipt, RevocationReceipt, SourceEvent, require_id
 from memledger.errors import InvalidInputError, InvalidQueryError, MemoryNotFoundError
@@ -50,13 +51,15 @@ def revoke(
     check_tenant(tenant)
     require_id(memory_id, "memory_id", InvalidQueryError)
     check_reason(reason, ports.limits)
-    with ports.store.write() as unit:
-        log, now = ChangeLog(), ports.clock.now()
-        receipt = revocation.revoke_memory(
+    return _recorded(
+        ports,
+        tenant,
+        "revocation",
+        reason,
+        lambda unit, log, now: revocation.revoke_memory(
             unit, tenant, memory_id, reason=reason, now=now, log=log, may_change=may_change
-        )
-        change = undoing.record_change(unit, tenant, log, kind="revocation", reason=reason, at=now)
-        return replace(receipt, change_id=change)
+        ),
+    )
 
 
 def forget(
@@ -74,13 +77,15 @@ def forget(
     check_tenant(tenant)
     require_id(event_id, "event_id", InvalidQueryError)
     check_reason(reason, ports.limits)
-    with ports.store.write() as unit:
-        log, now = ChangeLog(), ports.clock.now()
-        receipt = revocation.forget_event(
+    return _recorded(
+        ports,
+        tenant,
+        "forget",
+        reason,
+        lambda unit, log, now: revocation.forget_event(
             unit, tenant, event_id, reason=reason, now=now, log=log, may_change=may_change
-        )
-        change = undoing.record_change(unit, tenant, log, kind="forget", reason=reason, at=now)
-        return replace(receipt, change_id=change)
+        ),
+    )
 
 
 def revoke_family(
@@ -91,12 +96,33 @@ def revoke_family(
     check_slot(tenant, subject, family)
     ports.schema_for(tenant, [family]).family(family)
     check_reason(reason, ports.limits)
+    return _recorded(
+        ports,
+        tenant,
+        "revocation",
+        reason,
+        lambda unit, log, now: revocation.revoke_family(
+            unit, tenant, subject, family, reason=reason, now=now, log=log
+        ),
+    )
+
+
+Acknowledged = TypeVar("Acknowledged", RevocationReceipt, ForgetReceipt)
+
+
+def _recorded(
+    ports: WritePorts,
+    tenant: str,
+    kind: ChangeKind,
+    reason: str,
+    act: Callable[[UnitOfWork, ChangeLog, datetime], Acknowledged],
+) -> Acknowledged:
+    """``act`` in one write transaction, what it changed recorded as a change of
+    ``kind`` whose id goes on its receipt."""
     with ports.store.write() as unit:
         log, now = ChangeLog(), ports.clock.now()
-        receipt = revocation.revoke_family(
-            unit, tenant, subject, family, reason=reason, now=now, log=log
-        )
-        change = undoing.record_change(unit, tenant, log, kind="revocation", reason=reason, at=now)
+        receipt = act(unit, log, now)
+        change = undoing.record_change(unit, tenant, log, kind=kind, reason=reason, at=now)
         return replace(receipt, change_id=change)
 
 
