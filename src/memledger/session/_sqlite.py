@@ -3,7 +3,8 @@
 Writes run in ``BEGIN IMMEDIATE`` transactions and commit only when the whole
 operation succeeded (the add, its compression and a scheduled compaction); any
 exception rolls back. One connection, guarded by a lock, serves every thread.
-``sqlite3`` errors are translated to :class:`~memledger.errors.StoreError` here.
+``sqlite3`` errors are translated to :class:`~memledger.errors.StoreError` here
+(:func:`memledger._sqlite.translated`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from types import TracebackType
 from typing import Any
 
 from memledger._files import private_file, sqlite_files, warn_loose
+from memledger._sqlite import translated
 from memledger.domain.records import (
     format_time,
     parse_time,
@@ -26,7 +28,7 @@ from memledger.domain.records import (
     require_id,
     require_text,
 )
-from memledger.errors import InvalidInputError, MigrationError, StoreError, StoreLockedError
+from memledger.errors import InvalidInputError, MigrationError, StoreError
 from memledger.ports import Clock, SystemClock, Tokenizer
 from memledger.session._compress import compress_tool_output
 from memledger.session._model import (
@@ -136,7 +138,7 @@ class SessionMemory:
             private_file(self.path)  # owner-only, and so its -wal, -shm and -journal files
         except OSError as exc:
             raise StoreError(f"cannot create {str(self.path)!r}: {exc}") from exc
-        with _translated(f"open {str(self.path)!r}"):
+        with translated(f"open {str(self.path)!r}"):
             conn = sqlite3.connect(
                 self.path,
                 isolation_level=None,
@@ -206,7 +208,7 @@ class SessionMemory:
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        with self._lock, _translated("write"):
+        with self._lock, translated("write"):
             conn = self._connection()
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -218,7 +220,7 @@ class SessionMemory:
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
-        with self._lock, _translated("read"):
+        with self._lock, translated("read"):
             conn = self._connection()
             conn.execute("BEGIN")
             try:
@@ -505,15 +507,3 @@ def _item(tenant: str, session: str, row: tuple[Any, ...]) -> SessionItem:
         compression=found,
         covers=None if covers_from is None else (int(covers_from), int(covers_to)),
     )
-
-
-@contextmanager
-def _translated(what: str) -> Iterator[None]:
-    try:
-        yield
-    except sqlite3.OperationalError as exc:
-        if "locked" in str(exc) or "busy" in str(exc):
-            raise StoreLockedError(f"SQLite {what} gave up waiting for the lock: {exc}") from exc
-        raise StoreError(f"SQLite {what} failed: {exc}") from exc
-    except sqlite3.Error as exc:
-        raise StoreError(f"SQLite {what} failed: {exc}") from exc

@@ -1,6 +1,13 @@
-"""The SQL rows of the service's state: API keys, families registered per tenant and
-the review queue with its decisions. Mixed into :class:`~memledger.store._sql_unit.SqlUnit`
-(see :class:`memledger.ports.UnitOfWork` for what each method promises)."""
+"""The service rows of a SQL unit of work: who may call, what they registered and what
+waits for review.
+
+:class:`ServiceRows` holds the API keys (``add_key``, ``get_key``, ``keys``,
+``revoke_key``, ``touch_key``), the families a tenant registered
+(``register_family``, ``registered_families``) and the review queue with its
+decisions (``add_review``, ``reviews``, ``get_review``, ``resolve_review``). Mixed
+into :class:`~memledger.store._sql_unit.SqlUnit`; see
+:class:`memledger.ports.UnitOfWork` for what each method promises.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +23,7 @@ from memledger.errors import ConflictError
 from memledger.ports import StoredKey
 from memledger.store import _rows as layout
 from memledger.store import codec
+from memledger.store._sql_base import SqlBase
 
 _KEY_COLUMNS = (
     "key_id, tenant, actor_id, principal, role, grants, label, created_at, revoked_at,"
@@ -81,17 +89,8 @@ def _review(tenant: str, row: Sequence[Any]) -> ReviewItem:
     )
 
 
-class ServiceRows:
+class ServiceRows(SqlBase):
     """Keys, registered families and review rows, on the unit's connection."""
-
-    conn: Any
-    _integrity_errors: tuple[type[Exception], ...]
-
-    def _write(self, step: str, sql: str, params: Sequence[Any]) -> None:  # pragma: no cover
-        raise NotImplementedError  # SqlUnit's
-
-    def _one(self, sql: str, params: Sequence[Any]) -> Any:  # pragma: no cover
-        raise NotImplementedError  # SqlUnit's
 
     # -- API keys ---------------------------------------------------------------------
 

@@ -4,7 +4,8 @@ Writes run in ``BEGIN IMMEDIATE`` transactions, so writers (threads or
 processes) are serialised by SQLite's write lock and a unit of work commits
 only when its block returns; any exception rolls it back. Reads run in a
 deferred transaction and see one snapshot. ``sqlite3`` errors are translated
-to :class:`~memledger.errors.StoreError` here and never escape.
+to :class:`~memledger.errors.StoreError` here (:func:`memledger._sqlite.translated`)
+and never escape.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 from memledger._files import open_private, private_file, sqlite_files, warn_loose
+from memledger._sqlite import translated
 from memledger.errors import (
     StoreError,
     StoreLockedError,
@@ -74,7 +76,7 @@ class SQLiteStore:
             raise StoreError(f"cannot create {str(self.path)!r}: {exc}") from exc
         # Opening takes the write gate: processes creating the same file at once would
         # otherwise race on switching it to WAL, which SQLite refuses without waiting.
-        with _translated(f"open {str(self.path)!r}"), self._gate.held(BUSY_TIMEOUT_MS / 1000):
+        with translated(f"open {str(self.path)!r}"), self._gate.held(BUSY_TIMEOUT_MS / 1000):
             self._migrate(self._connection())
         if self._gate.path is not None:
             warn_loose([*sqlite_files(self.path), self._gate.path], what=f"store {self.url!r}")
@@ -140,7 +142,7 @@ class SQLiteStore:
 
     @contextmanager
     def write(self) -> Iterator[SQLiteUnit]:
-        with _translated("write"), self._gate.held(BUSY_TIMEOUT_MS / 1000):
+        with translated("write"), self._gate.held(BUSY_TIMEOUT_MS / 1000):
             conn = self._connection()
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -152,7 +154,7 @@ class SQLiteStore:
 
     @contextmanager
     def read(self) -> Iterator[SQLiteUnit]:
-        with _translated("read"):
+        with translated("read"):
             conn = self._connection()
             conn.execute("BEGIN")
             try:
@@ -224,15 +226,3 @@ class _WriteGate:
         if self._fd is not None and self._pid == os.getpid():
             os.close(self._fd)
         self._fd = None
-
-
-@contextmanager
-def _translated(what: str) -> Iterator[None]:
-    try:
-        yield
-    except sqlite3.OperationalError as exc:
-        if "locked" in str(exc) or "busy" in str(exc):
-            raise StoreLockedError(f"SQLite {what} gave up waiting for the lock: {exc}") from exc
-        raise StoreError(f"SQLite {what} failed: {exc}") from exc
-    except sqlite3.Error as exc:
-        raise StoreError(f"SQLite {what} failed: {exc}") from exc
