@@ -31,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memledger._files import private_file, sqlite_files, warn_loose
+from memledger._sqlite_meta import SqliteMeta
 from memledger.corpus._chunking import Piece, check_chunking, chunk_parsed
 from memledger.corpus._files import SourceFile, absolute, expand, read_source
 from memledger.corpus._model import (
@@ -96,7 +97,7 @@ class _Vectors:
     rows: npt.NDArray[np.float32]
 
 
-class Corpus:
+class Corpus(SqliteMeta):
     """The shared documents of each tenant (RAG), in one SQLite file (WAL).
 
     Thread-safe. ``embedder=None`` keeps search lexical; ``tokenizer`` counts chunk
@@ -212,20 +213,6 @@ class Corpus:
                 yield self._conn
             except sqlite3.Error as exc:
                 raise StoreError(f"corpus {str(self.path)!r}: {exc}") from exc
-
-    def _get(self, key: str) -> str | None:
-        row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return None if row is None else str(row[0])
-
-    def _set(self, key: str, value: str) -> None:
-        self._conn.execute(
-            "INSERT INTO meta VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            (key, value),
-        )
-
-    @property
-    def _stamp(self) -> int:
-        return int(self._get("stamp") or 0)
 
     def _bump(self) -> None:
         self._set("stamp", str(self._stamp + 1))

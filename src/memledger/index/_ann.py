@@ -374,17 +374,8 @@ class TenantAnn:
     def _build(self) -> None:
         """A new graph of every key the attached matrix's live rows have."""
         assert self._matrix is not None
-        index_class = _index_class()
-        assert index_class is not None
         started = time.perf_counter()
-        graph = index_class(
-            ndim=self.dimensions,
-            metric="cos",
-            dtype=DTYPE,
-            connectivity=CONNECTIVITY,
-            expansion_add=EXPANSION_ADD,
-            expansion_search=EXPANSION_SEARCH,
-        )
+        graph = self._empty_graph()
         if self._first:
             keys = np.fromiter(self._first, dtype=np.uint64, count=len(self._first))
             rows = np.fromiter(self._first.values(), dtype=np.intp, count=len(self._first))
@@ -394,6 +385,19 @@ class TenantAnn:
         self._fresh = True
         self.builds += 1
         self.build_seconds = time.perf_counter() - started
+
+    def _empty_graph(self) -> Index:
+        """A graph without keys, of this tenant's dimensions and the module's settings."""
+        index_class = _index_class()
+        assert index_class is not None
+        return index_class(
+            ndim=self.dimensions,
+            metric="cos",
+            dtype=DTYPE,
+            connectivity=CONNECTIVITY,
+            expansion_add=EXPANSION_ADD,
+            expansion_search=EXPANSION_SEARCH,
+        )
 
     # -- disk -----------------------------------------------------------------------------
 
@@ -410,8 +414,6 @@ class TenantAnn:
     def _load(self) -> bool:
         """Read the graph from disk and repair it against the matrix; ``False`` when
         there is no usable file (missing, of other settings, torn or corrupt)."""
-        index_class = _index_class()
-        assert index_class is not None
         try:
             found = json.loads(self.sidecar.read_text())
             if not isinstance(found, dict) or any(
@@ -422,14 +424,7 @@ class TenantAnn:
                 "crc32"
             ):
                 return False
-            graph = index_class(
-                ndim=self.dimensions,
-                metric="cos",
-                dtype=DTYPE,
-                connectivity=CONNECTIVITY,
-                expansion_add=EXPANSION_ADD,
-                expansion_search=EXPANSION_SEARCH,
-            )
+            graph = self._empty_graph()
             graph.load(str(self.path))
             if graph.ndim != self.dimensions or len(graph) != found.get("size"):
                 return False

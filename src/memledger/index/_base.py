@@ -1,4 +1,6 @@
-"""The embedder port and the helpers every implementation shares."""
+"""The embedder port and what every implementation shares: :class:`EmbedderBase` (its
+``name``, ``dimensions`` and ``repr``), :func:`check_texts`, :func:`check_dimensions`
+and :func:`normalise_rows`; and :class:`Hit`, what a search returns."""
 
 from __future__ import annotations
 
@@ -11,7 +13,15 @@ import numpy.typing as npt
 
 from memledger.errors import EmbedderError, InvalidInputError
 
-__all__ = ["Embedder", "Vectors", "check_texts", "normalise_rows"]
+__all__ = [
+    "Embedder",
+    "EmbedderBase",
+    "Hit",
+    "Vectors",
+    "check_dimensions",
+    "check_texts",
+    "normalise_rows",
+]
 
 Vectors: TypeAlias = npt.NDArray[np.float32]
 """A ``(n, dimensions)`` float32 matrix, one L2-normalised row per text."""
@@ -43,6 +53,25 @@ class Embedder(Protocol):
     def dimensions(self) -> int: ...
 
     def embed(self, texts: Sequence[str]) -> Vectors: ...
+
+
+class EmbedderBase:
+    """The ``name`` and ``dimensions`` of an embedder (set as ``_name`` and
+    ``_dimensions`` when it is built), and a ``repr`` naming its class and name."""
+
+    _name: str
+    _dimensions: int
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def dimensions(self) -> int:
+        return self._dimensions
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self._name!r})"
 
 
 def check_texts(texts: Sequence[str]) -> list[str]:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from memledger.index import _subject_bm25 as bm25
 from memledger.index._base import Hit
+from memledger.index._common import hit
 from memledger.index.passages import best_per_memory
 
 _ENTRY = "memory_id, subject, family, kind, revision, generation"
@@ -32,29 +33,6 @@ def table_name(tenant: str, kind: str = "fts") -> str:
     return f"{kind}_" + hashlib.sha256(tenant.encode()).hexdigest()[:20]
 
 
-def _hit(
-    tenant: str,
-    row: Sequence[object],
-    score: float,
-    text: object,
-    span: Sequence[object] = (None, None),
-) -> Hit:
-    memory_id, subject, family, kind, revision, generation = row
-    start, end = span
-    return Hit(
-        tenant=tenant,
-        memory_id=str(memory_id),
-        subject=str(subject),
-        family=str(family),
-        kind=str(kind),
-        revision=int(revision),  # type: ignore[call-overload]
-        generation=int(generation),  # type: ignore[call-overload]
-        score=score,
-        text=str(text),
-        span=None if start is None else (int(start), int(end)),  # type: ignore[call-overload]
-    )
-
-
 def search_tenant(
     conn: sqlite3.Connection, terms: Sequence[str], *, tenant: str, k: int, table: str
 ) -> list[Hit]:
@@ -70,7 +48,7 @@ def search_tenant(
             " JOIN entries e ON e.id = f.rowid WHERE e.tenant = ? ORDER BY f.score",
             (match, limit, tenant),
         ).fetchall()
-        hits = best_per_memory(_hit(tenant, row[:6], -row[6], row[7], row[8:]) for row in rows)
+        hits = best_per_memory(hit(tenant, row[:6], -row[6], row[7], row[8:]) for row in rows)
         if len(hits) >= k or len(rows) < limit:
             return hits[:k]
         limit *= 4
@@ -138,7 +116,7 @@ def search_subjects(
             )
         }
         hits = best_per_memory(
-            _hit(tenant, found[rowid][:6], value, found[rowid][6], found[rowid][7:])
+            hit(tenant, found[rowid][:6], value, found[rowid][6], found[rowid][7:])
             for value, rowid in best
             if rowid in found
         )

@@ -13,7 +13,13 @@ from hashlib import blake2b
 import numpy as np
 
 from memledger.errors import InvalidInputError
-from memledger.index._base import Vectors, check_dimensions, check_texts, normalise_rows
+from memledger.index._base import (
+    EmbedderBase,
+    Vectors,
+    check_dimensions,
+    check_texts,
+    normalise_rows,
+)
 
 __all__ = ["HashingEmbedder"]
 
@@ -48,7 +54,7 @@ def _slot(feature: str, dimensions: int) -> tuple[int, float]:
     return (digest >> 1) % dimensions, 1.0 if digest & 1 else -1.0
 
 
-class HashingEmbedder:
+class HashingEmbedder(EmbedderBase):
     """Deterministic, dependency-free (numpy only) and always available.
 
     Each text becomes the signed feature hash of its words and character
@@ -76,15 +82,8 @@ class HashingEmbedder:
         weight = "" if self._word_weight == 1.0 else f"w{self._word_weight:g}"
         self._name = f"hashing:char3+word{weight}:{dimensions}:v{VERSION}"
 
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def dimensions(self) -> int:
-        return self._dimensions
-
     def __repr__(self) -> str:
+        """``HashingEmbedder(name=...)``, for a subclass too: its vectors are these."""
         return f"HashingEmbedder(name={self._name!r})"
 
     def embed(self, texts: Sequence[str]) -> Vectors:

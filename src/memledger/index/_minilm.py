@@ -28,7 +28,13 @@ from pathlib import Path
 import numpy as np
 
 from memledger.errors import EmbedderError, InvalidInputError
-from memledger.index._base import Vectors, check_dimensions, check_texts, normalise_rows
+from memledger.index._base import (
+    EmbedderBase,
+    Vectors,
+    check_dimensions,
+    check_texts,
+    normalise_rows,
+)
 
 __all__ = ["MODEL", "MiniLMEmbedder"]
 
@@ -50,7 +56,7 @@ def _import(module: str) -> object:
         ) from exc
 
 
-class MiniLMEmbedder:
+class MiniLMEmbedder(EmbedderBase):
     """all-MiniLM-L6-v2 (384 dimensions) through sentence-transformers, offline.
 
     The model loads when the embedder is built (about a second), from
@@ -108,17 +114,7 @@ class MiniLMEmbedder:
         self._batch_size = batch_size
         self._lock = threading.Lock()
         self._name = f"minilm:{MODEL}:{_DIMENSIONS}:v{version}"
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def dimensions(self) -> int:
-        return _DIMENSIONS
-
-    def __repr__(self) -> str:
-        return f"MiniLMEmbedder(name={self._name!r})"
+        self._dimensions = _DIMENSIONS
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         items = check_texts(texts)

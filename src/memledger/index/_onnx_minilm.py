@@ -32,7 +32,13 @@ from typing import Any
 import numpy as np
 
 from memledger.errors import EmbedderError
-from memledger.index._base import Vectors, check_dimensions, check_texts, normalise_rows
+from memledger.index._base import (
+    EmbedderBase,
+    Vectors,
+    check_dimensions,
+    check_texts,
+    normalise_rows,
+)
 
 __all__ = ["MAX_TOKENS", "MODEL", "OnnxMiniLMEmbedder"]
 
@@ -138,7 +144,7 @@ def _load(model: Path, tokenizer_file: Path, *, ort: Any, tokenizers: Any) -> _L
         return loaded
 
 
-class OnnxMiniLMEmbedder:
+class OnnxMiniLMEmbedder(EmbedderBase):
     """all-MiniLM-L6-v2 (384 dimensions, int8 ONNX) on onnxruntime, offline, no torch.
 
     The model loads once per process (about 0.2 s) from ``model_path`` or else
@@ -182,17 +188,7 @@ class OnnxMiniLMEmbedder:
         self._model = model
         self._batch_size = batch_size
         self._name = f"minilm-onnx:{MODEL}:{_DIMENSIONS}:v{version}"
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def dimensions(self) -> int:
-        return _DIMENSIONS
-
-    def __repr__(self) -> str:
-        return f"OnnxMiniLMEmbedder(name={self._name!r})"
+        self._dimensions = _DIMENSIONS
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         items = check_texts(texts)

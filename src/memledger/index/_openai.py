@@ -33,7 +33,13 @@ from pydantic import BaseModel, ConfigDict
 
 from memledger._openai_http import Endpoint, EndpointClient, excerpt, validate_body
 from memledger.errors import EmbedderError
-from memledger.index._base import Vectors, check_dimensions, check_texts, normalise_rows
+from memledger.index._base import (
+    EmbedderBase,
+    Vectors,
+    check_dimensions,
+    check_texts,
+    normalise_rows,
+)
 
 if TYPE_CHECKING:
     import httpx
@@ -60,7 +66,7 @@ class _Answer(BaseModel):
     data: list[_Item]
 
 
-class OpenAIEmbedder(EndpointClient):
+class OpenAIEmbedder(EndpointClient, EmbedderBase):
     """Embeds texts by posting them to ``{base_url}/embeddings`` in batches.
 
     ``dimensions`` is the vector size the model gives (1536 for OpenAI's
@@ -101,14 +107,6 @@ class OpenAIEmbedder(EndpointClient):
         self._request_dimensions = bool(request_dimensions)
         self._batch_size = batch_size
         self._name = f"openai:{model}:{dimensions}:v{VERSION}"
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def dimensions(self) -> int:
-        return self._dimensions
 
     def request_body(self, texts: Sequence[str]) -> dict[str, object]:
         """The JSON body posted for one batch (no credentials in it)."""

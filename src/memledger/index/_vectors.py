@@ -125,7 +125,7 @@ class Matrix:
         else:
             scores = self.rows[positions] @ vector
         typical = float(np.median(scores))
-        return self._best(positions, scores, typical=typical, tenant=tenant, k=k)
+        return self.rank(vector, positions, scores=scores, typical=typical, tenant=tenant, k=k)
 
     def rank(
         self,
@@ -135,26 +135,17 @@ class Matrix:
         typical: float,
         tenant: str,
         k: int,
+        scores: npt.NDArray[np.float32] | None = None,
     ) -> list[Hit]:
-        """The ``k`` of ``positions`` (alive rows, each once) nearest to ``vector``,
-        scored as :meth:`nearest` scores them against ``typical``, the median cosine
-        of the rows searched (or an estimate of it)."""
+        """The ``k`` memory ids of ``positions`` (alive rows, each once) nearest to
+        ``vector``, each at its best row, scored as :meth:`nearest` scores them against
+        ``typical``, the median cosine of the rows searched (or an estimate of it):
+        the top ``k`` rows, more when passages of one turn take several of those
+        places. ``scores``: the rows' cosines, when the caller has them already."""
         if not len(positions):
             return []
-        scores = self.rows[positions] @ vector
-        return self._best(positions, scores, typical=typical, tenant=tenant, k=k)
-
-    def _best(
-        self,
-        positions: npt.NDArray[np.intp],
-        scores: npt.NDArray[np.float32],
-        *,
-        typical: float,
-        tenant: str,
-        k: int,
-    ) -> list[Hit]:
-        """The ``k`` best memory ids among these rows, each at its best row: the top
-        ``k`` rows, more when passages of one turn take several of those places."""
+        if scores is None:
+            scores = self.rows[positions] @ vector
         top = min(k, len(scores))
         while True:
             best = np.argpartition(-scores, top - 1)[:top]

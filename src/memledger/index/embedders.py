@@ -38,7 +38,7 @@ from typing import Any, Literal, assert_never, cast, get_args
 import numpy as np
 
 from memledger.errors import EmbedderError, InvalidInputError
-from memledger.index._base import Embedder, Vectors, check_dimensions, check_texts
+from memledger.index._base import Embedder, EmbedderBase, Vectors, check_dimensions, check_texts
 from memledger.index._hashing import HashingEmbedder
 from memledger.index._minilm import MiniLMEmbedder
 from memledger.index._onnx_minilm import OnnxMiniLMEmbedder, _packaged_tokenizer
@@ -62,7 +62,7 @@ EmbedderKind = Literal["hashing", "minilm", "minilm-onnx", "openai"]
 """The names :func:`embedder_from_name` knows."""
 
 
-class CachedEmbedder:
+class CachedEmbedder(EmbedderBase):
     """``inner`` with an in-memory LRU of vectors keyed by content hash.
 
     The key is blake2b of ``inner.name`` and the text, so one cache never mixes
@@ -87,14 +87,6 @@ class CachedEmbedder:
         self.hits = 0
         self.misses = 0
         self.inner_calls = 0
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def dimensions(self) -> int:
-        return self._dimensions
 
     @property
     def inner(self) -> Embedder:
