@@ -11,10 +11,7 @@ from contextlib import contextmanager
 import typer
 
 from memledger.cli._run import Group
-from memledger.cli.options import (
-    check_store_path,
-    store_url,
-)
+from memledger.cli.options import store_url
 from memledger.memory import Memory
 from memledger.settings import Settings
 
@@ -45,7 +42,6 @@ def open_memory(ctx: typer.Context, db: str | None, *, create: bool = False) -> 
     """The store for one command. Only writers that add events create a missing store:
     a read of a mistyped path fails instead of answering from an empty file."""
     url = store_url(ctx, db)
-    check_store_path(url)
     memory = Memory.open(url, create=create)
     try:
         yield memory

@@ -9,8 +9,10 @@ and :mod:`~memledger.cli.bench`; this module gathers them on the app of
 
 Each command opens the store named by ``--db`` (default ``$MEMLEDGER_URL``,
 else ``./memledger.db``), acts for ``--tenant`` (default ``$MEMLEDGER_TENANT``)
-and prints rich tables, or JSON with ``--json``. Failures are one ``error:``
-line on stderr; see :mod:`memledger.cli._run` for the exit codes.
+and prints rich tables (:mod:`~memledger.cli.render`), or JSON with ``--json``;
+:mod:`~memledger.cli._command` declares those three options once, and
+:mod:`~memledger.cli.options` every option several commands share. Failures are one
+``error:`` line on stderr; see :mod:`memledger.cli._run` for the exit codes.
 """
 
 from __future__ import annotations
@@ -28,12 +30,7 @@ from memledger.cli.admin import keys, reviews, schema
 from memledger.cli.bench import bench
 from memledger.cli.corpus import corpus
 from memledger.cli.mcp import mcp_command
-from memledger.cli.options import (
-    AsJson,
-    Db,
-    check_store_path,
-    store_url,
-)
+from memledger.cli.options import AsJson, Db, store_url
 from memledger.cli.serve import serve_command
 from memledger.domain.records import require_id
 from memledger.errors import InvalidQueryError
@@ -89,7 +86,6 @@ def demo(
 
     require_id(tenant, "tenant", InvalidQueryError)
     url = store_url(ctx, db)
-    check_store_path(url)
     report = run_demo(url, Console(highlight=False), tenant=tenant, as_json=as_json)
     if as_json:
         render.print_json(report)

@@ -19,7 +19,7 @@ from memledger.cli import render
 from memledger.cli._run import CliError
 from memledger.cli.extractors import ExtractorChoice, open_extractor
 from memledger.cli.extractors import describe as describe_extractor
-from memledger.cli.options import settings_of
+from memledger.cli.options import JsonOut, settings_of
 from memledger.errors import InvalidQueryError, MemledgerError
 from memledger.eval import bench_recall, bench_write
 from memledger.eval._scratch import is_postgres
@@ -43,6 +43,22 @@ def _reporter(progress: Progress) -> Callable[[str, int, int], None]:
     return report
 
 
+def _print(text: str) -> None:
+    """A benchmark's table or line, as it is (no markup, no highlighting, no wrapping)."""
+    Console(soft_wrap=True).print(text, markup=False, highlight=False)
+
+
+def _write_json(path: Path | None, body: object) -> None:
+    """``--json OUT``: the results as indented JSON, when asked."""
+    if path is not None:
+        path.write_text(json.dumps(body, indent=2) + "\n")
+
+
+def _check_server(store: str | None) -> None:
+    if store is not None and not is_postgres(store):
+        raise CliError(f"--store takes a postgresql:// URL, got {store!r}")
+
+
 def _sizes(text: str, option: str) -> list[int]:
     try:
         sizes = [int(part) for part in text.split(",") if part.strip()]
@@ -63,9 +79,7 @@ def write(
     workers: Annotated[
         str, typer.Option(help="Comma-separated worker counts (>1: separate processes).")
     ] = "1,2",
-    json_out: Annotated[
-        Path | None, typer.Option("--json", metavar="OUT", help="Write results as JSON to OUT.")
-    ] = None,
+    json_out: JsonOut = None,
     store: Annotated[
         str | None,
         typer.Option(
@@ -103,8 +117,7 @@ def write(
         raise CliError("--rate and --seconds must be positive")
     if extractor != "rules":
         raise CliError(f"bench write runs the offline extractor only ('rules'), got {extractor!r}")
-    if store is not None and not is_postgres(store):
-        raise CliError(f"--store takes a postgresql:// URL, got {store!r}")
+    _check_server(store)
     from memledger.write.extract.rules import RuleExtractor
 
     rules = RuleExtractor()
@@ -136,11 +149,9 @@ def write(
         else f"PostgreSQL at {redact_url(store)}"
     )
     out = Console(soft_wrap=True)
-    out.print(
+    _print(
         f"memledger bench write, extractor {info.name}@{info.version}, {backend}, "
-        f"{machine['cores']} cores, {machine['cpu']}\n",
-        markup=False,
-        highlight=False,
+        f"{machine['cores']} cores, {machine['cpu']}\n"
     )
     out.print(
         "| records before | events | workers | ingest/s | extract+commit/s | end to end/s "
@@ -155,22 +166,19 @@ def write(
             f"{r.end_to_end_per_s:,.0f} | {r.baseline_insert_per_s:,.0f} |",
             markup=False,
         )
-    out.print(
+    _print(
         f"\nextraction lag at {lag.rate_per_s:g} events/s over {lag.events} events: "
-        f"p50 {lag.p50_ms:.1f} ms, p95 {lag.p95_ms:.1f} ms, max {lag.max_ms:.1f} ms",
-        markup=False,
-        highlight=False,
+        f"p50 {lag.p50_ms:.1f} ms, p95 {lag.p95_ms:.1f} ms, max {lag.max_ms:.1f} ms"
     )
-    if json_out is not None:
-        body = {
-            "benchmark": "write",
-            "store": "sqlite" if store is None else "postgresql",
-            "extractor": f"{info.name}@{info.version}",
-            "machine": machine,
-            "throughput": [asdict(r) for r in results],
-            "lag": asdict(lag),
-        }
-        json_out.write_text(json.dumps(body, indent=2) + "\n")
+    body = {
+        "benchmark": "write",
+        "store": "sqlite" if store is None else "postgresql",
+        "extractor": f"{info.name}@{info.version}",
+        "machine": machine,
+        "throughput": [asdict(r) for r in results],
+        "lag": asdict(lag),
+    }
+    _write_json(json_out, body)
 
 
 @bench.command("recall")
@@ -185,9 +193,7 @@ def recall(
     embedder: Annotated[
         str, typer.Option(help="Comma-separated modes: hashing (hybrid), none (lexical only).")
     ] = "hashing,none",
-    json_out: Annotated[
-        Path | None, typer.Option("--json", metavar="OUT", help="Write results as JSON to OUT.")
-    ] = None,
+    json_out: JsonOut = None,
     store: Annotated[
         str | None,
         typer.Option(
@@ -224,8 +230,7 @@ def recall(
             f"--embedder takes distinct comma-separated modes of {', '.join(modes)}, "
             f"got {embedder!r}"
         )
-    if store is not None and not is_postgres(store):
-        raise CliError(f"--store takes a postgresql:// URL, got {store!r}")
+    _check_server(store)
     if feed not in ("write", "copy"):
         raise CliError(f"--feed takes write or copy, got {feed!r}")
     if feed == "copy" and store is None:
@@ -247,20 +252,18 @@ def recall(
         "write": "PostgreSQL store and index",
         "copy": f"SQLite {machine['sqlite']}, then its copy in PostgreSQL (store and index)",
     }[None if store is None else feed]
-    out = Console(soft_wrap=True)
-    out.print(
+    _print(
         f"memledger bench recall, {queries} questions per row (k={bench_recall.K}), "
         f"3 other tenants of a tenth each, {backend}, "
         f"{machine['cores']} cores, {machine['cpu']}; stores fed in "
-        f"{', '.join(dict.fromkeys(result.fed_in))}, indexed and read in {result.read_in}\n",
-        markup=False,
-        highlight=False,
+        f"{', '.join(dict.fromkeys(result.fed_in))}, indexed and read in {result.read_in}\n"
     )
-    out.print(bench_recall.markdown(result), markup=False, highlight=False)
-    out.print("\ntenant-wide (no subject): exact, then the approximate index\n", markup=False)
-    out.print(bench_recall.tenant_markdown(result), markup=False, highlight=False)
-    if json_out is not None:
-        json_out.write_text(json.dumps(bench_recall.json_body(result), indent=2) + "\n")
+    _print(bench_recall.markdown(result))
+    Console(soft_wrap=True).print(
+        "\ntenant-wide (no subject): exact, then the approximate index\n", markup=False
+    )
+    _print(bench_recall.tenant_markdown(result))
+    _write_json(json_out, bench_recall.json_body(result))
 
 
 @bench.command("locomo")
@@ -334,8 +337,7 @@ def locomo(
     dataset = harness.load(path)
     if limit_conversations is not None:
         dataset = dataset.limit(limit_conversations)
-    if store is not None and not is_postgres(store):
-        raise CliError(f"--store takes a postgresql:// URL, got {store!r}")
+    _check_server(store)
     tuning = _recall_settings(recall_settings)
     with _retrievers_made_with(store, tuning):
         retrievers = [(name, harness.create_retriever(name)) for name in names]
@@ -348,16 +350,12 @@ def locomo(
                 progress.update(task, completed=done, total=total)
 
             reports.append(harness.run(instance, dataset, name=name, ks=ks, progress=report))
-    out = Console(soft_wrap=True)
-    out.print(
+    _print(
         f"memledger bench locomo, {len(dataset.conversations)} conversations, "
-        f"{sum(len(c.turns) for c in dataset.conversations):,} turns, turn recall@k\n",
-        markup=False,
-        highlight=False,
+        f"{sum(len(c.turns) for c in dataset.conversations):,} turns, turn recall@k\n"
     )
-    out.print(markdown(reports), markup=False, highlight=False)
-    if json_out is not None:
-        json_out.write_text(json.dumps(json_body(reports), indent=2) + "\n")
+    _print(markdown(reports))
+    _write_json(json_out, json_body(reports))
     if plot is not None:
         write_plot(reports, plot)
 
@@ -375,9 +373,7 @@ def context(
     embedder: Annotated[
         str, typer.Option(help="default (MiniLM on onnxruntime) or hashing.")
     ] = "default",
-    json_out: Annotated[
-        Path | None, typer.Option("--json", metavar="OUT", help="Write results as JSON to OUT.")
-    ] = None,
+    json_out: JsonOut = None,
 ) -> None:
     """Context packets on real conversations: build time cold, from the hot tier and from a
     prepared result, and tokens per packet against sending the whole history."""
@@ -400,10 +396,8 @@ def context(
                     path, budget=budget, questions=questions, embedder=vectors, progress=report
                 )
             )
-    out = Console(soft_wrap=True)
-    out.print(bench_context.markdown(reports), markup=False, highlight=False)
-    if json_out is not None:
-        json_out.write_text(json.dumps([r.to_json() for r in reports], indent=2) + "\n")
+    _print(bench_context.markdown(reports))
+    _write_json(json_out, [r.to_json() for r in reports])
 
 
 @bench.command("extraction")
@@ -418,9 +412,7 @@ def extraction(
         list[Path] | None,
         typer.Option(help="Labelled JSONL files instead of the packaged dev and held-out sets."),
     ] = None,
-    json_out: Annotated[
-        Path | None, typer.Option("--json", metavar="OUT", help="Write results as JSON to OUT.")
-    ] = None,
+    json_out: JsonOut = None,
     extractor: ExtractorChoice = "rules",
 ) -> None:
     """What an extractor makes of plain first-person turns: precision and recall on
@@ -451,11 +443,8 @@ def extraction(
         raise CliError(str(error)) from error
     except MemledgerError as error:
         raise CliError(f"the {extractor} extractor failed: {error}") from error
-    Console(soft_wrap=True).print(
-        bench_extraction.markdown([report]), markup=False, highlight=False
-    )
-    if json_out is not None:
-        json_out.write_text(json.dumps(report.to_json(), indent=2) + "\n")
+    _print(bench_extraction.markdown([report]))
+    _write_json(json_out, report.to_json())
 
 
 @bench.command("long-turn")
@@ -468,9 +457,7 @@ def long_turn(
     minilm: Annotated[
         bool, typer.Option("--minilm", help="Embed with the default ONNX MiniLM, not hashing.")
     ] = False,
-    json_out: Annotated[
-        Path | None, typer.Option("--json", metavar="OUT", help="Write results as JSON to OUT.")
-    ] = None,
+    json_out: JsonOut = None,
 ) -> None:
     """One long turn (a pasted document) through ingest, extraction, index sync and a
     recall by a phrase from its middle: seconds per stage for each size."""
@@ -483,12 +470,12 @@ def long_turn(
     if not chars or min(chars) < 1_000:
         raise CliError(f"--sizes must each be at least 0.001 (1,000 characters), got {sizes!r}")
     timings = [bench_long_turn.run(n, minilm=minilm) for n in chars]
-    Console(soft_wrap=True).print(bench_long_turn.markdown(timings), markup=False, highlight=False)
+    _print(bench_long_turn.markdown(timings))
     if json_out is not None:
         report: dict[str, object] = {"machine": describe()}
         report["embedder"] = "minilm" if minilm else "hashing"
         report["turns"] = [t.to_json() for t in timings]
-        json_out.write_text(json.dumps(report, indent=2) + "\n")
+        _write_json(json_out, report)
 
 
 @bench.command("serve")
@@ -528,9 +515,7 @@ def serve(
         int, typer.Option(help="Characters of material in each context of the flood.")
     ] = 200_000,
     burst: Annotated[int, typer.Option(help="Writes of the burst-then-read phase.")] = 200,
-    json_out: Annotated[
-        Path | None, typer.Option("--json", metavar="OUT", help="Write results as JSON to OUT.")
-    ] = None,
+    json_out: JsonOut = None,
 ) -> None:
     """Load on the HTTP API from this process, on loopback: closed-loop recall, mixed
     recall/ingest traffic scheduled at --rate, a quiet tenant's recalls alone and beside
@@ -562,9 +547,8 @@ def serve(
         report = bench_serve.run(
             config, url=url, key=key, noisy_key=noisy_key, progress=_reporter(progress)
         )
-    Console(soft_wrap=True).print(bench_serve.markdown(report), markup=False, highlight=False)
-    if json_out is not None:
-        json_out.write_text(json.dumps(report, indent=2) + "\n")
+    _print(bench_serve.markdown(report))
+    _write_json(json_out, report)
 
 
 def _recall_settings(text: str | None) -> RecallSettings | None:

@@ -17,20 +17,17 @@ import typer
 
 from memledger.cli._run import CliError
 from memledger.cli.extractors import ExtractorChoice, open_extractor
-from memledger.cli.options import check_store_path, settings_of, store_url
+from memledger.cli.options import (
+    check_embedder,
+    embedder_named,
+    settings_of,
+    store_url,
+)
 from memledger.errors import MemledgerError
 from memledger.index.backends import open_index
-from memledger.index.embedders import (
-    CachedEmbedder,
-    Embedder,
-    default_embedder,
-    embedder_from_name,
-)
 from memledger.memory import Memory
 
 __all__ = ["mcp_command"]
-
-_EMBEDDERS = ("default", "hashing", "minilm", "minilm-onnx", "none")
 
 Key = Annotated[
     str | None,
@@ -88,8 +85,7 @@ def mcp_command(
     stdio, acting as one API key; an MCP client starts this command itself."""
     if not key:
         raise CliError("no API key given: pass --key TOKEN or set MEMLEDGER_API_KEY")
-    if embedder not in _EMBEDDERS:
-        raise CliError(f"--embedder must be one of {', '.join(_EMBEDDERS)}, got {embedder!r}")
+    check_embedder(embedder)
     try:
         from memledger.api import ServiceLimits
         from memledger.mcp import build_server
@@ -100,11 +96,10 @@ def mcp_command(
     except MemledgerError as exc:
         raise CliError(f"--request-seconds: {exc}") from None
     url = store_url(ctx, db)
-    check_store_path(url)
     memory = Memory.open(url, create=False)  # a mistyped path is an error, not a new store
     try:
         principal = memory.authenticate(key)  # before anything is served
-        index = open_index(memory.store, embedder=_embedder(embedder))
+        index = open_index(memory.store, embedder=embedder_named(embedder))
         memory = Memory(memory.store, index=index)
         with open_extractor(
             extractor, settings_of(ctx), schema=memory.families_of(principal.tenant)
@@ -117,14 +112,3 @@ def mcp_command(
             build_server(memory, key=key, extractor=chosen, limits=limits).run("stdio")
     finally:
         memory.close()  # the store, and the index once it was opened
-
-
-def _embedder(choice: str) -> Embedder | None:
-    if choice == "none":
-        return None
-    if choice == "default":
-        return default_embedder()
-    try:
-        return CachedEmbedder(embedder_from_name(choice))
-    except ImportError as exc:  # an optional extra is missing; its message names it
-        raise CliError(f"--embedder {choice}: {exc}") from None

@@ -1,5 +1,13 @@
 """Options shared by the commands, and their parsing.
 
+Every option or argument that more than one command takes is declared here once, as a
+Typer ``Annotated`` alias (``Db``, ``Tenant``, ``OnlyTenant``, ``AsJson``, ``Subject``,
+``MemoryId``, ``FamilyName``, ``OneSubject``, ``IncludeResolved``, ``ReviewId``,
+``IndexEmbedder``, ``CorpusEmbedder``, ``JsonOut``...); an option only one command
+takes stays beside that command. Then their parsing: :func:`parse_moment`, :func:`require_tenant`,
+:func:`check_tenant_id`, :func:`store_url`, :func:`check_store_path`,
+:func:`embedder_named` and :func:`read_input`.
+
 Defaults for ``--db`` and ``--tenant`` come from :class:`memledger.settings.Settings`,
 which the root callback reads once from the environment when the CLI runs.
 """
@@ -14,6 +22,14 @@ from urllib.parse import urlsplit
 import typer
 
 from memledger.cli._run import CliError
+from memledger.domain.records import require_id
+from memledger.errors import InvalidQueryError
+from memledger.index.embedders import (
+    CachedEmbedder,
+    Embedder,
+    default_embedder,
+    embedder_from_name,
+)
 from memledger.settings import Settings
 from memledger.write.worker import WorkerSettings
 
@@ -83,6 +99,7 @@ Batch = Annotated[
 Subject = Annotated[
     str, typer.Argument(metavar="SUBJECT", help="What the memory is about, e.g. user-42.")
 ]
+MemoryId = Annotated[str, typer.Argument(metavar="MEMORY_ID")]
 FamilyName = Annotated[
     str, typer.Argument(metavar="FAMILY", help="Claim family, e.g. delivery_preference.")
 ]
@@ -117,6 +134,41 @@ MinRevision = Annotated[
     ),
 ]
 Reason = Annotated[str, typer.Option("--reason", help="Why; kept in the history.")]
+OneSubject = Annotated[
+    str | None,
+    typer.Option("--subject", metavar="SUBJECT", help="One subject; default: every one."),
+]
+"""``--subject`` of the commands that otherwise act on every subject (``compact``,
+``consolidate``)."""
+IncludeResolved = Annotated[bool, typer.Option("--all", help="Include resolved items.")]
+ReviewId = Annotated[str, typer.Argument(metavar="REVIEW_ID", help="The item's id, rev-...")]
+ReviewBy = Annotated[str, typer.Option("--by", metavar="WHO", help="Who decides (recorded).")]
+ReviewWhy = Annotated[str, typer.Option("--reason", metavar="WHY", help="Why (recorded).")]
+"""``REVIEW_ID``, ``--by`` and ``--reason`` of ``reviews accept`` and ``reviews reject``."""
+IndexEmbedder = Annotated[
+    str,
+    typer.Option(
+        "--embedder",
+        help="Vectors of the index: default (MiniLM on onnxruntime, in every install),"
+        " minilm-onnx, minilm (on torch: the 'minilm' extra), hashing, or none (lexical"
+        " only). Changing it rebuilds the index.",
+    ),
+]
+"""``--embedder`` of the commands that read through the derived index."""
+CorpusEmbedder = Annotated[
+    str,
+    typer.Option(
+        "--embedder",
+        help="Vectors: default (MiniLM on onnxruntime), minilm-onnx, minilm (the 'minilm'"
+        " extra), hashing, or none (lexical only). Chunks made with another embedder are"
+        " embedded again on the next search.",
+    ),
+]
+"""``--embedder`` of the corpus commands."""
+JsonOut = Annotated[
+    Path | None, typer.Option("--json", metavar="OUT", help="Write results as JSON to OUT.")
+]
+"""``--json OUT`` of the benchmarks: their results as a file."""
 
 
 def settings_of(ctx: typer.Context) -> Settings:
@@ -134,8 +186,18 @@ def require_tenant(ctx: typer.Context, tenant: str | None) -> str:
     return chosen
 
 
+def check_tenant_id(tenant: str | None) -> None:
+    """An ``OnlyTenant`` option, when given, must be a well-formed tenant id."""
+    if tenant is not None:
+        require_id(tenant, "tenant", InvalidQueryError)
+
+
 def store_url(ctx: typer.Context, db: str | None) -> str | None:
-    return db or settings_of(ctx).url
+    """The store ``--db`` names, else ``MEMLEDGER_URL`` (``None``: the default file),
+    refused when it names a directory (:func:`check_store_path`)."""
+    url = db or settings_of(ctx).url
+    check_store_path(url)
+    return url
 
 
 def check_store_path(url: str | None) -> None:
@@ -162,6 +224,30 @@ def check_store_path(url: str | None) -> None:
             f"store {url!r} is a directory; name a store file in it, "
             f"such as {url.rstrip('/') + '/memledger.db'!r}"
         )
+
+
+EMBEDDERS = ("default", "hashing", "minilm", "minilm-onnx", "none")
+"""What ``--embedder`` may name."""
+
+
+def check_embedder(choice: str) -> None:
+    if choice not in EMBEDDERS:
+        raise CliError(f"--embedder must be one of {', '.join(EMBEDDERS)}, got {choice!r}")
+
+
+def embedder_named(choice: str) -> Embedder | None:
+    """The embedder ``--embedder`` names; ``none`` is lexical search alone (``None``). A
+    name not in :data:`EMBEDDERS`, or one whose optional extra is missing, is a usage
+    error."""
+    check_embedder(choice)
+    if choice == "none":
+        return None
+    if choice == "default":
+        return default_embedder()
+    try:
+        return CachedEmbedder(embedder_from_name(choice))
+    except ImportError as exc:  # an optional extra is missing; its message names it
+        raise CliError(f"--embedder {choice}: {exc}") from None
 
 
 def read_input(source: str) -> str:

@@ -4,8 +4,8 @@ traces, the index (copy, rebuild), timelines, history, changes, reviews, jobs, s
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from contextlib import ExitStack
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -13,31 +13,28 @@ import typer
 
 from memledger.cli import render
 from memledger.cli._app import app, open_memory
+from memledger.cli._command import Call, store_command
 from memledger.cli._run import CliError
 from memledger.cli.options import (
     AsJson,
     AsOf,
     Db,
     FamilyName,
+    IncludeResolved,
+    IndexEmbedder,
+    MemoryId,
     MinRevision,
     Scope,
     Subject,
-    Tenant,
     ValidAt,
-    require_tenant,
+    check_tenant_id,
+    embedder_named,
 )
 from memledger.corpus import Corpus, default_corpus_path
 from memledger.domain.budget import Budget
-from memledger.domain.records import JsonValue, parse_time, require_id
-from memledger.errors import InvalidQueryError
+from memledger.domain.records import JsonValue, MemoryRecord, parse_time
 from memledger.gate import decisions as gate_decisions
-from memledger.index.backends import Index, open_index
-from memledger.index.embedders import (
-    CachedEmbedder,
-    Embedder,
-    default_embedder,
-    embedder_from_name,
-)
+from memledger.index.backends import open_index
 from memledger.memory import Memory
 from memledger.read.context import Constraint, LiveState, Material, check_request
 from memledger.read.recall import check_query
@@ -54,8 +51,9 @@ from memledger.wire import (
 
 
 @app.command()
+@store_command
 def current(
-    ctx: typer.Context,
+    call: Call,
     *,
     subject: Subject,
     family: FamilyName,
@@ -63,64 +61,42 @@ def current(
     valid_at: ValidAt = None,
     as_of: AsOf = None,
     min_revision: MinRevision = None,
-    db: Db = None,
-    tenant: Tenant = None,
-    as_json: AsJson = False,
 ) -> None:
     """The authorised current value(s) of a family, one per scope."""
-    who = require_tenant(ctx, tenant)
-    with open_memory(ctx, db) as memory:
+    with call.memory() as memory:
         records = memory.current(
             subject,
             family,
-            tenant=who,
+            tenant=call.tenant,
             scope=scope,
             valid_at=valid_at,
             as_of=as_of,
             min_revision=min_revision,
         )
-    if as_json:
-        render.print_json([record_to_dict(r) for r in records])
-    else:
-        render.values(
-            render.make_console(),
-            records,
-            title=f"current {family!r} of {subject!r}",
-            empty=f"no current value of {family!r} for {subject!r}",
+    call.show(_records_json(records), render.current, records, subject=subject, family=family)
+
+
+def _records_json(records: Sequence[MemoryRecord]) -> list[JsonValue]:
+    return [record_to_dict(r) for r in records]
+
+
+@contextmanager
+def _indexed(ctx: typer.Context, db: str | None, embedder: str) -> Iterator[Memory]:
+    """The store with its derived index built for ``--embedder`` (closed after)."""
+    with open_memory(ctx, db) as opened:
+        memory = Memory(
+            opened.store, index=open_index(opened.store, embedder=embedder_named(embedder))
         )
-
-
-EmbedderOption = Annotated[
-    str,
-    typer.Option(
-        "--embedder",
-        help="Vectors of the index: default (MiniLM on onnxruntime, in every install),"
-        " minilm-onnx, minilm (on torch: the 'minilm' extra), hashing, or none (lexical"
-        " only). Changing it rebuilds the index.",
-    ),
-]
-
-
-def _index_for(memory: Memory, embedder: str) -> Index:
-    choices = ("default", "hashing", "minilm", "minilm-onnx", "none")
-    if embedder not in choices:
-        raise CliError(f"--embedder must be one of {', '.join(choices)}, got {embedder!r}")
-    vectors: Embedder | None
-    if embedder == "none":
-        vectors = None
-    elif embedder == "default":
-        vectors = default_embedder()
-    else:
         try:
-            vectors = CachedEmbedder(embedder_from_name(embedder))
-        except ImportError as exc:  # an optional extra is missing; its message names it
-            raise CliError(f"--embedder {embedder}: {exc}") from None
-    return open_index(memory.store, embedder=vectors)
+            yield memory
+        finally:
+            memory.index.close()
 
 
 @app.command("recall")
+@store_command
 def recall_command(
-    ctx: typer.Context,
+    call: Call,
     query: Annotated[str, typer.Argument(help="What to remember, in words.")],
     *,
     subject: Annotated[
@@ -129,31 +105,20 @@ def recall_command(
     k: Annotated[int, typer.Option("--k", help="How many memories, 1-100.")] = 10,
     valid_at: ValidAt = None,
     min_revision: MinRevision = None,
-    embedder: EmbedderOption = "default",
-    db: Db = None,
-    tenant: Tenant = None,
-    as_json: AsJson = False,
+    embedder: IndexEmbedder = "default",
 ) -> None:
     """The memories most useful for QUERY, rechecked against the store (index synced first)."""
-    who = require_tenant(ctx, tenant)
-    check_query(query, who, subject, k)  # a refused query builds no index
-    with open_memory(ctx, db) as opened:
-        memory = Memory(opened.store, index=_index_for(opened, embedder))
-        try:
-            result = memory.recall(
-                query,
-                tenant=who,
-                subject=subject,
-                k=k,
-                valid_at=valid_at,
-                min_revision=min_revision,
-            )
-        finally:
-            memory.index.close()
-    if as_json:
-        render.print_json(recall_to_dict(result))
-    else:
-        render.recall(render.make_console(), result)
+    check_query(query, call.tenant, subject, k)  # a refused query builds no index
+    with _indexed(call.ctx, call.db, embedder) as memory:
+        result = memory.recall(
+            query,
+            tenant=call.tenant,
+            subject=subject,
+            k=k,
+            valid_at=valid_at,
+            min_revision=min_revision,
+        )
+    call.show(recall_to_dict(result), render.recall, result)
 
 
 def _json_file(path: Path, what: str) -> object:
@@ -215,8 +180,9 @@ def _budget(total: int, sections: Sequence[str]) -> Budget:
 
 
 @app.command("context")
+@store_command
 def context_command(
-    ctx: typer.Context,
+    call: Call,
     request: Annotated[str, typer.Argument(help="The request the next model call answers.")],
     *,
     subject: Annotated[
@@ -251,14 +217,10 @@ def context_command(
         ),
     ] = True,
     valid_at: ValidAt = None,
-    embedder: EmbedderOption = "default",
-    db: Db = None,
-    tenant: Tenant = None,
-    as_json: AsJson = False,
+    embedder: IndexEmbedder = "default",
 ) -> None:
     """The context packet for REQUEST within a token budget, stored as a trace."""
-    who = require_tenant(ctx, tenant)
-    check_request(request, who, subject)
+    check_request(request, call.tenant, subject)
     total = _budget(budget, section_budget or [])
     states, rules = _live_states(live), _constraints(constraints)
     supplied = []
@@ -267,16 +229,14 @@ def context_command(
             supplied.append(Material(name=path.name, text=path.read_text(encoding="utf-8")))
         except (OSError, UnicodeDecodeError) as exc:
             raise CliError(f"cannot read --material {str(path)!r}: {exc}") from None
-    with open_memory(ctx, db) as opened, ExitStack() as stack:
-        memory = Memory(opened.store, index=_index_for(opened, embedder))
-        stack.callback(memory.index.close)
-        shared = default_corpus_path(opened.store.url)
+    with _indexed(call.ctx, call.db, embedder) as memory, ExitStack() as stack:
+        shared = default_corpus_path(memory.store.url)
         documents = None
         if use_corpus and shared.exists():
             documents = stack.enter_context(Corpus(shared, embedder=memory.index.embedder))
         packet = memory.context(
             request,
-            tenant=who,
+            tenant=call.tenant,
             subject=subject,
             budget=total,
             live=states,
@@ -285,65 +245,48 @@ def context_command(
             valid_at=valid_at,
             corpus=documents,
         )
-    if as_json:
-        render.print_json(packet.to_dict())
-    else:
-        render.packet(render.make_console(), packet)
+    call.show(packet.to_dict(), render.packet, packet)
 
 
 trace = typer.Typer(help="Context traces: what a model call was given.", no_args_is_help=True)
 
 
 @trace.command("show")
+@store_command
 def trace_show(
-    ctx: typer.Context,
+    call: Call,
     trace_id: Annotated[str, typer.Argument(help="The packet's trace id (ctx-...).")],
-    *,
-    db: Db = None,
-    tenant: Tenant = None,
-    as_json: AsJson = False,
 ) -> None:
     """Rebuild a stored packet from the store, as the model saw it, and check its hash."""
-    who = require_tenant(ctx, tenant)
-    with open_memory(ctx, db) as memory:
-        replayed = memory.replay(trace_id, tenant=who)
-        gated = gate_decisions(memory.store, tenant=who, trace_id=trace_id)
-    if as_json:
-        render.print_json(
-            {
-                **replayed.packet.to_dict(),
-                "matches": replayed.matches,
-                "revoked_since": list(replayed.revoked),
-                "missing": list(replayed.missing),
-                "gate_decisions": gated,  # type: ignore[dict-item]
-            }
-        )
-    else:
-        render.replay(render.make_console(), replayed, gated)
+    with call.memory() as memory:
+        replayed = memory.replay(trace_id, tenant=call.tenant)
+        gated = gate_decisions(memory.store, tenant=call.tenant, trace_id=trace_id)
+    found: dict[str, JsonValue] = {
+        **replayed.packet.to_dict(),
+        "matches": replayed.matches,
+        "revoked_since": list(replayed.revoked),
+        "missing": list(replayed.missing),
+        "gate_decisions": gated,  # type: ignore[dict-item]
+    }
+    call.show(found, render.replay, replayed, gated)
 
 
 @trace.command("list")
+@store_command
 def trace_list(
-    ctx: typer.Context,
+    call: Call,
     *,
     subject: Annotated[
         str | None, typer.Option("--subject", help="Only this subject's packets.")
     ] = None,
     limit: Annotated[int, typer.Option("--limit", help="How many, newest first.")] = 20,
-    db: Db = None,
-    tenant: Tenant = None,
-    as_json: AsJson = False,
 ) -> None:
     """The most recent context traces, newest first."""
-    who = require_tenant(ctx, tenant)
     if not 1 <= limit <= 1000:
         raise CliError(f"--limit must be from 1 to 1000, got {limit}")
-    with open_memory(ctx, db) as memory:
-        found = recent_traces(memory.store, tenant=who, subject=subject, limit=limit)
-    if as_json:
-        render.print_json(found)  # type: ignore[arg-type]
-    else:
-        render.traces(render.make_console(), found)
+    with call.memory() as memory:
+        found = recent_traces(memory.store, tenant=call.tenant, subject=subject, limit=limit)
+    call.show(found, render.traces, found)  # type: ignore[arg-type]
 
 
 @app.command("copy-store")
@@ -398,7 +341,7 @@ def copy_store_command(
 def reindex(
     ctx: typer.Context,
     *,
-    embedder: EmbedderOption = "default",
+    embedder: IndexEmbedder = "default",
     db: Db = None,
     tenant: Annotated[
         str | None,
@@ -414,21 +357,16 @@ def reindex(
 ) -> None:
     """Drop the derived index (<store>.index) and rebuild it from the store's outbox:
     every tenant's entries, or with --tenant one tenant's."""
-    if tenant is not None:
-        require_id(tenant, "tenant", InvalidQueryError)
-    with open_memory(ctx, db) as opened:
-        memory = Memory(opened.store, index=_index_for(opened, embedder))
-        try:
-            with render.progress_bar("reindex") as progress:
-                task = progress.add_task("reindex", total=None)
+    check_tenant_id(tenant)
+    with _indexed(ctx, db, embedder) as memory:
+        with render.progress_bar("reindex") as progress:
+            task = progress.add_task("reindex", total=None)
 
-                def report(done: int, total: int) -> None:
-                    progress.update(task, completed=done, total=total)
+            def report(done: int, total: int) -> None:
+                progress.update(task, completed=done, total=total)
 
-                applied = memory.reindex(tenant=tenant, progress=report)
-            status = memory.index.status()
-        finally:
-            memory.index.close()
+            applied = memory.reindex(tenant=tenant, progress=report)
+        status = memory.index.status()
     if as_json:
         render.print_json(
             {
@@ -448,162 +386,102 @@ def reindex(
 
 
 @app.command()
+@store_command
 def timeline(
-    ctx: typer.Context,
+    call: Call,
     *,
     subject: Subject,
     family: FamilyName,
     scope: Scope = None,
     as_of: AsOf = None,
     min_revision: MinRevision = None,
-    db: Db = None,
-    tenant: Tenant = None,
-    as_json: AsJson = False,
 ) -> None:
     """Every valid-time window of a family, as held now (or --as-of)."""
-    who = require_tenant(ctx, tenant)
-    with open_memory(ctx, db) as memory:
+    with call.memory() as memory:
         records = memory.timeline(
-            subject, family, tenant=who, scope=scope, as_of=as_of, min_revision=min_revision
+            subject, family, tenant=call.tenant, scope=scope, as_of=as_of, min_revision=min_revision
         )
-    if as_json:
-        render.print_json([record_to_dict(r) for r in records])
-    else:
-        render.values(
-            render.make_console(),
-            records,
-            title=f"timeline of {family!r} for {subject!r}",
-            empty=f"no timeline of {family!r} for {subject!r}",
-        )
+    call.show(_records_json(records), render.timeline, records, subject=subject, family=family)
 
 
 @app.command()
+@store_command
 def history(
-    ctx: typer.Context,
+    call: Call,
     *,
     subject: Subject,
     family: FamilyName,
     include_revoked: Annotated[
         bool, typer.Option("--include-revoked", help="Show revoked records too (audits).")
     ] = False,
-    db: Db = None,
-    tenant: Tenant = None,
-    as_json: AsJson = False,
 ) -> None:
     """Every record the family held, closed ones included, with both time axes; revoked
     records only with --include-revoked."""
-    who = require_tenant(ctx, tenant)
-    with open_memory(ctx, db) as memory:
-        records = memory.history(subject, family, tenant=who, include_revoked=include_revoked)
-    if as_json:
-        render.print_json([record_to_dict(r) for r in records])
-    else:
-        render.history(
-            render.make_console(),
-            records,
-            title=f"history of {family!r} for {subject!r}",
-            empty=f"no records of {family!r} for {subject!r}",
+    with call.memory() as memory:
+        records = memory.history(
+            subject, family, tenant=call.tenant, include_revoked=include_revoked
         )
+    call.show(_records_json(records), render.history, records, subject=subject, family=family)
 
 
 @app.command()
-def changes(
-    ctx: typer.Context,
-    *,
-    subject: Subject,
-    family: FamilyName,
-    db: Db = None,
-    tenant: Tenant = None,
-    as_json: AsJson = False,
-) -> None:
+@store_command
+def changes(call: Call, *, subject: Subject, family: FamilyName) -> None:
     """The family's append-only change log."""
-    who = require_tenant(ctx, tenant)
-    with open_memory(ctx, db) as memory:
-        entries = memory.changes(subject, family, tenant=who)
-    if as_json:
-        render.print_json([history_entry_to_dict(e) for e in entries])
-    else:
-        render.changes(
-            render.make_console(),
-            entries,
-            title=f"changes of {family!r} for {subject!r}",
-            empty=f"no changes of {family!r} for {subject!r}",
-        )
+    with call.memory() as memory:
+        entries = memory.changes(subject, family, tenant=call.tenant)
+    call.show(
+        [history_entry_to_dict(e) for e in entries],
+        render.changes,
+        entries,
+        subject=subject,
+        family=family,
+    )
 
 
 @app.command()
-def get(
-    ctx: typer.Context,
-    *,
-    memory_id: Annotated[str, typer.Argument(metavar="MEMORY_ID")],
-    db: Db = None,
-    tenant: Tenant = None,
-    as_json: AsJson = False,
-) -> None:
+@store_command
+def get(call: Call, *, memory_id: MemoryId) -> None:
     """One memory record by id, whatever its status."""
-    who = require_tenant(ctx, tenant)
-    with open_memory(ctx, db) as memory:
-        record = memory.get(memory_id, tenant=who)
-    if as_json:
-        render.print_json(record_to_dict(record))
-    else:
-        render.record(render.make_console(), record)
+    with call.memory() as memory:
+        record = memory.get(memory_id, tenant=call.tenant)
+    call.show(record_to_dict(record), render.record, record)
 
 
 @app.command()
-def review(
-    ctx: typer.Context,
-    *,
-    include_resolved: Annotated[
-        bool, typer.Option("--all", help="Include resolved items.")
-    ] = False,
-    db: Db = None,
-    tenant: Tenant = None,
-    as_json: AsJson = False,
-) -> None:
+@store_command
+def review(call: Call, *, include_resolved: IncludeResolved = False) -> None:
     """Events whose claims wait for review (they changed nothing)."""
-    who = require_tenant(ctx, tenant)
-    with open_memory(ctx, db) as memory:
-        items = memory.reviews(tenant=who, open_only=not include_resolved)
-    if as_json:
-        render.print_json([review_to_dict(i) for i in items])
-    else:
-        render.reviews(render.make_console(), items, empty="no review items")
+    with call.memory() as memory:
+        items = memory.reviews(tenant=call.tenant, open_only=not include_resolved)
+    call.show([review_to_dict(i) for i in items], render.reviews, items, empty="no review items")
 
 
 @app.command()
+@store_command
 def jobs(
-    ctx: typer.Context,
+    call: Call,
     *,
     include_done: Annotated[bool, typer.Option("--all", help="Include finished jobs.")] = False,
-    db: Db = None,
-    tenant: Tenant = None,
-    as_json: AsJson = False,
 ) -> None:
     """Extraction jobs not done yet (queued or failed), oldest first, with their
     attempts, last error and next attempt."""
-    who = require_tenant(ctx, tenant)
-    with open_memory(ctx, db) as memory:
-        items = memory.jobs(tenant=who, open_only=not include_done)
-    if as_json:
-        render.print_json([job_to_dict(j) for j in items])
-    else:
-        render.jobs(render.make_console(), items, empty="no queued extraction jobs")
+    with call.memory() as memory:
+        items = memory.jobs(tenant=call.tenant, open_only=not include_done)
+    call.show(
+        [job_to_dict(j) for j in items], render.jobs, items, empty="no queued extraction jobs"
+    )
 
 
 @app.command()
-def stats(
-    ctx: typer.Context,
-    *,
-    db: Db = None,
-    tenant: Tenant = None,
-    as_json: AsJson = False,
-) -> None:
+@store_command
+def stats(call: Call) -> None:
     """Write-path counters: rejections by reason, extraction errors, gate and prefilter drops."""
-    who = require_tenant(ctx, tenant)
-    with open_memory(ctx, db) as memory:
-        counters = memory.stats(tenant=who)
-    if as_json:
-        render.print_json({"tenant": who, "counters": dict(counters)})
-    else:
-        render.counters(render.make_console(), counters, tenant=who)
+    with call.memory() as memory:
+        counters = memory.stats(tenant=call.tenant)
+    call.show(
+        {"tenant": call.tenant, "counters": dict(counters)},
+        render.counters,
+        counters,
+        tenant=call.tenant,
+    )

@@ -10,7 +10,7 @@ import typer
 from memledger.cli import render
 from memledger.cli._run import CliError
 from memledger.cli.extractors import ExtractorChoice, describe, open_extractor
-from memledger.cli.options import BATCH, Batch, Db, Poll, check_store_path, settings_of, store_url
+from memledger.cli.options import BATCH, Batch, Db, Poll, settings_of, store_url
 from memledger.errors import InvalidInputError
 from memledger.memory import Memory
 
@@ -175,7 +175,6 @@ def serve_command(
         raise CliError(str(exc)) from exc
     settings = settings_of(ctx)
     url = store_url(ctx, db)
-    check_store_path(url)
     try:
         config = ServeConfig(
             host=host,

@@ -9,6 +9,7 @@ import typer
 
 from memledger.cli import render
 from memledger.cli._app import app, open_memory
+from memledger.cli._command import Call, store_command
 from memledger.cli._service import stop_on_signals
 from memledger.cli.extractors import (
     ExtractorChoice,
@@ -24,12 +25,9 @@ from memledger.cli.options import (
     OnlyTenant,
     Poll,
     Subject,
-    Tenant,
-    require_tenant,
+    check_tenant_id,
     settings_of,
 )
-from memledger.domain.records import require_id
-from memledger.errors import InvalidQueryError
 from memledger.wire import (
     rederivation_to_dict,
     work_report_to_dict,
@@ -71,8 +69,7 @@ def worker(
     Between batches it applies up to 500 rows of the derived index's backlog, so
     that reads find the index caught up.
     """
-    if tenant is not None:
-        require_id(tenant, "tenant", InvalidQueryError)
+    check_tenant_id(tenant)
     settings = WorkerSettings(batch=batch)
     with (
         open_memory(ctx, db) as memory,
@@ -114,48 +111,33 @@ def worker(
 
 
 @app.command()
-def rederive(
-    ctx: typer.Context,
-    *,
-    subject: Subject,
-    extractor: RequiredExtractor,
-    db: Db = None,
-    tenant: Tenant = None,
-    as_json: AsJson = False,
-) -> None:
+@store_command
+def rederive(call: Call, *, subject: Subject, extractor: RequiredExtractor) -> None:
     """What another extractor would make of SUBJECT's ledger, as a dry-run diff.
 
     The subject's events are replayed through the extractor into a scratch
     store and compared with the current timelines: windows added, closed or
     changed. Nothing is written to the store.
     """
-    who = require_tenant(ctx, tenant)
+    who = call.tenant
     with (
-        open_memory(ctx, db) as memory,
-        open_extractor(extractor, settings_of(ctx), schema=memory.families_of(who)) as chosen,
+        call.memory() as memory,
+        open_extractor(extractor, settings_of(call.ctx), schema=memory.families_of(who)) as chosen,
     ):
         diff = memory.rederive(subject, tenant=who, extractor=chosen)
-    if as_json:
-        render.print_json(rederivation_to_dict(diff, tenant=who))
-    else:
-        render.rederivation(render.make_console(), diff, tenant=who)
+    call.show(rederivation_to_dict(diff, tenant=who), render.rederivation, diff, tenant=who)
 
 
 @app.command("retry-failed")
-def retry_failed(
-    ctx: typer.Context,
-    *,
-    db: Db = None,
-    tenant: Tenant = None,
-    as_json: AsJson = False,
-) -> None:
+@store_command
+def retry_failed(call: Call) -> None:
     """Queue every failed extraction job again (attempts start over)."""
-    who = require_tenant(ctx, tenant)
-    with open_memory(ctx, db) as memory:
+    who = call.tenant
+    with call.memory() as memory:
         count = memory.retry_failed(tenant=who)
-    if as_json:
-        render.print_json({"tenant": who, "requeued": count})
-    elif count:
-        typer.echo(f"requeued {count} failed job(s) of tenant {who!r}")
-    else:
-        typer.echo(f"no failed jobs for tenant {who!r}: nothing requeued")
+    call.say(
+        {"tenant": who, "requeued": count},
+        f"requeued {count} failed job(s) of tenant {who!r}"
+        if count
+        else f"no failed jobs for tenant {who!r}: nothing requeued",
+    )

@@ -8,10 +8,10 @@ from datetime import datetime, timedelta
 from typing import Annotated
 
 import typer
-from rich.text import Text
 
 from memledger.cli import render
 from memledger.cli._app import app, open_memory
+from memledger.cli._command import Call, store_command
 from memledger.cli.extractors import (
     ExtractorName,
     open_extractor,
@@ -20,19 +20,21 @@ from memledger.cli.options import (
     AsJson,
     Db,
     FamilyName,
+    MemoryId,
+    OneSubject,
     OnlyTenant,
     Reason,
     Subject,
     Tenant,
+    check_tenant_id,
     parse_moment,
     read_input,
-    require_tenant,
     settings_of,
 )
 from memledger.domain.limits import check_claims, check_event
 from memledger.domain.quotas import Quotas
-from memledger.domain.records import JsonValue, Receipt, require_id
-from memledger.errors import InvalidInputError, InvalidQueryError, MemledgerError
+from memledger.domain.records import JsonValue, Receipt
+from memledger.errors import InvalidInputError, MemledgerError
 from memledger.memory import Memory
 from memledger.wire import (
     ParsedEvent,
@@ -134,50 +136,39 @@ def _show_receipts(done: Sequence[Receipt], *, as_list: bool, as_json: bool) -> 
 
 
 @app.command()
+@store_command
 def revoke(
-    ctx: typer.Context,
+    call: Call,
     *,
-    memory_id: Annotated[str, typer.Argument(metavar="MEMORY_ID")],
+    memory_id: MemoryId,
     reason: Reason = "revoked",
-    db: Db = None,
-    tenant: Tenant = None,
-    as_json: AsJson = False,
 ) -> None:
     """Revoke one memory (and the remnants of its claim), and its words in the other
     records of its source event. Nothing brings it back."""
-    who = require_tenant(ctx, tenant)
-    with open_memory(ctx, db) as memory:
-        receipt = memory.revoke(memory_id, tenant=who, reason=reason)
-    if as_json:
-        render.print_json(revocation_to_dict(receipt))
-    else:
-        render.revocation(render.make_console(), receipt)
+    with call.memory() as memory:
+        receipt = memory.revoke(memory_id, tenant=call.tenant, reason=reason)
+    call.show(revocation_to_dict(receipt), render.revocation, receipt)
 
 
 @app.command()
+@store_command
 def forget(
-    ctx: typer.Context,
+    call: Call,
     *,
     event_id: Annotated[str, typer.Argument(metavar="EVENT_ID")],
     reason: Reason = "forgotten",
-    db: Db = None,
-    tenant: Tenant = None,
-    as_json: AsJson = False,
 ) -> None:
     """Stop using everything a source event gave, in every family; nothing is written
     from it again. The ledger keeps the event (deleting it is erasure)."""
-    who = require_tenant(ctx, tenant)
-    with open_memory(ctx, db) as memory:
-        receipt = memory.forget(event_id, tenant=who, reason=reason)
-    if as_json:
-        render.print_json(forget_to_dict(receipt))
-    else:
-        render.forgotten(render.make_console(), receipt)
+    with call.memory() as memory:
+        receipt = memory.forget(event_id, tenant=call.tenant, reason=reason)
+    call.show(forget_to_dict(receipt), render.forgotten, receipt)
 
 
 @app.command()
+@store_command
 def undo(
-    ctx: typer.Context,
+    call: Call,
     *,
     change_id: Annotated[
         str,
@@ -188,71 +179,50 @@ def undo(
         ),
     ],
     reason: Reason = "undone",
-    db: Db = None,
-    tenant: Tenant = None,
-    as_json: AsJson = False,
 ) -> None:
     """Undo a revocation, a forgotten event, a correction or a rollback: what it closed
     comes back as new records at the next revision (over the valid time nothing open
     holds), what it wrote is closed. History keeps both."""
-    who = require_tenant(ctx, tenant)
-    with open_memory(ctx, db) as memory:
-        receipt = memory.undo(change_id, tenant=who, reason=reason)
-    if as_json:
-        render.print_json(undo_to_dict(receipt))
-    else:
-        render.undone(render.make_console(), receipt)
+    with call.memory() as memory:
+        receipt = memory.undo(change_id, tenant=call.tenant, reason=reason)
+    call.show(undo_to_dict(receipt), render.undone, receipt)
 
 
 @app.command()
+@store_command
 def restore(
-    ctx: typer.Context,
+    call: Call,
     *,
-    memory_id: Annotated[str, typer.Argument(metavar="MEMORY_ID")],
+    memory_id: MemoryId,
     reason: Reason = "restored",
-    db: Db = None,
-    tenant: Tenant = None,
-    as_json: AsJson = False,
 ) -> None:
     """Undo the change that closed MEMORY_ID (see undo): it, and whatever else that
     change closed, comes back."""
-    who = require_tenant(ctx, tenant)
-    with open_memory(ctx, db) as memory:
-        receipt = memory.restore(memory_id, tenant=who, reason=reason)
-    if as_json:
-        render.print_json(undo_to_dict(receipt))
-    else:
-        render.undone(render.make_console(), receipt)
+    with call.memory() as memory:
+        receipt = memory.restore(memory_id, tenant=call.tenant, reason=reason)
+    call.show(undo_to_dict(receipt), render.undone, receipt)
 
 
 @app.command("change-log")
+@store_command
 def change_log(
-    ctx: typer.Context,
+    call: Call,
     *,
     limit: Annotated[int, typer.Option("--limit", min=1, max=10_000, help="How many.")] = 50,
-    db: Db = None,
-    tenant: Tenant = None,
-    as_json: AsJson = False,
 ) -> None:
     """The tenant's recorded changes, newest first: revocations, forgotten events,
     undone corrections, rollbacks and undos, each with what it closed and opened."""
-    who = require_tenant(ctx, tenant)
-    with open_memory(ctx, db) as memory:
-        found = memory.change_log(tenant=who, limit=limit)
-    if as_json:
-        render.print_json([change_to_dict(c) for c in found])
-    else:
-        render.change_log(render.make_console(), found)
+    with call.memory() as memory:
+        found = memory.change_log(tenant=call.tenant, limit=limit)
+    call.show([change_to_dict(c) for c in found], render.change_log, found)
 
 
 @app.command()
+@store_command
 def compact(
-    ctx: typer.Context,
+    call: Call,
     *,
-    subject: Annotated[
-        str | None,
-        typer.Option("--subject", metavar="SUBJECT", help="One subject; default: every one."),
-    ] = None,
+    subject: OneSubject = None,
     older_than: Annotated[
         float | None,
         typer.Option(
@@ -283,17 +253,13 @@ def compact(
         bool, typer.Option("--dry-run", help="List the sessions, write nothing.")
     ] = False,
     reason: Reason = "compacted",
-    db: Db = None,
-    tenant: Tenant = None,
-    as_json: AsJson = False,
 ) -> None:
     """Compress old sessions into session summary records: each names the episodes it
     covers, which leave the index and stay in the store; one recorded change that undo
     reverses."""
-    who = require_tenant(ctx, tenant)
-    with open_memory(ctx, db) as memory:
+    with call.memory() as memory:
         receipt = memory.compact(
-            tenant=who,
+            tenant=call.tenant,
             subject=subject,
             older_than=None if older_than is None else timedelta(days=older_than),
             before=before,
@@ -302,20 +268,15 @@ def compact(
             dry_run=dry_run,
             reason=reason,
         )
-    if as_json:
-        render.print_json(compaction_to_dict(receipt))
-    else:
-        render.compacted(render.make_console(), receipt)
+    call.show(compaction_to_dict(receipt), render.compacted, receipt)
 
 
 @app.command()
+@store_command
 def consolidate(
-    ctx: typer.Context,
+    call: Call,
     *,
-    subject: Annotated[
-        str | None,
-        typer.Option("--subject", metavar="SUBJECT", help="One subject; default: every one."),
-    ] = None,
+    subject: OneSubject = None,
     family: Annotated[
         str | None,
         typer.Option("--family", metavar="FAMILY", help="One family of that subject."),
@@ -333,31 +294,25 @@ def consolidate(
         bool, typer.Option("--dry-run", help="List the groups, write nothing.")
     ] = False,
     reason: Reason = "consolidated",
-    db: Db = None,
-    tenant: Tenant = None,
-    as_json: AsJson = False,
 ) -> None:
     """Merge near-duplicate open records of one family and subject into one (mentions
     summed, every source kept), as one recorded change that undo reverses."""
-    who = require_tenant(ctx, tenant)
-    with open_memory(ctx, db) as memory:
+    with call.memory() as memory:
         receipt = memory.consolidate(
-            tenant=who,
+            tenant=call.tenant,
             subject=subject,
             family=family,
             threshold=threshold,
             dry_run=dry_run,
             reason=reason,
         )
-    if as_json:
-        render.print_json(consolidation_to_dict(receipt))
-    else:
-        render.consolidated(render.make_console(), receipt)
+    call.show(consolidation_to_dict(receipt), render.consolidated, receipt)
 
 
 @app.command()
+@store_command
 def rollback(
-    ctx: typer.Context,
+    call: Call,
     *,
     extractor: Annotated[
         str,
@@ -388,33 +343,28 @@ def rollback(
         ),
     ] = None,
     reason: Reason = "rollback",
-    db: Db = None,
-    tenant: Tenant = None,
-    as_json: AsJson = False,
 ) -> None:
     """Take back what one extractor version wrote, as one recorded change (undo takes
     it back in turn): its records are closed and what they had closed is restored;
     turns and what callers stated stay. --rederive extracts the same events again."""
-    who = require_tenant(ctx, tenant)
-    with open_memory(ctx, db) as memory:
+    who = call.tenant
+    with call.memory() as memory:
         if rederive is None:
             receipt = memory.rollback(extractor, tenant=who, since=since, reason=reason)
         else:
             with open_extractor(
-                rederive, settings_of(ctx), schema=memory.families_of(who)
+                rederive, settings_of(call.ctx), schema=memory.families_of(who)
             ) as chosen:
                 receipt = memory.rollback(
                     extractor, tenant=who, since=since, reason=reason, rederive_with=chosen
                 )
-    if as_json:
-        render.print_json(rollback_to_dict(receipt))
-    else:
-        render.rolled_back(render.make_console(), receipt)
+    call.show(rollback_to_dict(receipt), render.rolled_back, receipt)
 
 
 @app.command()
+@store_command
 def erase(
-    ctx: typer.Context,
+    call: Call,
     *,
     event: Annotated[
         str | None, typer.Option("--event", metavar="EVENT_ID", help="Erase one event.")
@@ -432,45 +382,27 @@ def erase(
         ),
     ] = None,
     reason: Reason = "erased",
-    db: Db = None,
-    tenant: Tenant = None,
-    as_json: AsJson = False,
 ) -> None:
     """Delete what memory holds of one event, memory or subject, in every store, and
     print the receipt (each store's status). Use stops first, as with forget; a replay
     of an erased event is refused. Erasing the same target again finishes a store that
     failed."""
-    who = require_tenant(ctx, tenant)
-    with open_memory(ctx, db) as memory:
+    with call.memory() as memory:
         receipt = memory.erase(
-            tenant=who, event=event, memory_id=memory_id, subject=subject, reason=reason
+            tenant=call.tenant, event=event, memory_id=memory_id, subject=subject, reason=reason
         )
-    if as_json:
-        render.print_json(receipt.to_dict())
-    else:
-        render.erasure(render.make_console(), receipt)
+    call.show(receipt.to_dict(), render.erasure, receipt)
     if not receipt.complete:
         raise typer.Exit(1)
 
 
 @app.command()
-def erasures(
-    ctx: typer.Context,
-    *,
-    db: Db = None,
-    tenant: Tenant = None,
-    as_json: AsJson = False,
-) -> None:
+@store_command
+def erasures(call: Call) -> None:
     """The tenant's erasure receipts, oldest first."""
-    who = require_tenant(ctx, tenant)
-    with open_memory(ctx, db) as memory:
-        done = memory.erasures(tenant=who)
-    if as_json:
-        render.print_json([r.to_dict() for r in done])
-    else:
-        console = render.make_console()
-        for receipt in done:
-            render.erasure(console, receipt)
+    with call.memory() as memory:
+        done = memory.erasures(tenant=call.tenant)
+    call.show([r.to_dict() for r in done], render.erasures, done)
 
 
 @app.command()
@@ -485,25 +417,21 @@ def expire(
     its kind), with the events left without records; print the erasure receipts. Of
     one tenant with --tenant, else of every tenant. `worker --expire-every` does this
     on a schedule."""
-    if tenant is not None:
-        require_id(tenant, "tenant", InvalidQueryError)
+    check_tenant_id(tenant)
     with open_memory(ctx, db) as memory:
         done = memory.expire(tenant=tenant)
     if as_json:
         render.print_json([r.to_dict() for r in done])
     else:
-        console = render.make_console()
-        if not done:
-            console.print(Text("nothing has expired"))
-        for receipt in done:
-            render.erasure(console, receipt)
+        render.erasures(render.make_console(), done, empty="nothing has expired")
     if not all(r.complete for r in done):
         raise typer.Exit(1)
 
 
 @app.command()
+@store_command
 def retention(
-    ctx: typer.Context,
+    call: Call,
     *,
     kind: Annotated[
         str | None, typer.Argument(metavar="[KIND]", help="A memory kind (episode, fact, ...).")
@@ -512,16 +440,12 @@ def retention(
         str | None,
         typer.Argument(metavar="[DAYS|off]", help="Keep KIND this many days; off: no retention."),
     ] = None,
-    db: Db = None,
-    tenant: Tenant = None,
-    as_json: AsJson = False,
 ) -> None:
     """Show the tenant's retention per kind, or set one: `retention episode 90`. Records
     already held get the earlier of their own expiry and that day, at once."""
-    who = require_tenant(ctx, tenant)
     if kind is not None and days is None:
         raise InvalidInputError("give both KIND and DAYS (a whole number, or off)")
-    with open_memory(ctx, db) as memory:
+    with call.memory() as memory:
         if kind is not None and days is not None:
             if days == "off":
                 chosen = None
@@ -529,16 +453,9 @@ def retention(
                 chosen = int(days)
             else:
                 raise InvalidInputError(f"DAYS must be a whole number or off, got {days!r}")
-            memory.set_retention(kind, chosen, tenant=who)
-        held = memory.retention(tenant=who)
-    if as_json:
-        render.print_json(dict[str, JsonValue](held))
-    else:
-        console = render.make_console()
-        if not held:
-            console.print(Text(f"tenant {who!r} keeps every kind until it is erased"))
-        for name, kept in held.items():
-            console.print(Text(f"{name}: {kept} day(s)"))
+            memory.set_retention(kind, chosen, tenant=call.tenant)
+        held = memory.retention(tenant=call.tenant)
+    call.show(dict[str, JsonValue](held), render.retention, held, tenant=call.tenant)
 
 
 @app.command()
@@ -551,8 +468,7 @@ def status(
 ) -> None:
     """How fresh memory is: the extraction backlog and lag (jobs of the last hour), the
     index lag, and with --tenant the erasures' times (docs/freshness.md)."""
-    if tenant is not None:
-        require_id(tenant, "tenant", InvalidQueryError)
+    check_tenant_id(tenant)
     with open_memory(ctx, db) as memory:
         memory.index  # noqa: B018 - open it: its lag is part of the status
         found = memory.freshness(tenant=tenant)
@@ -563,8 +479,9 @@ def status(
 
 
 @app.command()
+@store_command
 def quotas(
-    ctx: typer.Context,
+    call: Call,
     *,
     max_records: Annotated[
         int | None, typer.Option("--max-records", min=1, help="Open records it may hold.")
@@ -581,17 +498,13 @@ def quotas(
         int | None, typer.Option("--packet-tokens", min=1, help="Largest packet budget.")
     ] = None,
     clear: Annotated[bool, typer.Option("--clear", help="Remove every quota.")] = False,
-    db: Db = None,
-    tenant: Tenant = None,
-    as_json: AsJson = False,
 ) -> None:
     """Show the tenant's quotas, or set them (the ones given replace them all; --clear
     removes them). Past a quota a request is refused and changes nothing."""
-    who = require_tenant(ctx, tenant)
     given = (max_records, jobs_per_minute, recalls_per_second, packet_tokens)
     if clear and any(v is not None for v in given):
         raise InvalidInputError("--clear removes every quota: give no quota with it")
-    with open_memory(ctx, db) as memory:
+    with call.memory() as memory:
         if clear or any(v is not None for v in given):
             chosen = Quotas(
                 max_records=max_records,
@@ -599,34 +512,23 @@ def quotas(
                 recalls_per_second=recalls_per_second,
                 packet_tokens=packet_tokens,
             )
-            held = memory.set_quotas(None if clear else chosen, tenant=who)
+            held = memory.set_quotas(None if clear else chosen, tenant=call.tenant)
         else:
-            held = memory.quotas(tenant=who)
+            held = memory.quotas(tenant=call.tenant)
     shown: dict[str, JsonValue] = dict(held.to_dict())
-    if as_json:
-        render.print_json(shown)
-    else:
-        console = render.make_console()
-        for name, value in shown.items():
-            console.print(Text(f"{name}: {'no limit' if value is None else value}"))
+    call.show(shown, render.quotas, shown)
 
 
 @app.command("revoke-family")
+@store_command
 def revoke_family(
-    ctx: typer.Context,
+    call: Call,
     *,
     subject: Subject,
     family: FamilyName,
     reason: Reason = "revoked",
-    db: Db = None,
-    tenant: Tenant = None,
-    as_json: AsJson = False,
 ) -> None:
     """Revoke every open record of a family for a subject."""
-    who = require_tenant(ctx, tenant)
-    with open_memory(ctx, db) as memory:
-        receipt = memory.revoke_family(subject, family, tenant=who, reason=reason)
-    if as_json:
-        render.print_json(revocation_to_dict(receipt))
-    else:
-        render.revocation(render.make_console(), receipt)
+    with call.memory() as memory:
+        receipt = memory.revoke_family(subject, family, tenant=call.tenant, reason=reason)
+    call.show(revocation_to_dict(receipt), render.revocation, receipt)
