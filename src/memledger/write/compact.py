@@ -1,4 +1,4 @@
-"""Episodic compaction (issue 14, item 5): the old episodes of a session compressed into
+"""Episodic compaction: the old episodes of a session compressed into
 one session summary record that names the episodes it covers.
 
 Every turn is kept as an episode; months of them fill the index with small talk that

@@ -1,5 +1,4 @@
-"""Consolidation: near-duplicate records of one family and subject merged into one
-(issue 14, item 4).
+"""Consolidation: near-duplicate records of one family and subject merged into one.
 
 The write path already refuses most repeats (a candidate at least ``noop`` similar to
 an open record that covers its time is a NOOP and raises that record's mentions,

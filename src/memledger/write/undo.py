@@ -1,5 +1,5 @@
 """Undo: a revocation, a forgotten event, a correction or an extractor's rollback,
-reversed as a new revision (issue 14, items 6 and 7; ``memledger.domain.changes``).
+reversed as a new revision (``memledger.domain.changes``).
 
 Undoing a change, family by family, in one transaction:
 

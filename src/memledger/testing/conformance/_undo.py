@@ -1,4 +1,4 @@
-"""Reversible retraction and extractor rollback (issue 14, items 6 and 7): an undo
+"""Reversible retraction and extractor rollback: an undo
 restores what a revocation, a forgotten event, a correction or a rollback closed, as
 a new revision, fills only the valid time nothing open holds, and keeps both in
 history; a rollback takes back one extractor version's records, and can re-derive
