@@ -226,3 +226,19 @@ def test_the_names_that_moved_are_still_found_where_they_were_with_a_warning() -
         assert derived.open_index is backends.open_index  # type: ignore[attr-defined]
     with pytest.raises(AttributeError):
         derived.no_such_name  # type: ignore[attr-defined]  # noqa: B018
+
+
+SHARED = ("_files", "_sqlite", "_sqlite_meta", "_openai_http", "_openai_chat", "deadline")
+"""Modules at the top of the package that several floors use: they stand on the ground."""
+
+
+def test_the_shared_helpers_stand_on_the_ground() -> None:
+    ground = {f"memledger.{m}" for m in SHARED} | {"memledger.errors", "memledger.ports"}
+    found = {
+        (a, b)
+        for a, b in project_imports()
+        if a.removeprefix("memledger.") in SHARED
+        and b not in ground
+        and not b.startswith("memledger.domain")
+    }
+    assert found == set()
