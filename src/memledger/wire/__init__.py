@@ -27,6 +27,7 @@ The parts, each a private module of this package:
   claims, reviews, jobs, worker runs, keys, families and recalls;
 * ``_changes``: what a change did: revocations, forgets, undos, rollbacks, compactions,
   consolidations, recorded changes and re-derivations;
+* ``_corpus``: the shared document corpus: documents, chunks and search hits;
 * ``_json``: :data:`JsonObject` and :func:`isoformat`, shared by the output helpers.
 """
 
@@ -42,6 +43,7 @@ from memledger.wire._changes import (
     rollback_to_dict,
     undo_to_dict,
 )
+from memledger.wire._corpus import chunk_to_dict, document_to_dict, hit_to_dict
 from memledger.wire._json import JsonObject, isoformat
 from memledger.wire._parse import (
     ActorIn,
@@ -74,13 +76,16 @@ __all__ = [
     "JsonObject",
     "ParsedEvent",
     "change_to_dict",
+    "chunk_to_dict",
     "claim_to_dict",
     "compaction_to_dict",
     "consolidation_to_dict",
+    "document_to_dict",
     "event_to_dict",
     "family_to_dict",
     "forget_to_dict",
     "history_entry_to_dict",
+    "hit_to_dict",
     "isoformat",
     "job_to_dict",
     "key_to_dict",
