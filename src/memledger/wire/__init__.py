@@ -23,8 +23,8 @@ The parts, each a private module of this package:
 * ``_parse``: the input models (:class:`EventIn`, :class:`ClaimIn`, :class:`ActorIn`),
   :func:`parse_event_json` and :func:`parse_events_json`, and the one-line messages
   made of pydantic's errors;
-* ``_records``: what is held: records, a family's change log, events, ingest receipts,
-  claims, reviews, jobs, worker runs, keys, families and recalls;
+* ``_records``: what is held: records, a family's change log and revision tokens, events,
+  ingest receipts, claims, reviews, jobs, worker runs, keys, families and recalls;
 * ``_changes``: what a change did: revocations, forgets, undos, rollbacks, compactions,
   consolidations, recorded changes and re-derivations;
 * ``_corpus``: the shared document corpus: documents, chunks and search hits;
@@ -66,6 +66,7 @@ from memledger.wire._records import (
     record_to_dict,
     review_resolution_to_dict,
     review_to_dict,
+    revision_to_dict,
     work_report_to_dict,
 )
 
@@ -98,6 +99,7 @@ __all__ = [
     "rederivation_to_dict",
     "review_resolution_to_dict",
     "review_to_dict",
+    "revision_to_dict",
     "revocation_to_dict",
     "rollback_to_dict",
     "undo_to_dict",
