@@ -9,12 +9,13 @@ queue (:func:`review_to_dict`, :func:`review_resolution_to_dict`,
 
 from __future__ import annotations
 
-from typing import Literal, Protocol, get_args
+from typing import Literal, TypeAlias, get_args
 
 from memledger.domain.families import Family
 from memledger.domain.keys import ApiKey
 from memledger.domain.records import (
     Claim,
+    FamilyRevision,
     HistoryEntry,
     Job,
     JsonValue,
@@ -22,8 +23,10 @@ from memledger.domain.records import (
     Receipt,
     ReviewItem,
     ReviewResolution,
+    RevocationReceipt,
     SourceEvent,
 )
+from memledger.ports import FamilySlot
 from memledger.read.missed import PossibleUpdate
 from memledger.read.recall import RecallResult
 from memledger.wire._json import JsonObject, grant_strings, iso_or_none, isoformat
@@ -130,19 +133,9 @@ def receipt_to_dict(receipt: Receipt) -> JsonObject:
     }
 
 
-class AtRevision(Protocol):
-    """What names a family at a revision and generation: a revision token
-    (:class:`~memledger.domain.records.FamilyRevision`), a revocation receipt, an entry
-    of a family's change log, a subject's family slot."""
-
-    @property
-    def subject(self) -> str: ...
-    @property
-    def family(self) -> str: ...
-    @property
-    def revision(self) -> int: ...
-    @property
-    def generation(self) -> int: ...
+AtRevision: TypeAlias = FamilyRevision | RevocationReceipt | HistoryEntry | FamilySlot
+"""What names a family at a revision and generation: a revision token, a revocation
+receipt, an entry of a family's change log, a subject's family slot."""
 
 
 def revision_to_dict(token: AtRevision) -> JsonObject:
