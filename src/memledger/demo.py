@@ -16,7 +16,15 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from memledger.domain.records import Actor, Claim, Grant, JsonValue, MemoryRecord, SourceEvent
+from memledger.domain.records import (
+    Actor,
+    Claim,
+    Grant,
+    JsonValue,
+    MemoryRecord,
+    Receipt,
+    SourceEvent,
+)
 from memledger.memory import Memory
 from memledger.store import open_store
 from memledger.testing import FrozenClock
@@ -53,19 +61,13 @@ class _Teller:
 
 
 def _event(
-    event_id: str,
-    text: str,
-    *,
-    tenant: str,
-    at: datetime,
-    sequence: int,
-    who: Actor,
-    subject: str = "user-42",
+    event_id: str, text: str, *, tenant: str, at: datetime, sequence: int, who: Actor
 ) -> SourceEvent:
+    """A chat turn in which ``who`` speaks of themself (the subject is the actor)."""
     return SourceEvent(
         tenant=tenant,
         event_id=event_id,
-        subject=subject,
+        subject=who.id,
         actor=who,
         channel="chat",
         occurred_at=at,
@@ -106,6 +108,40 @@ def _show(console: Console, title: str, records: tuple[MemoryRecord, ...]) -> No
     console.print(table)
 
 
+def _values(
+    memory: Memory, *, tenant: str, valid_at: datetime, as_of: datetime | None = None
+) -> list[JsonValue]:
+    """user-42's current values of the family at ``valid_at``, as held at ``as_of``."""
+    found = memory.current("user-42", FAMILY, tenant=tenant, valid_at=valid_at, as_of=as_of)
+    return [r.value for r in found]
+
+
+def _tell_ingest(tell: _Teller, receipt: Receipt, *, event_id: str, text: str, line: str) -> None:
+    """An ingest step: ``line`` then the revision it left (and whether it was a
+    duplicate)."""
+    dup = " (duplicate)" if receipt.duplicate else ""
+    tell.say(
+        f"{line} -> revision {receipt.revision(FAMILY)}{dup}",
+        step="ingest",
+        event_id=event_id,
+        text=text,
+        revision=receipt.revision(FAMILY),
+        duplicate=receipt.duplicate,
+    )
+
+
+def _tell_outcome(tell: _Teller, receipt: Receipt, *, step: str, event_id: str, line: str) -> None:
+    """A step about the first claim's disposition: ``line`` holds ``{}`` where it goes."""
+    result = receipt.results[0]
+    tell.say(
+        line.format(f"{result.disposition} ({result.reason})"),
+        step=step,
+        event_id=event_id,
+        disposition=result.disposition,
+        reason=result.reason,
+    )
+
+
 def run_demo(
     url: str | Path | None, console: Console, *, tenant: str = TENANT, as_json: bool = False
 ) -> dict[str, JsonValue]:
@@ -123,15 +159,7 @@ def run_demo(
             _event("oct02", text, tenant=tenant, at=_at(10, 2), sequence=1, who=user),
             [_claim("friday", "on Fridays")],
         )
-        tell.say(
-            f"Oct 2  {text!r} -> revision {receipt.revision(FAMILY)}"
-            f"{' (duplicate)' if receipt.duplicate else ''}",
-            step="ingest",
-            event_id="oct02",
-            text=text,
-            revision=receipt.revision(FAMILY),
-            duplicate=receipt.duplicate,
-        )
+        _tell_ingest(tell, receipt, event_id="oct02", text=text, line=f"Oct 2  {text!r}")
 
         clock.set(_at(10, 19))
         text = "Daily for the rest of October please, then Friday again from November 1."
@@ -142,15 +170,12 @@ def run_demo(
                 _claim("friday", "Friday again from November 1", start=_at(11, 1, 0)),
             ],
         )
-        dup = " (duplicate)" if receipt.duplicate else ""
-        tell.say(
-            f"Oct 19 {text!r}\n       one event, two windows -> revision "
-            f"{receipt.revision(FAMILY)}{dup}",
-            step="ingest",
+        _tell_ingest(
+            tell,
+            receipt,
             event_id="oct19",
             text=text,
-            revision=receipt.revision(FAMILY),
-            duplicate=receipt.duplicate,
+            line=f"Oct 19 {text!r}\n       one event, two windows",
         )
 
         clock.set(_at(10, 28))
@@ -165,14 +190,13 @@ def run_demo(
             ),
             [_claim("friday", "on Fridays")],
         )
-        result = receipt.results[0]
-        tell.say(
-            f"Oct 28 a late redelivery of the Oct 2 message -> {result.disposition} "
-            f"({result.reason}); the current view does not change\n",
+        _tell_outcome(
+            tell,
+            receipt,
             step="late_redelivery",
             event_id="oct02-redelivered",
-            disposition=result.disposition,
-            reason=result.reason,
+            line="Oct 28 a late redelivery of the Oct 2 message -> {}; "
+            "the current view does not change\n",
         )
 
         tell.table(
@@ -183,9 +207,7 @@ def run_demo(
             ("Oct 28", _at(10, 28)),
             ("Nov 1", _at(11, 1, 0)),
         ):
-            values: list[JsonValue] = [
-                r.value for r in memory.current("user-42", FAMILY, tenant=tenant, valid_at=moment)
-            ]
+            values = _values(memory, tenant=tenant, valid_at=moment)
             tell.say(
                 f"valid at {label}: {values}",
                 step="valid_at",
@@ -193,12 +215,7 @@ def run_demo(
                 values=values,
             )
         before = _at(10, 19) - timedelta(seconds=1)
-        believed: list[JsonValue] = [
-            r.value
-            for r in memory.current(
-                "user-42", FAMILY, tenant=tenant, valid_at=_at(10, 28), as_of=before
-            )
-        ]
+        believed = _values(memory, tenant=tenant, valid_at=_at(10, 28), as_of=before)
         tell.say(
             f"what we believed on Oct 19 just before the correction, for Oct 28: {believed}\n",
             step="as_of",
@@ -216,7 +233,6 @@ def run_demo(
                 at=_at(10, 20),
                 sequence=1,
                 who=stranger,
-                subject="user-9",
             ),
             [
                 Claim(
@@ -228,14 +244,12 @@ def run_demo(
                 )
             ],
         )
-        result = receipt.results[0]
-        tell.say(
-            f"an actor without the grant -> {result.disposition} ({result.reason}): "
-            "kept, labelled, never a setting\n",
+        _tell_outcome(
+            tell,
+            receipt,
             step="no_grant",
             event_id="chat-9",
-            disposition=result.disposition,
-            reason=result.reason,
+            line="an actor without the grant -> {}: kept, labelled, never a setting\n",
         )
 
         clock.set(_at(11, 2))
@@ -248,7 +262,6 @@ def run_demo(
                 at=_at(11, 2),
                 sequence=1,
                 who=other,
-                subject="user-7",
             ),
             [_claim("monday", "Mondays")],
         )
@@ -260,7 +273,6 @@ def run_demo(
                 at=_at(11, 3),
                 sequence=2,
                 who=other,
-                subject="user-7",
             )
         )
         ack = memory.revoke_family("user-7", FAMILY, tenant=tenant, reason="user: forget it")

@@ -18,9 +18,9 @@ from memledger.api._bodies import DocumentIn, SearchIn
 from memledger.api._extra import document_name
 from memledger.api._problems import problem_responses
 from memledger.api._services import Svc
-from memledger.corpus import AddReport, Chunk, CorpusHit, check_search, stale_marker
+from memledger.corpus import AddReport, CorpusHit, check_search
 from memledger.errors import NotFoundError
-from memledger.wire import JsonObject, isoformat
+from memledger.wire import JsonObject, document_to_dict, hit_to_dict
 
 __all__ = ["router"]
 
@@ -40,16 +40,7 @@ def documents(svc: Svc, who: Reader) -> list[JsonObject]:
     corpus = svc.shelf.open(create=False)
     found = [] if corpus is None else corpus.documents(who.tenant)
     return [
-        {
-            "name": svc.shelf.name_of(who.tenant, d.path),
-            "title": d.title,
-            "kind": d.kind,
-            "chunks": d.chunks,
-            "sha256": d.sha256,
-            "last_modified": isoformat(d.last_modified),
-            "indexed_at": isoformat(d.indexed_at),
-        }
-        for d in found
+        document_to_dict(d, named=("name", svc.shelf.name_of(who.tenant, d.path))) for d in found
     ]
 
 
@@ -103,23 +94,6 @@ def remove_document(name: DocumentName, svc: Svc, who: Admin) -> None:
         raise NotFoundError("no such document")
 
 
-def _chunk(chunk: Chunk, name: str) -> JsonObject:
-    return {
-        "chunk_id": chunk.chunk_id,
-        "document": name,
-        "title": chunk.title,
-        "section": chunk.section,
-        "text": chunk.text,
-        "tokens": chunk.tokens,
-        "start": chunk.start,
-        "end": chunk.end,
-        "is_table": chunk.is_table,
-        "is_code": chunk.is_code,
-        "indexed_at": isoformat(chunk.indexed_at),
-        "last_modified": isoformat(chunk.last_modified),
-    }
-
-
 @router.post(
     "/v1/corpus/search",
     response_model=wm.SearchResult,
@@ -143,13 +117,7 @@ def search(body: SearchIn, svc: Svc, who: Reader) -> JsonObject:
         "found": len(hits),
         "message": None if hits else "no relevant document found",
         "hits": [
-            {
-                "score": h.score,
-                "confidence": h.confidence,
-                "sources": list(h.sources),
-                "stale": stale_marker(h.chunk, now=now),
-                "chunk": _chunk(h.chunk, svc.shelf.name_of(who.tenant, h.chunk.path)),
-            }
+            hit_to_dict(h, now=now, named=("document", svc.shelf.name_of(who.tenant, h.chunk.path)))
             for h in hits
         ],
     }

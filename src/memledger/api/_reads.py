@@ -32,6 +32,7 @@ from memledger.wire import (
     possible_update_to_dict,
     recall_to_dict,
     record_to_dict,
+    revision_to_dict,
     revocation_to_dict,
 )
 
@@ -175,10 +176,7 @@ def families(subject: Subject, svc: Svc, who: Reader) -> list[JsonObject]:
     readable(who, subject)
     return [
         {
-            "subject": slot.subject,
-            "family": slot.family,
-            "revision": slot.revision,
-            "generation": slot.generation,
+            **revision_to_dict(slot),
             "updated_at": None if slot.updated_at is None else slot.updated_at.isoformat(),
         }
         for slot in svc.memory.families(subject, tenant=who.tenant)

@@ -24,18 +24,16 @@ from memledger.corpus import (
     MAX_K,
     MIN_CHUNK_TOKENS,
     AddReport,
-    Chunk,
     Corpus,
     CorpusHit,
     Document,
     check_chunking,
     check_search,
     default_corpus_path,
-    stale_marker,
 )
 from memledger.domain.records import JsonValue, require_id
 from memledger.errors import InvalidInputError, InvalidQueryError
-from memledger.wire import isoformat
+from memledger.wire import document_to_dict, hit_to_dict
 
 __all__ = ["corpus"]
 
@@ -55,45 +53,6 @@ def _open(path: Path, embedder: str) -> Corpus:
 
 
 # -- JSON -------------------------------------------------------------------------------
-
-
-def chunk_to_dict(chunk: Chunk) -> dict[str, JsonValue]:
-    return {
-        "chunk_id": chunk.chunk_id,
-        "path": chunk.path,
-        "title": chunk.title,
-        "section": chunk.section,
-        "text": chunk.text,
-        "tokens": chunk.tokens,
-        "start": chunk.start,
-        "end": chunk.end,
-        "is_table": chunk.is_table,
-        "is_code": chunk.is_code,
-        "indexed_at": isoformat(chunk.indexed_at),
-        "last_modified": isoformat(chunk.last_modified),
-    }
-
-
-def hit_to_dict(hit: CorpusHit, *, now: datetime) -> dict[str, JsonValue]:
-    return {
-        "score": hit.score,
-        "confidence": hit.confidence,
-        "sources": list(hit.sources),
-        "stale": stale_marker(hit.chunk, now=now),
-        "chunk": chunk_to_dict(hit.chunk),
-    }
-
-
-def document_to_dict(document: Document) -> dict[str, JsonValue]:
-    return {
-        "path": document.path,
-        "title": document.title,
-        "kind": document.kind,
-        "chunks": document.chunks,
-        "sha256": document.sha256,
-        "last_modified": isoformat(document.last_modified),
-        "indexed_at": isoformat(document.indexed_at),
-    }
 
 
 def report_to_dict(report: AddReport, *, tenant: str) -> dict[str, JsonValue]:

@@ -23,10 +23,11 @@ The parts, each a private module of this package:
 * ``_parse``: the input models (:class:`EventIn`, :class:`ClaimIn`, :class:`ActorIn`),
   :func:`parse_event_json` and :func:`parse_events_json`, and the one-line messages
   made of pydantic's errors;
-* ``_records``: what is held: records, a family's change log, events, ingest receipts,
-  claims, reviews, jobs, worker runs, keys, families and recalls;
+* ``_records``: what is held: records, a family's change log and revision tokens, events,
+  ingest receipts, claims, reviews, jobs, worker runs, keys, families and recalls;
 * ``_changes``: what a change did: revocations, forgets, undos, rollbacks, compactions,
   consolidations, recorded changes and re-derivations;
+* ``_corpus``: the shared document corpus: documents, chunks and search hits;
 * ``_json``: :data:`JsonObject` and :func:`isoformat`, shared by the output helpers.
 """
 
@@ -42,6 +43,7 @@ from memledger.wire._changes import (
     rollback_to_dict,
     undo_to_dict,
 )
+from memledger.wire._corpus import chunk_to_dict, document_to_dict, hit_to_dict
 from memledger.wire._json import JsonObject, isoformat
 from memledger.wire._parse import (
     ActorIn,
@@ -64,6 +66,7 @@ from memledger.wire._records import (
     record_to_dict,
     review_resolution_to_dict,
     review_to_dict,
+    revision_to_dict,
     work_report_to_dict,
 )
 
@@ -74,13 +77,16 @@ __all__ = [
     "JsonObject",
     "ParsedEvent",
     "change_to_dict",
+    "chunk_to_dict",
     "claim_to_dict",
     "compaction_to_dict",
     "consolidation_to_dict",
+    "document_to_dict",
     "event_to_dict",
     "family_to_dict",
     "forget_to_dict",
     "history_entry_to_dict",
+    "hit_to_dict",
     "isoformat",
     "job_to_dict",
     "key_to_dict",
@@ -93,6 +99,7 @@ __all__ = [
     "rederivation_to_dict",
     "review_resolution_to_dict",
     "review_to_dict",
+    "revision_to_dict",
     "revocation_to_dict",
     "rollback_to_dict",
     "undo_to_dict",

@@ -31,10 +31,7 @@ __all__ = [
 def revocation_to_dict(receipt: RevocationReceipt) -> JsonObject:
     return {
         "tenant": receipt.tenant,
-        "subject": receipt.subject,
-        "family": receipt.family,
-        "revision": receipt.revision,
-        "generation": receipt.generation,
+        **revision_to_dict(receipt),
         "revoked": list(receipt.revoked),
         "acknowledged_at": isoformat(receipt.acknowledged_at),
         "reason": receipt.reason,

@@ -1,5 +1,6 @@
-"""What is held, as JSON: records (:func:`record_to_dict`) and a family's change log
-(:func:`history_entry_to_dict`); source events, their receipts and claims
+"""What is held, as JSON: records (:func:`record_to_dict`), a family's change log
+(:func:`history_entry_to_dict`) and a family at a revision (:func:`revision_to_dict`, for
+anything :class:`AtRevision`); source events, their receipts and claims
 (:func:`event_to_dict`, :func:`receipt_to_dict`, :func:`claim_to_dict`); the review
 queue (:func:`review_to_dict`, :func:`review_resolution_to_dict`,
 :func:`possible_update_to_dict`); jobs and worker runs (:func:`job_to_dict`,
@@ -8,7 +9,7 @@ queue (:func:`review_to_dict`, :func:`review_resolution_to_dict`,
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import Literal, TypeAlias, get_args
 
 from memledger.domain.families import Family
 from memledger.domain.keys import ApiKey
@@ -22,14 +23,17 @@ from memledger.domain.records import (
     Receipt,
     ReviewItem,
     ReviewResolution,
+    RevocationReceipt,
     SourceEvent,
 )
+from memledger.ports import FamilySlot
 from memledger.read.missed import PossibleUpdate
 from memledger.read.recall import RecallResult
 from memledger.wire._json import JsonObject, grant_strings, iso_or_none, isoformat
 from memledger.write.worker import JobOutcome, WorkReport
 
 __all__ = [
+    "AtRevision",
     "claim_to_dict",
     "event_to_dict",
     "family_to_dict",
@@ -95,10 +99,7 @@ def history_entry_to_dict(entry: HistoryEntry) -> JsonObject:
     return {
         "seq": entry.seq,
         "tenant": entry.tenant,
-        "subject": entry.subject,
-        "family": entry.family,
-        "revision": entry.revision,
-        "generation": entry.generation,
+        **revision_to_dict(entry),
         "action": entry.action,
         "memory_id": entry.memory_id,
         "status": entry.status,
@@ -132,8 +133,14 @@ def receipt_to_dict(receipt: Receipt) -> JsonObject:
     }
 
 
-def revision_to_dict(token: FamilyRevision) -> JsonObject:
-    """A revision token: a family's revision and generation after a write."""
+AtRevision: TypeAlias = FamilyRevision | RevocationReceipt | HistoryEntry | FamilySlot
+"""What names a family at a revision and generation: a revision token, a revocation
+receipt, an entry of a family's change log, a subject's family slot."""
+
+
+def revision_to_dict(token: AtRevision) -> JsonObject:
+    """A revision token: a family's revision and generation after a write (and the
+    same four keys wherever a family's revision is shown)."""
     return {
         "subject": token.subject,
         "family": token.family,
