@@ -62,7 +62,7 @@ from memledger.ports import FamilySlot, UnitOfWork, all_subjects
 from memledger.session import ExtractiveSummarizer, ItemRole, SessionItem, Summarizer
 from memledger.write.batch import stable_id
 from memledger.write.commit import append_to_ledger
-from memledger.write.history import FamilyStep, record_parts
+from memledger.write.history import FamilyStep, family_time, record_parts
 from memledger.write.ports import WritePorts
 
 FAMILY = "conversation"
@@ -170,7 +170,7 @@ def compact(
         slot = unit.lock_family(tenant, subject, FAMILY)
         # read again under the family's lock: a turn closed meanwhile is not summarised
         due = _due(unit, tenant, subject, before=before, min_turns=min_turns)
-        at = max(now, slot.updated_at) if slot.updated_at is not None else now
+        at = family_time(slot, now)
         latest = max(latest, at)
         writer = _Compactor(unit, slot, change_id=change_id, reason=reason, at=at)
         opened: list[str] = []

@@ -38,7 +38,7 @@ from memledger.domain.scoring import confidence
 from memledger.errors import InvalidInputError
 from memledger.ports import FamilySlot, UnitOfWork, all_subjects
 from memledger.write.batch import stable_id
-from memledger.write.history import FamilyStep, record_parts
+from memledger.write.history import FamilyStep, family_time, record_parts
 from memledger.write.ports import WritePorts
 
 
@@ -141,7 +141,7 @@ def consolidate(
             merges.extend(_merge(None, survivor, dups) for survivor, dups in found)
             continue
         slot = unit.lock_family(tenant, subject, family)
-        at = max(now, slot.updated_at) if slot.updated_at is not None else now
+        at = family_time(slot, now)
         latest = max(latest, at)
         writer = _Merger(unit, slot, change_id=change_id, reason=reason, at=at)
         closed: list[str] = []

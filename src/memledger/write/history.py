@@ -2,6 +2,7 @@
 changes it records:
 
 * :func:`history_entry`: one history entry, as every writer of records makes it;
+* :func:`family_time`: when a change to a family takes place (never before its last);
 * :class:`FamilyStep`: the next revision of one locked family, whose history entries
   all carry that revision, the step's time and its cause;
 * :func:`record_parts`: a change made of per-family parts, stored when it changed
@@ -42,6 +43,12 @@ def history_entry(
         at=at,
         cause=cause,
     )
+
+
+def family_time(slot: FamilySlot, now: datetime) -> datetime:
+    """When a change made ``now`` to the family of ``slot`` takes place: ``now``, or the
+    family's last change when the clock is behind it (its history never goes back)."""
+    return max(now, slot.updated_at) if slot.updated_at is not None else now
 
 
 class FamilyStep:

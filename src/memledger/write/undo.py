@@ -56,7 +56,7 @@ from memledger.domain.records import (
 from memledger.errors import ConflictError, InvalidInputError, NotFoundError
 from memledger.ports import FamilySlot, UnitOfWork
 from memledger.write.batch import stable_id
-from memledger.write.history import FamilyStep, record_parts
+from memledger.write.history import FamilyStep, family_time, record_parts
 
 Rederive = Callable[[UnitOfWork, SourceEvent, str], str]
 """Extract an event again and commit the claims in the unit, with the given derivation
@@ -204,7 +204,7 @@ def invert(
     latest = now
     for (subject, family), group in sorted(by_family.items()):
         slot = unit.lock_family(tenant, subject, family)
-        at = max(now, slot.updated_at) if slot.updated_at is not None else now
+        at = family_time(slot, now)
         latest = max(latest, at)
         step = _FamilyUndo(unit, slot, cause=f"{cause}: {reason}", closed_by=cause, at=at)
         wanted: list[tuple[str, bool]] = []
