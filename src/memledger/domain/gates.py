@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from memledger.domain.records import Claim, JsonValue
+from memledger.domain.records import Claim
 from memledger.domain.similarity import normalise
+from memledger.domain.text import value_text
 
 GateReason = Literal["ungrounded", "unsupported", "unimportant"]
 
@@ -71,21 +72,13 @@ def support(statement: str, text: str) -> float:
     return len(wanted & content_words(text)) / len(wanted)
 
 
-def _value_text(value: JsonValue) -> str:
-    if isinstance(value, dict):
-        return " ".join(_value_text(v) for v in value.values())
-    if isinstance(value, list):
-        return " ".join(_value_text(v) for v in value)
-    return "" if value is None or isinstance(value, bool) else str(value)
-
-
 def gate(claim: Claim, text: str, *, settings: GateSettings = GateSettings()) -> GateReason | None:
     """Why an extracted candidate is dropped, or ``None`` if it passes."""
     if claim.kind == "episode":
         return None
     if claim.grounding is None or normalise(claim.grounding) not in normalise(text):
         return "ungrounded"
-    value = _value_text(claim.value)
+    value = value_text(claim.value)
     by_value = support(value, text) if content_words(value) else 0.0
     best = max(support(claim.statement, text), by_value)
     if best < settings.min_support:

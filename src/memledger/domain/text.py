@@ -10,6 +10,8 @@ so a caller can always quote the exact substring a result came from.
 * :func:`sentences` and :func:`clauses` split text into :class:`Segment` spans.
 * :func:`normalize` collapses whitespace and straightens typographic quotes.
 * :func:`ends_asking` tells whether a turn ends with a question.
+* :func:`value_text` reads the words of a structured value; :data:`ENGLISH_STOP_WORDS`
+  are the common English words that matching and indexing leave out.
 """
 
 from __future__ import annotations
@@ -19,8 +21,13 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from memledger.domain.records import JsonValue
 
 __all__ = [
+    "ENGLISH_STOP_WORDS",
     "STOP_WORDS",
     "Segment",
     "clauses",
@@ -29,6 +36,7 @@ __all__ = [
     "sentences",
     "slug",
     "stem",
+    "value_text",
 ]
 
 STOP_WORDS: frozenset[str] = frozenset(
@@ -36,6 +44,19 @@ STOP_WORDS: frozenset[str] = frozenset(
     by and or me i we us you some any""".split()
 )
 """Words :func:`slug` drops (after folding to lowercase ascii)."""
+
+ENGLISH_STOP_WORDS: frozenset[str] = frozenset(
+    """a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers herself him himself his how i if in into is it
+    its itself just me more most my myself no nor not now of off on once only or other our ours
+    ourselves out over own same she should so some such than that the their theirs them
+    themselves then there these they this those through to too under until up very was we were
+    what when where which while who whom why will with would you your yours yourself
+    yourselves""".split()
+)
+"""Common English words, lowercase: what a query's terms and a text's content words
+leave out."""
 
 MAX_SLUG_WORDS = 8
 MAX_SLUG_CHARS = 80
@@ -50,6 +71,16 @@ def normalize(text: str) -> str:
     """``text`` with runs of whitespace collapsed to one space, typographic quotes
     straightened, and no leading or trailing whitespace."""
     return re.sub(r"\s+", " ", text.translate(_QUOTES)).strip()
+
+
+def value_text(value: JsonValue) -> str:
+    """The words of a structured value: its strings and numbers, nested ones included,
+    joined by spaces (``None`` and booleans say nothing)."""
+    if isinstance(value, dict):
+        return " ".join(value_text(v) for v in value.values())
+    if isinstance(value, list):
+        return " ".join(value_text(v) for v in value)
+    return "" if value is None or isinstance(value, bool) else str(value)
 
 
 def _fold(token: str) -> str:

@@ -143,22 +143,11 @@ class _Trial:
 
     def _event(self, *, queued: bool) -> tuple[SourceEvent, list[Claim] | None]:
         tenant, subject = self.rng.choice(TENANTS), self.rng.choice(SUBJECTS)
-        self.sequence += 1
         day = self.rng.choice(DAYS)
         late = self.rng.random() < 0.2  # told out of order: the timeline decides
         when = self.clock.now() - timedelta(days=self.rng.randint(1, 20) if late else 0)
-        said = SourceEvent(
-            tenant=tenant,
-            event_id=f"e{self.sequence}",
-            subject=subject,
-            actor=actor(FAMILY, actor_id=subject),
-            channel="chat",
-            occurred_at=when,
-            text=f"Please deliver it on {day.title()}s.",
-            metadata={
-                "session": f"p{(when - START).days // 3}"
-            },  # 3-day sessions: old ones compact
-        )
+        # 3-day sessions: old ones compact
+        said = self._turn(tenant, subject, day=day, at=when, session=f"p{(when - START).days // 3}")
         ttl = None
         if self.rng.random() < 0.2:  # some claims expire within the trial
             ttl = max(when, self.clock.now()) + timedelta(hours=self.rng.randint(1, 30))
@@ -168,6 +157,22 @@ class _Trial:
         if self.rng.random() < 0.5:  # the turn kept as an episode too, as the worker does
             claims.append(episode_of(said))
         return said, claims
+
+    def _turn(
+        self, tenant: str, subject: str, *, day: str, at: datetime, session: str
+    ) -> SourceEvent:
+        """The next event: ``subject`` asking for delivery on ``day``, at ``at``."""
+        self.sequence += 1
+        return SourceEvent(
+            tenant=tenant,
+            event_id=f"e{self.sequence}",
+            subject=subject,
+            actor=actor(FAMILY, actor_id=subject),
+            channel="chat",
+            occurred_at=at,
+            text=f"Please deliver it on {day.title()}s.",
+            metadata={"session": session},
+        )
 
     def step(self) -> None:
         self.clock.advance(timedelta(minutes=self.rng.randint(1, 600)))
@@ -337,17 +342,8 @@ class _Trial:
         tenant, subject = self.rng.choice(TENANTS), self.rng.choice(SUBJECTS)
         session = f"old-{self.sequence}"
         for n in range(self.rng.randint(2, 3)):
-            self.sequence += 1
-            said = SourceEvent(
-                tenant=tenant,
-                event_id=f"e{self.sequence}",
-                subject=subject,
-                actor=actor(FAMILY, actor_id=subject),
-                channel="chat",
-                occurred_at=self.clock.now() - timedelta(days=2) + timedelta(minutes=n),
-                text=f"Please deliver it on {self.rng.choice(DAYS).title()}s.",
-                metadata={"session": session},
-            )
+            at = self.clock.now() - timedelta(days=2) + timedelta(minutes=n)
+            said = self._turn(tenant, subject, day=self.rng.choice(DAYS), at=at, session=session)
             claims = [*_said(said.text), episode_of(said)]
             self.memory.ingest(said, claims)
             self.events.append((said, claims))

@@ -9,28 +9,13 @@ from __future__ import annotations
 
 import re
 
-from memledger.domain.records import JsonValue, MemoryRecord
+from memledger.domain.records import MemoryRecord
+from memledger.domain.text import ENGLISH_STOP_WORDS, value_text
 
-STOP_WORDS = frozenset(
-    """a about above after again against all am an and any are as at be because been before
-    being below between both but by can could did do does doing down during each few for from
-    further had has have having he her here hers herself him himself his how i if in into is it
-    its itself just me more most my myself no nor not now of off on once only or other our ours
-    ourselves out over own same she should so some such than that the their theirs them
-    themselves then there these they this those through to too under until up very was we were
-    what when where which while who whom why will with would you your yours yourself
-    yourselves""".split()
-)
+STOP_WORDS = ENGLISH_STOP_WORDS
+"""The words a query drops (:data:`memledger.domain.text.ENGLISH_STOP_WORDS`)."""
 
 _WORD = re.compile(r"[0-9a-z]+")
-
-
-def _value_text(value: JsonValue) -> str:
-    if isinstance(value, dict):
-        return " ".join(_value_text(v) for v in value.values())
-    if isinstance(value, list):
-        return " ".join(_value_text(v) for v in value)
-    return "" if value is None or isinstance(value, bool) else str(value)
 
 
 def indexed(record: MemoryRecord) -> bool:
@@ -46,7 +31,7 @@ def entry_text(record: MemoryRecord) -> str:
         speaker = record.value.get("speaker")
         text = record.value.get("text")
         return f"{speaker}: {text}" if speaker else str(text)
-    return f"{record.claim} {_value_text(record.value)}".strip()
+    return f"{record.claim} {value_text(record.value)}".strip()
 
 
 def query_terms(query: str) -> list[str]:

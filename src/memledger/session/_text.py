@@ -5,23 +5,14 @@ from __future__ import annotations
 
 import re
 
-from memledger.domain.text import stem
+from memledger.domain.text import ENGLISH_STOP_WORDS, stem
 from memledger.ports import Tokenizer
 
 ELLIPSIS = "…"
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _WORD = re.compile(r"[^\W_]+")
-_STOP = frozenset(
-    """a about above after again against all am an and any are as at be because been before
-    being below between both but by can could did do does doing down during each few for from
-    further had has have having he her here hers herself him himself his how i if in into is it
-    its itself just me more most my myself no nor not now of off on once only or other our ours
-    ourselves out over own same she should so some such than that the their theirs them
-    themselves then there these they this those through to too under until up very was we were
-    what when where which while who whom why will with would you your yours yourself
-    yourselves get got please let us show tell give find""".split()
-)
+_STOP = ENGLISH_STOP_WORDS | frozenset("get got please let us show tell give find".split())
 
 
 def content_words(text: str) -> frozenset[str]:

@@ -42,6 +42,7 @@ from memledger.domain.records import (
 from memledger.domain.scoring import confidence
 from memledger.ports import FamilySlot, UnitOfWork
 from memledger.write.batch import Batch, interval_of, stable_id
+from memledger.write.history import family_time
 
 
 @dataclass(slots=True)
@@ -71,7 +72,7 @@ def apply_family(
     """Write what ``plan`` decides, at the family's next revision; return its token."""
     event, slot = batch.event, plan.slot
     revision = slot.revision + 1
-    at = max(now, slot.updated_at) if slot.updated_at is not None else now
+    at = family_time(slot, now)
     writer = _Writer(unit, batch, slot, revision=revision, at=at, policy=policy)
     if any(claim.kind != "episode" for _, claim in plan.current):
         live = {

@@ -47,12 +47,11 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from memledger.domain.addresses import check_moment, check_tenant
-from memledger.domain.changes import Change, ChangePart
+from memledger.domain.changes import ChangePart
 from memledger.domain.limits import check_reason
 from memledger.domain.records import (
     Actor,
     ExtractorInfo,
-    HistoryAction,
     JsonValue,
     MemoryRecord,
     SourceEvent,
@@ -63,7 +62,7 @@ from memledger.ports import FamilySlot, UnitOfWork, all_subjects
 from memledger.session import ExtractiveSummarizer, ItemRole, SessionItem, Summarizer
 from memledger.write.batch import stable_id
 from memledger.write.commit import append_to_ledger
-from memledger.write.history import history_entry
+from memledger.write.history import FamilyStep, family_time, record_parts
 from memledger.write.ports import WritePorts
 
 FAMILY = "conversation"
@@ -171,7 +170,7 @@ def compact(
         slot = unit.lock_family(tenant, subject, FAMILY)
         # read again under the family's lock: a turn closed meanwhile is not summarised
         due = _due(unit, tenant, subject, before=before, min_turns=min_turns)
-        at = max(now, slot.updated_at) if slot.updated_at is not None else now
+        at = family_time(slot, now)
         latest = max(latest, at)
         writer = _Compactor(unit, slot, change_id=change_id, reason=reason, at=at)
         opened: list[str] = []
@@ -187,20 +186,18 @@ def compact(
             parts.append(
                 ChangePart(subject=subject, family=FAMILY, closed=(), opened=tuple(opened))
             )
-    if parts:
-        unit.put_change(
-            Change(
-                tenant=tenant,
-                change_id=change_id,
-                kind="compaction",
-                at=latest,
-                reason=reason,
-                parts=tuple(parts),
-            )
-        )
+    recorded = record_parts(
+        unit,
+        tenant,
+        change_id=change_id,
+        kind="compaction",
+        at=latest,
+        reason=reason,
+        parts=parts,
+    )
     return CompactionReceipt(
         tenant=tenant,
-        change_id=change_id if parts else None,
+        change_id=recorded,
         sessions=tuple(done),
         before=before,
         dry_run=dry_run,
@@ -258,13 +255,12 @@ def _items(tenant: str, session: str, turns: Sequence[MemoryRecord]) -> list[Ses
     return items
 
 
-class _Compactor:
+class _Compactor(FamilyStep):
     def __init__(
         self, unit: UnitOfWork, slot: FamilySlot, *, change_id: str, reason: str, at: datetime
     ) -> None:
-        self.unit, self.slot, self.change_id, self.at = unit, slot, change_id, at
-        self.cause = f"{change_id}: {reason}"
-        self.revision = slot.revision + 1
+        super().__init__(unit, slot, cause=f"{change_id}: {reason}", at=at)
+        self.change_id = change_id
         days = unit.retention(slot.tenant).get("episode")
         self.expires_at = None if days is None else at + timedelta(days=days)
 
@@ -325,20 +321,13 @@ class _Compactor:
             expires_at=self.expires_at,
         )
         self.unit.insert_record(summary)
-        self._history(summary, "recorded", self.cause)
+        self._history(summary, "recorded")
         self.unit.add_outbox(summary, op="upsert", at=self.at)
         self.unit.add_compaction(tenant, summary.memory_id, [t.memory_id for t in turns])
         for turn in turns:  # out of the index, still in the store
             self._history(turn, "compacted", f"{self.cause}: into {summary.memory_id}")
             self.unit.add_outbox(replace(turn, revision=self.revision), op="delete", at=self.at)
         return summary
-
-    def _history(self, record: MemoryRecord, action: HistoryAction, cause: str) -> None:
-        self.unit.add_history(
-            history_entry(
-                self.slot, record, action, revision=self.revision, at=self.at, cause=cause
-            )
-        )
 
 
 def run(

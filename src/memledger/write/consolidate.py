@@ -28,16 +28,16 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from memledger.domain.addresses import check_tenant
-from memledger.domain.changes import Change, ChangePart
+from memledger.domain.changes import ChangePart
 from memledger.domain.decide import Similarity, claim_text, negations
 from memledger.domain.intervals import Interval
 from memledger.domain.limits import check_reason
-from memledger.domain.records import HistoryAction, MemoryRecord, format_time
+from memledger.domain.records import MemoryRecord, format_time
 from memledger.domain.scoring import confidence
 from memledger.errors import InvalidInputError
 from memledger.ports import FamilySlot, UnitOfWork, all_subjects
 from memledger.write.batch import stable_id
-from memledger.write.history import history_entry
+from memledger.write.history import FamilyStep, family_time, record_parts
 from memledger.write.ports import WritePorts
 
 
@@ -140,7 +140,7 @@ def consolidate(
             merges.extend(_merge(None, survivor, dups) for survivor, dups in found)
             continue
         slot = unit.lock_family(tenant, subject, family)
-        at = max(now, slot.updated_at) if slot.updated_at is not None else now
+        at = family_time(slot, now)
         latest = max(latest, at)
         writer = _Merger(unit, slot, change_id=change_id, reason=reason, at=at)
         closed: list[str] = []
@@ -154,20 +154,12 @@ def consolidate(
         parts.append(
             ChangePart(subject=subject, family=family, closed=tuple(closed), opened=tuple(opened))
         )
-    if parts:
-        unit.put_change(
-            Change(
-                tenant=tenant,
-                change_id=change_id,
-                kind="merge",
-                at=latest,
-                reason=reason,
-                parts=tuple(parts),
-            )
-        )
+    recorded = record_parts(
+        unit, tenant, change_id=change_id, kind="merge", at=latest, reason=reason, parts=parts
+    )
     return ConsolidationReceipt(
         tenant=tenant,
-        change_id=change_id if parts else None,
+        change_id=recorded,
         merges=tuple(merges),
         families=len(families),
         threshold=threshold,
@@ -189,13 +181,12 @@ def _merge(
     )
 
 
-class _Merger:
+class _Merger(FamilyStep):
     def __init__(
         self, unit: UnitOfWork, slot: FamilySlot, *, change_id: str, reason: str, at: datetime
     ) -> None:
-        self.unit, self.slot, self.change_id, self.at = unit, slot, change_id, at
-        self.cause = f"{change_id}: {reason}"
-        self.revision = slot.revision + 1
+        super().__init__(unit, slot, cause=f"{change_id}: {reason}", at=at)
+        self.change_id = change_id
 
     def merge(self, survivor: MemoryRecord, dups: list[MemoryRecord]) -> MemoryRecord:
         group = [survivor, *dups]
@@ -240,13 +231,6 @@ class _Merger:
         for event_id in sorted(sources):
             self.unit.add_mention(survivor.tenant, merged.memory_id, event_id=event_id, at=self.at)
         return merged
-
-    def _history(self, record: MemoryRecord, action: HistoryAction) -> None:
-        self.unit.add_history(
-            history_entry(
-                self.slot, record, action, revision=self.revision, at=self.at, cause=self.cause
-            )
-        )
 
 
 def run(

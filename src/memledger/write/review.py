@@ -52,6 +52,7 @@ from memledger.errors import ConflictError, ReviewNotFoundError
 from memledger.ports import UnitOfWork
 from memledger.write.batch import Batch
 from memledger.write.commit import commit_event
+from memledger.write.history import family_time
 
 __all__ = ["resolve_review"]
 
@@ -114,7 +115,7 @@ def _history(
     """One entry per family the held claims name, at the family's revision as it now stands."""
     for subject, family in sorted({(c.subject or item.subject, c.family) for c in item.claims}):
         slot = unit.get_family(item.tenant, subject, family)
-        at = now if slot is None or slot.updated_at is None else max(now, slot.updated_at)
+        at = now if slot is None else family_time(slot, now)
         unit.add_history(
             HistoryEntry(
                 seq=0,

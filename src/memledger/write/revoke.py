@@ -58,7 +58,7 @@ from memledger.domain.redact import redact, revoked_words, states
 from memledger.errors import EventNotFoundError, MemoryNotFoundError
 from memledger.ports import FamilySlot, UnitOfWork
 from memledger.write.commit import stable_id
-from memledger.write.history import history_entry
+from memledger.write.history import family_time, history_entry
 from memledger.write.undo import revocation_cause
 
 MayChange = Callable[[str], bool] | None
@@ -289,7 +289,7 @@ def _reissue(
         return False
     slot = unit.lock_family(record.tenant, record.subject, record.family)
     revision = slot.revision + 1
-    at = max(now, slot.updated_at) if slot.updated_at is not None else now
+    at = family_time(slot, now)
     cause = stable_id("red", record.tenant, record.memory_id, str(revision))
     unit.close_record(record.tenant, record.memory_id, status="revoked", at=at, closed_by=cause)
     closed = replace(record, status="revoked", superseded_at=at, closed_by=cause)
@@ -353,7 +353,7 @@ def _revoke(
     now: datetime,
     log: ChangeLog,
 ) -> RevocationReceipt:
-    at = max(now, slot.updated_at) if slot.updated_at is not None else now
+    at = family_time(slot, now)
     revision, generation = slot.revision + 1, slot.generation + 1
     cause = revocation_cause(slot.tenant, slot.subject, slot.family, generation)
     part = ChangePart(

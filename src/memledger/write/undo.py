@@ -48,7 +48,6 @@ from memledger.domain.changes import (
 from memledger.domain.intervals import Interval, subtract
 from memledger.domain.records import (
     FamilyRevision,
-    HistoryAction,
     MemoryRecord,
     RecordStatus,
     SourceEvent,
@@ -57,7 +56,7 @@ from memledger.domain.records import (
 from memledger.errors import ConflictError, InvalidInputError, NotFoundError
 from memledger.ports import FamilySlot, UnitOfWork
 from memledger.write.batch import stable_id
-from memledger.write.history import history_entry
+from memledger.write.history import FamilyStep, family_time, record_parts
 
 Rederive = Callable[[UnitOfWork, SourceEvent, str], str]
 """Extract an event again and commit the claims in the unit, with the given derivation
@@ -205,7 +204,7 @@ def invert(
     latest = now
     for (subject, family), group in sorted(by_family.items()):
         slot = unit.lock_family(tenant, subject, family)
-        at = max(now, slot.updated_at) if slot.updated_at is not None else now
+        at = family_time(slot, now)
         latest = max(latest, at)
         step = _FamilyUndo(unit, slot, cause=f"{cause}: {reason}", closed_by=cause, at=at)
         wanted: list[tuple[str, bool]] = []
@@ -235,14 +234,14 @@ def invert(
     return Inverted(tuple(done), tuple(missing), tuple(revisions), latest)
 
 
-class _FamilyUndo:
+class _FamilyUndo(FamilyStep):
     """Closes and restores records of one family at its next revision."""
 
     def __init__(
         self, unit: UnitOfWork, slot: FamilySlot, *, cause: str, closed_by: str, at: datetime
     ) -> None:
-        self.unit, self.slot, self.cause, self.closed_by, self.at = unit, slot, cause, closed_by, at
-        self.revision = slot.revision + 1
+        super().__init__(unit, slot, cause=cause, at=at)
+        self.closed_by = closed_by
         self.closed: list[str] = []
         self.opened: list[str] = []
         self._live: dict[str, MemoryRecord] | None = None
@@ -343,13 +342,6 @@ class _FamilyUndo:
                 if e.action in ("recorded", "restored")
             }
         return self._statuses.get(record.memory_id, "active")
-
-    def _history(self, record: MemoryRecord, action: HistoryAction) -> None:
-        self.unit.add_history(
-            history_entry(
-                self.slot, record, action, revision=self.revision, at=self.at, cause=self.cause
-            )
-        )
 
 
 def _check_order(unit: UnitOfWork, change: Change) -> None:
@@ -544,21 +536,18 @@ def rollback(
                         ),
                     )
                 )
-    recorded = bool(done)
-    if recorded:
-        unit.put_change(
-            Change(
-                tenant=tenant,
-                change_id=change_id,
-                kind="rollback",
-                at=inverted.at,
-                reason=reason,
-                parts=tuple(done),
-            )
-        )
+    recorded = record_parts(
+        unit,
+        tenant,
+        change_id=change_id,
+        kind="rollback",
+        at=inverted.at,
+        reason=reason,
+        parts=done,
+    )
     return RollbackReceipt(
         tenant=tenant,
-        change_id=change_id if recorded else None,
+        change_id=recorded,
         extractor=f"{name}@{version}",
         since=since,
         events=tuple(events),
