@@ -26,7 +26,7 @@ def test_random_interleavings_break_no_invariant() -> None:
 
 
 def test_a_revocation_that_writes_nothing_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
-    import memledger.memory
+    import memledger.write.revoke
 
     def nothing(unit: object, tenant: str, memory_id: str, **_: object) -> RevocationReceipt:
         return RevocationReceipt(  # acknowledged, and nothing written
@@ -40,7 +40,7 @@ def test_a_revocation_that_writes_nothing_is_caught(monkeypatch: pytest.MonkeyPa
             reason="-",
         )
 
-    monkeypatch.setattr(memledger.memory, "revoke_memory", nothing)
+    monkeypatch.setattr(memledger.write.revoke, "revoke_memory", nothing)
     report = scenarios.run(trials=15, seed=7, steps=30)
     assert report.violations["no_resurrection"] > 0
 
