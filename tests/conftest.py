@@ -1,14 +1,23 @@
-"""Fixtures shared by the tests that talk to the fake OpenAI-compatible server."""
+"""Fixtures shared across the tests: the Hypothesis profiles; ``memory``, a SQLite
+``Memory`` on the module's ``clock``; ``index``, a derived index lexical-only and with
+vectors; the fake OpenAI-compatible ``server``; a private ``postgres``; and the
+``scratch_databases`` a benchmark makes."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 
+from memledger import Memory
+from memledger.index.derived import DerivedIndex
+from memledger.index.embedders import HashingEmbedder
+from memledger.store import open_store
+from memledger.testing import FrozenClock
 from memledger.testing.openai_server import FakeChatServer
 from memledger.testing.postgres import PostgresServer, postgres_server
 
@@ -27,6 +36,25 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+@pytest.fixture
+def memory(tmp_path: Path, clock: FrozenClock) -> Iterator[Memory]:
+    """A ``Memory`` over a SQLite store ``m.db`` in the test's folder, on the ``clock``
+    fixture of the test's module."""
+    memory = Memory(open_store(tmp_path / "m.db"), clock=clock)
+    yield memory
+    memory.close()
+
+
+@pytest.fixture(params=["lexical", "hashing"])
+def index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[DerivedIndex]:
+    """A derived index ``m.index`` in the test's folder: every test that takes it runs on
+    a lexical-only index and on one with (hashing) vectors."""
+    embedder = HashingEmbedder() if request.param == "hashing" else None
+    index = DerivedIndex(tmp_path / "m.index", embedder=embedder)
+    yield index
+    index.close()
 
 
 @pytest.fixture

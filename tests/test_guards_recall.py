@@ -3,7 +3,7 @@ the behaviour it names breaks (issue 9, mutation pass)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -12,7 +12,6 @@ from memledger import Claim, Memory, MemoryRecord
 from memledger.index.derived import DerivedIndex, Hit
 from memledger.index.lexical import entry_text
 from memledger.read.recall import Excluded, RecallSettings, _Checker, recall
-from memledger.store import open_store
 from memledger.testing import FrozenClock
 from memledger.testing.scenarios import FAMILY, TENANT, day, event
 
@@ -33,13 +32,6 @@ def parcel(where: str) -> list[Claim]:
 @pytest.fixture
 def clock() -> FrozenClock:
     return FrozenClock(day(10, 5))
-
-
-@pytest.fixture
-def memory(tmp_path: Path, clock: FrozenClock) -> Iterator[Memory]:
-    memory = Memory(open_store(tmp_path / "m.db"), clock=clock)
-    yield memory
-    memory.close()
 
 
 def _foreign(memory: Memory) -> str:

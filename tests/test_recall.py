@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from collections.abc import Iterator
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -17,7 +16,6 @@ from memledger.domain.keys import namespace_of
 from memledger.index.derived import DerivedIndex
 from memledger.index.embedders import HashingEmbedder
 from memledger.read.recall import RecallSettings, recall, time_weight
-from memledger.store import open_store
 from memledger.testing import FrozenClock
 from memledger.testing.scenarios import FAMILY, SUBJECT, TENANT, actor, day, event
 from memledger.write.worker import episode_of
@@ -28,22 +26,6 @@ QUESTION = "When should the digest be delivered?"
 @pytest.fixture
 def clock() -> FrozenClock:
     return FrozenClock(day(10, 2))
-
-
-@pytest.fixture
-def memory(tmp_path: Path, clock: FrozenClock) -> Iterator[Memory]:
-    memory = Memory(open_store(tmp_path / "m.db"), clock=clock)
-    yield memory
-    memory.close()
-
-
-@pytest.fixture(params=["lexical", "hashing"])
-def index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[DerivedIndex]:
-    """Every test runs on a lexical-only index and on one with vectors."""
-    embedder = HashingEmbedder() if request.param == "hashing" else None
-    index = DerivedIndex(tmp_path / "m.index", embedder=embedder)
-    yield index
-    index.close()
 
 
 def digest(value: str) -> list[Claim]:

@@ -3,7 +3,7 @@ question times, the rewriter, and tenant isolation as a property."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -92,21 +92,6 @@ def say(
 @pytest.fixture
 def clock() -> FrozenClock:
     return FrozenClock(START + timedelta(days=400))
-
-
-@pytest.fixture
-def memory(tmp_path: Path, clock: FrozenClock) -> Iterator[Memory]:
-    memory = Memory(open_store(tmp_path / "m.db"), clock=clock)
-    yield memory
-    memory.close()
-
-
-@pytest.fixture(params=["lexical", "hashing"])
-def index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[DerivedIndex]:
-    embedder = HashingEmbedder() if request.param == "hashing" else None
-    index = DerivedIndex(tmp_path / "m.index", embedder=embedder)
-    yield index
-    index.close()
 
 
 def events(result: RecallResult) -> list[str]:
