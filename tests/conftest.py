@@ -1,13 +1,15 @@
 """Fixtures shared across the tests: the Hypothesis profiles; ``memory``, a SQLite
-``Memory`` on the module's ``clock``; ``index``, a derived index lexical-only and with
-vectors; the fake OpenAI-compatible ``server``; a private ``postgres``; and the
+``Memory`` on the module's ``clock``; ``indexed_memory``, one with a lexical derived
+index on a clock frozen at a given time; ``index``, a derived index lexical-only and
+with vectors; the fake OpenAI-compatible ``server``; a private ``postgres``; and the
 ``scratch_databases`` a benchmark makes."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -45,6 +47,25 @@ def memory(tmp_path: Path, clock: FrozenClock) -> Iterator[Memory]:
     memory = Memory(open_store(tmp_path / "m.db"), clock=clock)
     yield memory
     memory.close()
+
+
+@pytest.fixture
+def indexed_memory(tmp_path: Path) -> Iterator[Callable[[datetime], Memory]]:
+    """``indexed_memory(now)``: a ``Memory`` over the SQLite store ``m.db`` in the test's
+    folder with a lexical derived index ``m.index``, its clock frozen at ``now``; closed
+    after the test."""
+    opened: list[Memory] = []
+
+    def open_at(now: datetime) -> Memory:
+        index = DerivedIndex(tmp_path / "m.index")
+        opened.append(
+            Memory.open(f"sqlite:///{tmp_path / 'm.db'}", clock=FrozenClock(now), index=index)
+        )
+        return opened[-1]
+
+    yield open_at
+    for each in opened:
+        each.close()
 
 
 @pytest.fixture(params=["lexical", "hashing"])
