@@ -1,8 +1,8 @@
-"""Fixtures shared across the tests: the Hypothesis profiles; ``memory``, a SQLite
-``Memory`` on the module's ``clock``; ``indexed_memory``, one with a lexical derived
-index on a clock frozen at a given time; ``index``, a derived index lexical-only and
-with vectors; the fake OpenAI-compatible ``server``; a private ``postgres``; and the
-``scratch_databases`` a benchmark makes."""
+"""Fixtures shared across the tests: the Hypothesis profiles; ``db``, a SQLite store
+file in the test's folder; ``memory``, a ``Memory`` over it on the module's ``clock``;
+``indexed_memory``, one with a lexical derived index on a clock frozen at a given time;
+``index``, a derived index lexical-only and with vectors; the fake OpenAI-compatible
+``server``; a private ``postgres``; and the ``scratch_databases`` a benchmark makes."""
 
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ from hypothesis import HealthCheck, settings
 from memledger import Memory
 from memledger.index.derived import DerivedIndex
 from memledger.index.embedders import HashingEmbedder
-from memledger.store import open_store
 from memledger.testing import FrozenClock
 from memledger.testing.openai_server import FakeChatServer
 from memledger.testing.postgres import PostgresServer, postgres_server
@@ -41,26 +40,30 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
 @pytest.fixture
-def memory(tmp_path: Path, clock: FrozenClock) -> Iterator[Memory]:
-    """A ``Memory`` over a SQLite store ``m.db`` in the test's folder, on the ``clock``
-    fixture of the test's module."""
-    memory = Memory(open_store(tmp_path / "m.db"), clock=clock)
-    yield memory
-    memory.close()
+def db(tmp_path: Path) -> Path:
+    """The SQLite store file of ``memory`` and ``indexed_memory``: ``m.db`` in the test's
+    folder."""
+    return tmp_path / "m.db"
 
 
 @pytest.fixture
-def indexed_memory(tmp_path: Path) -> Iterator[Callable[[datetime], Memory]]:
-    """``indexed_memory(now)``: a ``Memory`` over the SQLite store ``m.db`` in the test's
-    folder with a lexical derived index ``m.index``, its clock frozen at ``now``; closed
+def memory(db: Path, clock: FrozenClock) -> Iterator[Memory]:
+    """A ``Memory`` over the SQLite store ``db``, on the ``clock`` fixture of the test's
+    module (which a module extends by a ``memory`` fixture of its own taking this one)."""
+    with Memory.open(db, clock=clock) as opened:
+        yield opened
+
+
+@pytest.fixture
+def indexed_memory(db: Path, tmp_path: Path) -> Iterator[Callable[[datetime], Memory]]:
+    """``indexed_memory(now)``: a ``Memory`` over the SQLite store ``db`` with a lexical
+    derived index ``m.index`` in the test's folder, its clock frozen at ``now``; closed
     after the test."""
     opened: list[Memory] = []
 
     def open_at(now: datetime) -> Memory:
         index = DerivedIndex(tmp_path / "m.index")
-        opened.append(
-            Memory.open(f"sqlite:///{tmp_path / 'm.db'}", clock=FrozenClock(now), index=index)
-        )
+        opened.append(Memory.open(f"sqlite:///{db}", clock=FrozenClock(now), index=index))
         return opened[-1]
 
     yield open_at

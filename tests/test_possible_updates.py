@@ -75,13 +75,8 @@ class _Adding:
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> Path:
-    return tmp_path / "m.db"
-
-
-@pytest.fixture
 def memory(indexed_memory: Callable[[datetime], Memory]) -> Memory:
-    opened = indexed_memory(ASKED)  # its store is ``db``
+    opened = indexed_memory(ASKED)  # its store is the ``db`` fixture's
     opened.register_family("acme", Family(name="budget", kinds=frozenset({"fact"})))
     opened.ingest(_said("jan", SAID, JAN), [BUDGET])
     return opened
