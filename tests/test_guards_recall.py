@@ -13,20 +13,13 @@ from memledger.index.derived import DerivedIndex, Hit
 from memledger.index.lexical import entry_text
 from memledger.read.recall import Excluded, RecallSettings, _Checker, recall
 from memledger.testing import FrozenClock
-from memledger.testing.scenarios import FAMILY, TENANT, day, event
+from memledger.testing.scenarios import FAMILY, TENANT, day, event, pref
 
 OTHER = "globex"
 
 
 def parcel(where: str) -> list[Claim]:
-    return [
-        Claim(
-            family=FAMILY,
-            kind="preference",
-            statement=f"Parcels left at the {where}",
-            value=where,
-        )
-    ]
+    return [pref(where, statement=f"Parcels left at the {where}")]
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from memledger.index.derived import DerivedIndex
 from memledger.index.embedders import HashingEmbedder
 from memledger.read.recall import RecallSettings, recall, time_weight
 from memledger.testing import FrozenClock
-from memledger.testing.scenarios import FAMILY, SUBJECT, TENANT, actor, day, event
+from memledger.testing.scenarios import FAMILY, SUBJECT, TENANT, actor, day, event, pref
 from memledger.write.worker import episode_of
 
 QUESTION = "When should the digest be delivered?"
@@ -29,9 +29,7 @@ def clock() -> FrozenClock:
 
 
 def digest(value: str) -> list[Claim]:
-    return [
-        Claim(family=FAMILY, kind="preference", statement=f"Digest delivered {value}", value=value)
-    ]
+    return [pref(value, statement=f"Digest delivered {value}")]
 
 
 def test_a_record_whose_source_event_was_revoked_is_never_returned(

@@ -96,11 +96,14 @@ def pref(
     family: str = FAMILY,
     scope: str = "global",
     grounding: str | None = None,
+    statement: str | None = None,
 ) -> Claim:
+    """A ``preference`` claim of ``value``, stated as ``Delivery: <value>`` unless a
+    ``statement`` is given."""
     return Claim(
         family=family,
         kind="preference",
-        statement=f"Delivery: {value}",
+        statement=f"Delivery: {value}" if statement is None else statement,
         value=value,
         scope=scope,
         valid_from=valid_from,
