@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 
 from embedder_helpers import HashingWrapper
 from memledger import Memory
-from memledger.domain.records import Actor, SourceEvent
 from memledger.domain.text import ends_asking
 from memledger.errors import EmbedderError, InvalidQueryError, RewriterError
 from memledger.index.derived import DerivedIndex
@@ -23,6 +22,7 @@ from memledger.read.recall import RecallResult, RecallSettings, recall
 from memledger.read.rewrite import Rewrite
 from memledger.store import open_store
 from memledger.testing import FrozenClock
+from memledger.testing.scenarios import actor, event
 from memledger.write.extract.rules import RuleExtractor
 
 TENANT = "acme"
@@ -73,14 +73,13 @@ def say(
     for n, (speaker, text) in enumerate(lines):
         event_id = f"{session}-{n}"
         memory.ingest(
-            SourceEvent(
-                tenant=tenant,
-                event_id=event_id,
-                subject="chat",
-                actor=Actor(id=speaker, authenticated=True),
-                channel="chat",
+            event(
+                event_id,
+                text,
                 occurred_at=at + timedelta(minutes=n),
-                text=text,
+                who=actor(actor_id=speaker),
+                subject="chat",
+                tenant=tenant,
                 metadata={"session": session},
             )
         )
