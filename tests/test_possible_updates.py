@@ -22,7 +22,7 @@ from memledger.domain.records import ExtractorInfo
 from memledger.errors import InvalidQueryError
 from memledger.ports import Extraction
 from memledger.testing.http import serve
-from memledger.testing.scenarios import actor, event
+from memledger.testing.scenarios import actor, event, fact
 from memledger.write.extract.rules import RuleExtractor
 
 ASKED = datetime(2026, 5, 1, tzinfo=UTC)
@@ -34,15 +34,7 @@ def _budget(
 ) -> Claim:
     """A ``budget`` fact of ``amount`` US dollars, from ``since``."""
     value = {"amount": amount, "currency": "USD"}
-    return Claim(
-        family="budget",
-        kind="fact",
-        statement=statement,
-        value=value,
-        grounding=grounding,
-        valid_from=since,
-        scope=scope,
-    )
+    return fact("budget", statement, value, grounding=grounding, scope=scope, valid_from=since)
 
 
 BUDGET = _budget(600, "Annual sneaker budget is $600", "my $600 annual budget", JAN)

@@ -120,6 +120,7 @@ def fact(
     grounding: str | None = None,
     scope: str = "global",
     subject: str | None = None,
+    valid_from: datetime | None = None,
 ) -> Claim:
     """A ``fact`` claim, e.g. ``fact("home_city", "Lives in Lyon", "Lyon")``."""
     return Claim(
@@ -130,6 +131,7 @@ def fact(
         grounding=grounding,
         scope=scope,
         subject=subject,
+        valid_from=valid_from,
     )
 
 
