@@ -1,14 +1,24 @@
-"""Fixtures shared by the tests that talk to the fake OpenAI-compatible server."""
+"""Fixtures shared across the tests: the Hypothesis profiles; ``db``, a SQLite store
+file in the test's folder; ``memory``, a ``Memory`` over it on the module's ``clock``;
+``indexed_memory``, one with a lexical derived index on a clock frozen at a given time;
+``index``, a derived index lexical-only and with vectors; the fake OpenAI-compatible
+``server``; a private ``postgres``; and the ``scratch_databases`` a benchmark makes."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 
+from memledger import Memory
+from memledger.index.derived import DerivedIndex
+from memledger.index.embedders import HashingEmbedder
+from memledger.testing import FrozenClock
 from memledger.testing.openai_server import FakeChatServer
 from memledger.testing.postgres import PostgresServer, postgres_server
 
@@ -27,6 +37,48 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    """The SQLite store file of ``memory`` and ``indexed_memory``: ``m.db`` in the test's
+    folder."""
+    return tmp_path / "m.db"
+
+
+@pytest.fixture
+def memory(db: Path, clock: FrozenClock) -> Iterator[Memory]:
+    """A ``Memory`` over the SQLite store ``db``, on the ``clock`` fixture of the test's
+    module (which a module extends by a ``memory`` fixture of its own taking this one)."""
+    with Memory.open(db, clock=clock) as opened:
+        yield opened
+
+
+@pytest.fixture
+def indexed_memory(db: Path, tmp_path: Path) -> Iterator[Callable[[datetime], Memory]]:
+    """``indexed_memory(now)``: a ``Memory`` over the SQLite store ``db`` with a lexical
+    derived index ``m.index`` in the test's folder, its clock frozen at ``now``; closed
+    after the test."""
+    opened: list[Memory] = []
+
+    def open_at(now: datetime) -> Memory:
+        index = DerivedIndex(tmp_path / "m.index")
+        opened.append(Memory.open(f"sqlite:///{db}", clock=FrozenClock(now), index=index))
+        return opened[-1]
+
+    yield open_at
+    for each in opened:
+        each.close()
+
+
+@pytest.fixture(params=["lexical", "hashing"])
+def index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[DerivedIndex]:
+    """A derived index ``m.index`` in the test's folder: every test that takes it runs on
+    a lexical-only index and on one with (hashing) vectors."""
+    embedder = HashingEmbedder() if request.param == "hashing" else None
+    index = DerivedIndex(tmp_path / "m.index", embedder=embedder)
+    yield index
+    index.close()
 
 
 @pytest.fixture

@@ -25,6 +25,11 @@ def _file(tmp_path: Path, *turns: dict[str, object]) -> Path:
     return path
 
 
+def _label(attribute: str, value: str, *, about: str = "self", **more: str) -> dict[str, object]:
+    """One labelled claim: ``about`` (the speaker, ``self``, by default) has ``value``."""
+    return {"about": about, "attribute": attribute, "values": [value], **more}
+
+
 def _turn(n: int, text: str, claims: list[dict[str, object]], **more: object) -> dict[str, object]:
     return {
         "id": f"t{n}",
@@ -40,48 +45,21 @@ def test_every_figure_by_hand(tmp_path: Path) -> None:
     path = _file(
         tmp_path,
         # found, right
-        _turn(
-            1, "I'm vegetarian.", [{"about": "self", "attribute": "diet", "values": ["vegetarian"]}]
-        ),
+        _turn(1, "I'm vegetarian.", [_label("diet", "vegetarian")]),
         # a missed label: recall falls, precision does not
-        _turn(
-            2,
-            "Cilantro tastes like soap to me.",
-            [{"about": "self", "attribute": "dislikes", "values": ["cilantro"]}],
-        ),
+        _turn(2, "Cilantro tastes like soap to me.", [_label("dislikes", "cilantro")]),
         # a wrong value: labelled vegan, the turn says vegetarian
-        _turn(
-            3,
-            "I'm vegetarian these days.",
-            [{"about": "self", "attribute": "diet", "values": ["vegan"]}],
-        ),
+        _turn(3, "I'm vegetarian these days.", [_label("diet", "vegan")]),
         # an optional reading: neither right nor wrong
-        _turn(
-            4,
-            "I play the cello.",
-            [],
-            optional=[{"about": "self", "attribute": "instrument", "values": ["cello"]}],
-        ),
+        _turn(4, "I play the cello.", [], optional=[_label("instrument", "cello")]),
         # a new value closes a labelled retraction of the old one
         _turn(
             5,
             "I went vegan last year.",
-            [
-                {"about": "self", "attribute": "diet", "values": ["vegan"]},
-                {
-                    "about": "self",
-                    "attribute": "diet",
-                    "values": ["vegetarian"],
-                    "polarity": "retract",
-                },
-            ],
+            [_label("diet", "vegan"), _label("diet", "vegetarian", polarity="retract")],
         ),
         # another person's attribute given to the speaker would be wrong; theirs is right
-        _turn(
-            6,
-            "My sister is a nurse.",
-            [{"about": "sister", "attribute": "role", "values": ["nurse"]}],
-        ),
+        _turn(6, "My sister is a nurse.", [_label("role", "nurse", about="sister")]),
     )
     scored = score(RuleExtractor(), load(path, "dev"))
     summary = summarise(scored)
@@ -144,7 +122,7 @@ def test_a_statement_reads_as_the_speakers() -> None:
 def test_the_command_reports_both_splits_and_coverage(tmp_path: Path) -> None:
     labelled = _file(
         tmp_path,
-        _turn(1, "I'm vegan.", [{"about": "self", "attribute": "diet", "values": ["vegan"]}]),
+        _turn(1, "I'm vegan.", [_label("diet", "vegan")]),
     )
     locomo = tmp_path / "locomo.json"
     locomo.write_text(
@@ -237,14 +215,8 @@ def test_the_command_scores_the_llm_extractor_on_its_endpoint(
 ) -> None:
     labelled = _file(
         tmp_path,
-        _turn(
-            1, "I'm vegetarian.", [{"about": "self", "attribute": "diet", "values": ["vegetarian"]}]
-        ),
-        _turn(
-            2,
-            "I play the cello.",
-            [{"about": "self", "attribute": "instrument", "values": ["cello"]}],
-        ),
+        _turn(1, "I'm vegetarian.", [_label("diet", "vegetarian")]),
+        _turn(2, "I play the cello.", [_label("instrument", "cello")]),
     )
     out = tmp_path / "out.json"
     with FakeChatServer(_vegetarian_answer) as server:

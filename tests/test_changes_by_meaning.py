@@ -5,16 +5,15 @@ family; the pairing rules themselves are checked on records built here."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
-from memledger import Actor, Grant, Memory, SourceEvent
+from memledger import Memory, SourceEvent
 from memledger.domain.records import Role
-from memledger.index.derived import DerivedIndex
 from memledger.read.changes import Change, reorder
-from memledger.testing import FrozenClock
+from memledger.testing.scenarios import actor, event
 
 ASKED = datetime(2026, 5, 1, tzinfo=UTC)
 JAN, APR = datetime(2026, 1, 10, tzinfo=UTC), datetime(2026, 4, 2, tzinfo=UTC)
@@ -26,34 +25,21 @@ QUESTION = "What is my annual budget for buying sneakers?"
 def _said(
     event_id: str, text: str, at: datetime, *, who: str = "user-9", role: Role = "user"
 ) -> SourceEvent:
-    return SourceEvent(
-        tenant="acme",
-        event_id=event_id,
-        subject="user-9",
-        actor=Actor(id=who, authenticated=True, grants=frozenset({Grant(family="*")})),
-        channel="chat",
-        occurred_at=at,
-        text=text,
-        role=role,
-    )
+    """A turn of ``who`` about user-9 (who holds every grant)."""
+    speaker = actor("*", actor_id=who)
+    return event(event_id, text, occurred_at=at, subject="user-9", who=speaker, role=role)
 
 
 @pytest.fixture
-def memory(tmp_path: Path) -> Memory:
-    opened = Memory.open(
-        f"sqlite:///{tmp_path / 'm.db'}",
-        clock=FrozenClock(ASKED),
-        index=DerivedIndex(tmp_path / "m.index"),
-    )
-    yield opened  # type: ignore[misc]
-    opened.close()
+def memory(indexed_memory: Callable[[datetime], Memory]) -> Memory:
+    return indexed_memory(ASKED)
 
 
 def _ranked(
     memory: Memory, *events: SourceEvent, query: str = QUESTION
 ) -> list[tuple[str, str | None]]:
-    for event in events:
-        memory.ingest(event)
+    for each in events:
+        memory.ingest(each)
     memory.process()
     result = memory.recall(query, tenant="acme", subject="user-9")
     return [(i.record.source_event_id, i.possibly_outdated_by) for i in result.items]

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-from memledger import Claim, Memory
+from memledger import Actor, Claim, Memory, SourceEvent
 from memledger.errors import InvalidClaimError, InvalidInputError
-from memledger.store import open_store
 from memledger.store.codec import claims_from_json, claims_to_json
 from memledger.testing import FrozenClock
 from memledger.testing.scenarios import SUBJECT, TENANT, actor, day, event
@@ -17,6 +15,16 @@ from memledger.wire import claim_to_dict, parse_event_json
 from memledger.write.batch import distinct_claims
 
 WHO = actor("likes", actor_id="user-42")
+
+
+@pytest.fixture
+def clock() -> FrozenClock:
+    return FrozenClock(day(10, 1))
+
+
+def said(n: int, text: str, who: Actor) -> SourceEvent:
+    """Event ``e<n>``, sequence ``n``, said by ``who`` at noon on October ``n``."""
+    return event(f"e{n}", text, occurred_at=day(10, n), sequence=n, who=who)
 
 
 def likes(item: str, scope: str, statement: str | None = None) -> Claim:
@@ -30,15 +38,11 @@ def likes(item: str, scope: str, statement: str | None = None) -> Claim:
 
 
 def test_a_claim_decided_against_a_record_another_claim_replaces_is_decided_again(
-    tmp_path: Path,
+    memory: Memory,
 ) -> None:
-    memory = Memory(open_store(tmp_path / "m.db"), clock=FrozenClock(day(10, 1)))
-    memory.ingest(
-        event("e1", "I love sushi", occurred_at=day(10, 1), sequence=1, who=WHO),
-        [likes("sushi", "item:a")],
-    )
+    memory.ingest(said(1, "I love sushi", WHO), [likes("sushi", "item:a")])
     receipt = memory.ingest(
-        event("e2", "Ramen now, and sushi", occurred_at=day(10, 2), sequence=2, who=WHO),
+        said(2, "Ramen now, and sushi", WHO),
         # the first replaces item:a; the second would be a NOOP of the record it replaces
         [likes("ramen", "item:a"), likes("sushi", "item:b")],
     )
@@ -52,23 +56,17 @@ def test_a_claim_decided_against_a_record_another_claim_replaces_is_decided_agai
         ("item:a", "sushi"),
         ("item:b", "sushi"),
     ]
-    memory.close()
 
 
-def test_one_event_repeating_itself_counts_one_mention(tmp_path: Path) -> None:
-    memory = Memory(open_store(tmp_path / "m.db"), clock=FrozenClock(day(10, 1)))
-    memory.ingest(
-        event("e1", "I love sushi", occurred_at=day(10, 1), sequence=1, who=WHO),
-        [likes("sushi", "item:sushi")],
-    )
+def test_one_event_repeating_itself_counts_one_mention(memory: Memory) -> None:
+    memory.ingest(said(1, "I love sushi", WHO), [likes("sushi", "item:sushi")])
     receipt = memory.ingest(
-        event("e2", "Sushi! I love sushi", occurred_at=day(10, 2), sequence=2, who=WHO),
+        said(2, "Sushi! I love sushi", WHO),
         [likes("sushi", "item:sushi"), likes("sushi", "item:sushi-rolls")],
     )
     assert {r.decision for r in receipt.results} == {"noop"}
     (record,) = memory.timeline("user-42", "likes", tenant=TENANT)
     assert record.mentions == 2
-    memory.close()
 
 
 TOOLS = actor("tool", actor_id="user-42")
@@ -85,32 +83,24 @@ def uses(name: str, *, statement: str | None = None, retract: bool = False) -> C
     )
 
 
-def test_the_polarity_decides_a_delete_not_the_words(tmp_path: Path) -> None:
-    memory = Memory(open_store(tmp_path / "m.db"), clock=FrozenClock(day(10, 1)))
-    memory.ingest(
-        event("e1", "I use TensorFlow", occurred_at=day(10, 1), sequence=1, who=TOOLS),
-        [uses("TensorFlow")],
-    )
+def test_the_polarity_decides_a_delete_not_the_words(memory: Memory) -> None:
+    memory.ingest(said(1, "I use TensorFlow", TOOLS), [uses("TensorFlow")])
     worded = memory.ingest(
-        event("e2", "No longer uses TensorFlow", occurred_at=day(10, 2), sequence=2, who=TOOLS),
+        said(2, "No longer uses TensorFlow", TOOLS),
         [uses("TensorFlow", statement="No longer uses TensorFlow")],  # asserted: a repeat
     )
     assert [r.decision for r in worded.results] == ["noop"]
     retracted = memory.ingest(
-        event("e3", "Dropped TensorFlow", occurred_at=day(10, 3), sequence=3, who=TOOLS),
+        said(3, "Dropped TensorFlow", TOOLS),
         [uses("TensorFlow", retract=True)],
     )
     assert [r.decision for r in retracted.results] == ["delete"]
     assert memory.current("user-42", "tool", tenant=TENANT, valid_at=day(10, 4)) == ()
-    nothing = memory.ingest(
-        event("e4", "Dropped Keras", occurred_at=day(10, 4), sequence=4, who=TOOLS),
-        [uses("Keras", retract=True)],
-    )
+    nothing = memory.ingest(said(4, "Dropped Keras", TOOLS), [uses("Keras", retract=True)])
     assert [(r.disposition, r.decision, r.memory_id) for r in nothing.results] == [
         ("current", "noop", None)
     ]
     assert {r.value for r in memory.timeline("user-42", "tool", tenant=TENANT)} == {"TensorFlow"}
-    memory.close()
 
 
 def test_polarity_travels_through_the_review_queue_the_wire_and_the_batch_key() -> None:
@@ -150,11 +140,11 @@ def taste(item: str, sentiment: str = "like") -> Claim:
 
 
 def test_a_late_event_is_historical_only_where_its_scope_holds_newer_state(
-    tmp_path: Path,
+    memory: Memory, clock: FrozenClock
 ) -> None:
     """A family's position is one point for all its scopes: a late "likes jazz" is not
     overtaken by a newer "likes tea", while a late "dislikes tea" is."""
-    memory = Memory(open_store(tmp_path / "m.db"), clock=FrozenClock(day(10, 20)))
+    clock.set(day(10, 20))
     fan = actor("likes")
     memory.ingest(event("e2", "I like tea.", occurred_at=day(10, 2), who=fan), [taste("tea")])
     late = memory.ingest(
@@ -173,4 +163,3 @@ def test_a_late_event_is_historical_only_where_its_scope_holds_newer_state(
     with memory.store.read() as unit:  # the family still stands at its newest event
         (slot,) = [s for s in unit.families(TENANT, SUBJECT) if s.family == "likes"]
     assert slot.position is not None and slot.position.event_id == "e2"
-    memory.close()

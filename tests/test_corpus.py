@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import memledger.corpus
+from cli_helpers import snapshot
 from memledger.corpus import (
     Chunk,
     Corpus,
@@ -93,15 +94,6 @@ def write(path: Path, text: str | bytes) -> Path:
     else:
         path.write_text(text, encoding="utf-8")
     return path
-
-
-def snapshot(path: Path) -> list[str]:
-    """Everything a SQLite file holds, as SQL: equal snapshots mean nothing changed."""
-    conn = sqlite3.connect(path)
-    try:
-        return list(conn.iterdump())
-    finally:
-        conn.close()
 
 
 @pytest.fixture

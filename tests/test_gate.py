@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from memledger import Actor, InvalidInputError, Memory, SourceEvent
+from memledger import InvalidInputError, Memory
 from memledger.gate import Verdict, decisions
 from memledger.store import open_store
 from memledger.testing import FrozenClock
+from memledger.testing.scenarios import actor, event
 
 NOW = datetime(2026, 10, 28, 9, 15, tzinfo=UTC)
 ORDERS = {"7842": {"status": "CREDIT_HOLD", "finance_approval": None}}
@@ -42,16 +43,9 @@ def approved() -> Verdict:
 @pytest.fixture
 def memory(tmp_path: Path) -> Iterator[Memory]:
     memory = Memory(open_store(tmp_path / "m.db"), clock=FrozenClock(NOW))
+    said = "You released order 7311 as a one-time exception last month."
     memory.ingest(
-        SourceEvent(
-            tenant="acme",
-            event_id="e1",
-            subject="acct-9",
-            actor=Actor(id="acct-9", authenticated=True),
-            channel="chat",
-            occurred_at=NOW,
-            text="You released order 7311 as a one-time exception last month.",
-        )
+        event("e1", said, occurred_at=NOW, subject="acct-9", who=actor(actor_id="acct-9"))
     )
     memory.process()
     yield memory

@@ -5,7 +5,7 @@ without the names it holds."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -13,14 +13,13 @@ import pytest
 
 from embedder_helpers import HashingWrapper
 from memledger import Memory
-from memledger.domain.records import Actor, SourceEvent
 from memledger.errors import InvalidQueryError
 from memledger.index.derived import DerivedIndex
 from memledger.index.embedders import Vectors
 from memledger.read.recall import RecallSettings, recall
 from memledger.read.understand import question_shape, understand
-from memledger.store import open_store
 from memledger.testing import FrozenClock
+from memledger.testing.scenarios import actor, event
 from memledger.write.extract.rules import RuleExtractor
 
 TENANT = "acme"
@@ -72,20 +71,13 @@ def test_a_question_dates_when_it_asks_when_something_happened(question: str, da
     assert question_shape(question).dates is dates
 
 
+S1 = {"session": "s1"}
+
+
 def say(memory: Memory, lines: Sequence[tuple[str, str]]) -> list[str]:
     for n, (speaker, text) in enumerate(lines):
-        memory.ingest(
-            SourceEvent(
-                tenant=TENANT,
-                event_id=f"t{n}",
-                subject="chat",
-                actor=Actor(id=speaker, authenticated=True),
-                channel="chat",
-                occurred_at=START + timedelta(minutes=n),
-                text=text,
-                metadata={"session": "s1"},
-            )
-        )
+        at, who = START + timedelta(minutes=n), actor(actor_id=speaker)
+        memory.ingest(event(f"t{n}", text, occurred_at=at, who=who, subject="chat", metadata=S1))
     memory.process(extractor=RuleExtractor(), tenant=TENANT)
     return [f"t{n}" for n in range(len(lines))]
 
@@ -103,10 +95,8 @@ class RecordingEmbedder(HashingWrapper):
 
 
 @pytest.fixture
-def memory(tmp_path: Path) -> Iterator[Memory]:
-    memory = Memory(open_store(tmp_path / "m.db"), clock=FrozenClock(START + timedelta(days=30)))
-    yield memory
-    memory.close()
+def clock() -> FrozenClock:
+    return FrozenClock(START + timedelta(days=30))
 
 
 POTTERY = [

@@ -3,7 +3,7 @@ the behaviour it names breaks (issue 9, mutation pass)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -13,34 +13,19 @@ from memledger.index.derived import DerivedIndex, Hit
 from memledger.index.lexical import entry_text
 from memledger.read.recall import Excluded, RecallSettings, recall
 from memledger.read.recheck import Checker
-from memledger.store import open_store
 from memledger.testing import FrozenClock
-from memledger.testing.scenarios import FAMILY, TENANT, day, event
+from memledger.testing.scenarios import FAMILY, TENANT, day, event, pref
 
 OTHER = "globex"
 
 
 def parcel(where: str) -> list[Claim]:
-    return [
-        Claim(
-            family=FAMILY,
-            kind="preference",
-            statement=f"Parcels left at the {where}",
-            value=where,
-        )
-    ]
+    return [pref(where, statement=f"Parcels left at the {where}")]
 
 
 @pytest.fixture
 def clock() -> FrozenClock:
     return FrozenClock(day(10, 5))
-
-
-@pytest.fixture
-def memory(tmp_path: Path, clock: FrozenClock) -> Iterator[Memory]:
-    memory = Memory(open_store(tmp_path / "m.db"), clock=clock)
-    yield memory
-    memory.close()
 
 
 def _foreign(memory: Memory) -> str:

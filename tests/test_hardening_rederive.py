@@ -6,24 +6,16 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from memledger import Actor, Claim, Grant, Memory, SourceEvent
+from memledger import Claim, Memory, SourceEvent
 from memledger.testing import FrozenClock, FunctionExtractor
-from memledger.testing.scenarios import fact
+from memledger.testing.scenarios import actor, event, fact
 
 AT = datetime(2026, 3, 1, 9, tzinfo=UTC)
-ANYONE = Actor(id="u1", authenticated=True, grants=frozenset({Grant(family="*")}))
+ANYONE = actor("*", actor_id="u1")
 
 
 def _said(event_id: str, text: str, minute: int) -> SourceEvent:
-    return SourceEvent(
-        tenant="acme",
-        event_id=event_id,
-        subject="u1",
-        actor=ANYONE,
-        channel="chat",
-        occurred_at=AT.replace(minute=minute),
-        text=text,
-    )
+    return event(event_id, text, occurred_at=AT.replace(minute=minute), subject="u1", who=ANYONE)
 
 
 def _claims(event: SourceEvent) -> list[Claim]:
@@ -58,8 +50,8 @@ def test_rederive_leaves_out_revoked_words_and_forgotten_events(tmp_path: Path) 
     try:
         move = _said("e1", "I moved to Quorvale last week and I work at Initech.", 0)
         oslo = _said("e2", "Please answer me in Oslo time from now on.", 5)
-        for event in (move, oslo):
-            memory.ingest(event)
+        for said in (move, oslo):
+            memory.ingest(said)
         memory.process(extractor=FunctionExtractor(_claims))
         (city,) = memory.timeline("u1", "home_city", tenant="acme")
         memory.revoke(city.memory_id, tenant="acme")

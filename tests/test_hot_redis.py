@@ -24,13 +24,13 @@ import redis
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memledger import Actor, Claim, Memory, SourceEvent
+from hot_helpers import FAMILY, NOW, digest, event
+from memledger import Memory
 from memledger.domain.records import (
     Channel,
     ExclusionReason,
     ExtractorInfo,
     ExtractorKind,
-    Grant,
     Kind,
     MemoryRecord,
     RecordStatus,
@@ -49,9 +49,6 @@ from memledger.store import open_store
 from memledger.testing import FrozenClock
 from memledger.testing.redis import redis_server
 
-NOW = datetime(2026, 10, 28, 9, tzinfo=UTC)
-FAMILY = "delivery_preference"
-
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
@@ -65,30 +62,6 @@ def url(server: str) -> str:
     with redis.Redis.from_url(server) as client:
         client.flushdb()
     return server
-
-
-def event(n: int, text: str, *, tenant: str = "acme", subject: str = "u1") -> SourceEvent:
-    return SourceEvent(
-        tenant=tenant,
-        event_id=f"e{n}",
-        subject=subject,
-        actor=Actor(id=subject, authenticated=True, grants=frozenset({Grant(family=FAMILY)})),
-        channel="chat",
-        occurred_at=NOW - timedelta(days=10 - n),
-        text=text,
-    )
-
-
-def digest(value: str) -> list[Claim]:
-    return [
-        Claim(
-            family=FAMILY,
-            kind="preference",
-            statement=f"Digest delivered {value}",
-            value=value,
-            grounding=f"digest {value}",
-        )
-    ]
 
 
 def shared(path: Path, url: str, **options: float) -> Memory:

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
-from memledger import Actor, Claim, InvalidInputError, Memory, SourceEvent
-from memledger.domain.records import Grant
+from hot_helpers import NOW, digest, event
+from memledger import InvalidInputError, Memory
 from memledger.read.hot import (
     DeferredWriter,
     HotCacheError,
@@ -25,33 +25,7 @@ from memledger.read.hot import (
 from memledger.store import open_store
 from memledger.testing import FrozenClock
 
-NOW = datetime(2026, 10, 28, 9, tzinfo=UTC)
-WHO = Actor(id="u1", authenticated=True, grants=frozenset({Grant(family="delivery_preference")}))
 ASK = "When should the digest be delivered?"
-
-
-def event(n: int, text: str, *, subject: str = "u1") -> SourceEvent:
-    return SourceEvent(
-        tenant="acme",
-        event_id=f"e{n}",
-        subject=subject,
-        actor=WHO if subject == "u1" else Actor(id=subject, authenticated=True),
-        channel="chat",
-        occurred_at=NOW - timedelta(days=10 - n),
-        text=text,
-    )
-
-
-def digest(value: str) -> list[Claim]:
-    return [
-        Claim(
-            family="delivery_preference",
-            kind="preference",
-            statement=f"Digest delivered {value}",
-            value=value,
-            grounding=f"digest {value}",
-        )
-    ]
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

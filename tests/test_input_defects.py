@@ -8,7 +8,7 @@ from deep inside json or sqlite, or was accepted.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -37,16 +37,16 @@ def nested(depth: int) -> object:
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> Path:
-    return tmp_path / "mem.db"
+def clock() -> FrozenClock:
+    return FrozenClock(NOW)
 
 
 @pytest.fixture
-def memory(db: Path) -> Iterator[Memory]:
-    with Memory.open(db, clock=FrozenClock(NOW)) as opened:
-        receipt = opened.ingest(event("evt-0"), [claim()])
-        assert receipt.outcome == "committed"
-        yield opened
+def memory(memory: Memory) -> Memory:
+    """The shared fixture's memory, holding ``evt-0`` and its claim."""
+    receipt = memory.ingest(event("evt-0"), [claim()])
+    assert receipt.outcome == "committed"
+    return memory
 
 
 def refused(

@@ -8,7 +8,7 @@ transaction; over a limit is a LimitExceededError naming it, and changes nothing
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
 
@@ -35,15 +35,15 @@ def nested(depth: int) -> object:
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> Path:
-    return tmp_path / "mem.db"
+def clock() -> FrozenClock:
+    return FrozenClock(NOW)
 
 
 @pytest.fixture
-def memory(db: Path) -> Iterator[Memory]:
-    with Memory.open(db, clock=FrozenClock(NOW)) as opened:
-        opened.ingest(event("evt-0"), [claim()])
-        yield opened
+def memory(memory: Memory) -> Memory:
+    """The shared fixture's memory, holding ``evt-0`` and its claim."""
+    memory.ingest(event("evt-0"), [claim()])
+    return memory
 
 
 def over(db: Path, call: Callable[[], object], message: str) -> None:

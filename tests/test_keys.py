@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -45,18 +44,6 @@ def clock() -> FrozenClock:
     return FrozenClock(WHEN)
 
 
-@pytest.fixture
-def path(tmp_path: Path) -> Path:
-    return tmp_path / "keys.db"
-
-
-@pytest.fixture
-def memory(path: Path, clock: FrozenClock) -> Iterator[Memory]:
-    opened = Memory.open(path, clock=clock)
-    yield opened
-    opened.close()
-
-
 def _files(path: Path) -> bytes:
     """Every byte SQLite keeps for the store: the file, its WAL and its shared memory."""
     return b"".join(p.read_bytes() for p in sorted(path.parent.glob(f"{path.name}*")))
@@ -65,18 +52,18 @@ def _files(path: Path) -> bytes:
 # -- the token -------------------------------------------------------------------------
 
 
-def test_the_token_is_shown_once_and_only_its_hash_is_stored(memory: Memory, path: Path) -> None:
+def test_the_token_is_shown_once_and_only_its_hash_is_stored(memory: Memory, db: Path) -> None:
     key, token = memory.create_key(TENANT, SUBJECT, grants=[FAMILY], label="phone app")
     key_id, _, secret = token.partition(".")
     assert key_id == key.key_id and len(secret) == 43  # 256 random bits, url-safe
     assert memory.create_key(TENANT, SUBJECT)[1] != token  # every key its own secret
     assert secret not in repr(memory.keys(TENANT)) and secret not in repr(key)
-    stored = _files(path)
+    stored = _files(db)
     assert secret.encode() not in stored and token.encode() not in stored
     assert key.key_id.encode() in stored  # the id is public, and the hash is there
     assert hash_token(token).encode() in stored
     assert hash_token(token) == "sha256$" + hashlib.sha256(token.encode()).hexdigest()
-    conn = sqlite3.connect(path)
+    conn = sqlite3.connect(db)
     (row,) = conn.execute("SELECT token_hash FROM api_keys WHERE key_id = ?", (key.key_id,))
     conn.close()
     assert row == (hash_token(token),) and verify_token(token, row[0])
@@ -179,8 +166,8 @@ def test_use_is_stamped_at_most_once_a_minute(memory: Memory, clock: FrozenClock
     assert memory.keys(TENANT)[0].last_used_at == WHEN + timedelta(seconds=61)
 
 
-def test_keys_are_checked_when_created(memory: Memory, path: Path) -> None:
-    before = snapshot(path)
+def test_keys_are_checked_when_created(memory: Memory, db: Path) -> None:
+    before = snapshot(db)
     with pytest.raises(UnknownFamilyError):
         memory.create_key(TENANT, SUBJECT, grants=["delivery_preferense"])  # misspelt
     with pytest.raises(InvalidInputError, match="principal"):
@@ -193,7 +180,7 @@ def test_keys_are_checked_when_created(memory: Memory, path: Path) -> None:
         memory.create_key(TENANT, "two words")
     with pytest.raises(InvalidInputError, match="label"):
         memory.create_key(TENANT, SUBJECT, label="two\nlines")
-    assert snapshot(path) == before
+    assert snapshot(db) == before
     memory.register_family(TENANT, Family(name="diet", kinds=frozenset({"preference"})))
     key, _ = memory.create_key(TENANT, SUBJECT, grants=["diet", Grant(family="*", scope="x")])
     assert key.grants == {Grant(family="diet"), Grant(family="*", scope="x")}
@@ -233,44 +220,44 @@ def test_the_tenant_and_actor_come_from_the_key(memory: Memory) -> None:
     assert (record.source_actor_id, record.source_identity_authenticated) == (SUBJECT, True)
 
 
-def test_a_body_naming_another_tenant_is_refused(memory: Memory, path: Path) -> None:
+def test_a_body_naming_another_tenant_is_refused(memory: Memory, db: Path) -> None:
     _, token = memory.create_key(TENANT, SUBJECT, role="admin", grants=["*"])
     who = memory.authenticate(token)
-    before = snapshot(path)
+    before = snapshot(db)
     with pytest.raises(PermissionDeniedError, match="'globex'"):
         memory.ingest_as(
             who, event("evt-1", "Fridays", occurred_at=day(10, 2), tenant="globex"), [pref("x")]
         )
     with pytest.raises(PermissionDeniedError):
         memory.ingest_as(who, event("evt-2", "Fridays", occurred_at=day(10, 2), tenant="globex"))
-    assert snapshot(path) == before
+    assert snapshot(db) == before
 
 
-def test_a_read_only_key_cannot_write(memory: Memory, path: Path) -> None:
+def test_a_read_only_key_cannot_write(memory: Memory, db: Path) -> None:
     _, token = memory.create_key(TENANT, SUBJECT, role="read", grants=["*"])
     who = memory.authenticate(token)
-    before = snapshot(path)
+    before = snapshot(db)
     with pytest.raises(PermissionDeniedError, match="read-only"):
         memory.ingest_as(who, event("evt-1", "Fridays", occurred_at=day(10, 2)), [pref("friday")])
     with pytest.raises(PermissionDeniedError, match="read-only"):
         memory.ingest_as(who, event("evt-1", "Fridays", occurred_at=day(10, 2)))
-    assert snapshot(path) == before
+    assert snapshot(db) == before
     admin = memory.authenticate(memory.create_key(TENANT, "ops", role="admin")[1])
     assert (admin.may_write, admin.may_admin) == (True, True)
 
 
-def test_a_read_only_key_is_told_so_at_each_layer(memory: Memory, path: Path) -> None:
+def test_a_read_only_key_is_told_so_at_each_layer(memory: Memory, db: Path) -> None:
     """``Memory.ingest_as`` refuses a read-only key before anything else is checked;
     ``Principal.require_write_to`` (which every edge calls before a change about a
     subject) tells it it is read-only too, not that a subject is a private namespace."""
     who = memory.authenticate(memory.create_key(TENANT, SUBJECT, role="read", grants=["*"])[1])
-    before = snapshot(path)
+    before = snapshot(db)
     elsewhere = event("evt-1", "Fridays", occurred_at=day(10, 2), tenant="globex")
     setting = event("evt-2", "Fridays", occurred_at=day(10, 2), channel="account_service")
     for refused in (elsewhere, setting):  # read-only, before tenant or channel
         with pytest.raises(PermissionDeniedError, match="is read-only: it cannot write"):
             memory.ingest_as(who, refused, [pref("friday")])
-    assert snapshot(path) == before
+    assert snapshot(db) == before
     for subject in (SUBJECT, "agent:auditor", "agent:planner/user-42"):
         with pytest.raises(PermissionDeniedError, match="is read-only") as denied:
             who.require_write_to(subject)

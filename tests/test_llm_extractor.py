@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -17,6 +16,13 @@ from typing import Any
 import httpx
 import pytest
 
+from chat_helpers import (
+    CHAT_FAILURES,
+    KEY,
+    built_for,
+    check_failure,
+    the_chat_request,
+)
 from memledger.domain.families import Family, Schema
 from memledger.domain.records import Actor, Claim, SourceEvent
 from memledger.errors import ExtractionError, InvalidInputError
@@ -26,8 +32,6 @@ from memledger.testing.openai_server import FakeChatServer, RecordedRequest, Rep
 from memledger.write.extract import llm
 from memledger.write.extract.llm import LLMExtractor
 from memledger.write.extract.prompts import claims_v1, claims_v2, claims_v3
-
-KEY = "sk-test-SECRET-0123456789"
 
 EVENT = SourceEvent(
     tenant="acme",
@@ -69,9 +73,7 @@ pytestmark = pytest.mark.usefixtures("no_proxies")
 
 @pytest.fixture
 def extractor(server: FakeChatServer) -> Iterator[LLMExtractor]:
-    with LLMExtractor(
-        base_url=server.base_url, model="fake-model", api_key=KEY, timeout=2.0
-    ) as built:
+    with built_for(server, LLMExtractor) as built:
         yield built
 
 
@@ -132,30 +134,14 @@ def test_the_request_carries_model_temperature_schema_key_text_and_families(
     server.push(answer())
     extractor.extract(EVENT)
 
-    (request,) = server.requests
-    assert (request.method, request.path) == ("POST", "/v1/chat/completions")
-    assert request.headers["authorization"] == f"Bearer {KEY}"
-    assert request.headers["content-type"] == "application/json"
-    assert isinstance(request.payload, dict)
-    assert request.payload["model"] == "fake-model"
-    assert request.payload["temperature"] == 0
-    assert request.payload["response_format"] == {
-        "type": "json_schema",
-        "json_schema": {
-            "name": "memledger_claims",
-            "schema": claims_v3.response_schema(Schema.default()),
-            "strict": True,
-        },
-    }
-    assert [m["role"] for m in request.messages] == ["system", "user"]
-    system, user = request.content_of("system"), request.content_of("user")
+    schema = claims_v3.response_schema(Schema.default())
+    system, user = the_chat_request(server, name="memledger_claims", schema=schema)
     for family in Schema.default().families.values():
         assert f"- {family.name} (kinds: " in system
         assert family.description in system
     assert 'item-scoped, scope "plan:<slug>"' in system
     assert "ISO 8601" in system and "exact quote" in system and "Do not" in system
     assert EVENT.text in user and "2026-10-12T09:30:00Z" in user and "alice" in user
-    assert KEY not in request.body.decode()
 
 
 def test_claims_v2_carries_polarity_and_claims_v1_stays_as_it_was(server: FakeChatServer) -> None:
@@ -314,29 +300,7 @@ def test_a_json_answer_in_a_code_fence_is_read(
 # -- failures ------------------------------------------------------------------------------------
 
 FAILURES: dict[str, tuple[Reply, str, str]] = {
-    "500 with a body": (
-        Reply(status=500, body='{"error": {"message": "model overloaded"}}'),
-        "http_500",
-        "model overloaded",
-    ),
-    "429 without a body": (Reply(status=429), "http_429", "scripted HTTP 429"),
-    "body not JSON": (
-        Reply(body="<html>Bad Gateway</html>", content_type="text/html"),
-        "invalid_json",
-        "is not JSON",
-    ),
-    "no choices": (Reply(body='{"id": "x", "choices": []}'), "invalid_json", "no choices"),
-    "not a completion": (Reply(body='{"ok": true}'), "invalid_json", "not a chat completion"),
-    "null content": (
-        Reply(body=json.dumps({"choices": [{"message": {"content": None, "refusal": "no"}}]})),
-        "invalid_json",
-        "refusal: 'no'",
-    ),
-    "content not JSON": (
-        Reply(content="Sure! The subject lives in Lyon."),
-        "invalid_json",
-        "content is not JSON",
-    ),
+    **CHAT_FAILURES,
     "truncated and unparseable": (
         Reply(content='{"claims": [{"family": "home_ci', finish_reason="length"),
         "invalid_json",
@@ -366,38 +330,7 @@ FAILURES: dict[str, tuple[Reply, str, str]] = {
 def test_each_failure_raises_extraction_error_with_its_reason(
     server: FakeChatServer, extractor: LLMExtractor, case: str
 ) -> None:
-    reply, reason, fragment = FAILURES[case]
-    server.push(reply)
-    with pytest.raises(ExtractionError) as caught:
-        extractor.extract(EVENT)
-    assert caught.value.reason == reason
-    assert fragment in str(caught.value)
-    assert KEY not in str(caught.value)
-
-
-def test_an_unreachable_endpoint() -> None:
-    with FakeChatServer() as server:
-        base_url = server.base_url  # a port nobody listens on once closed
-    with (
-        LLMExtractor(base_url=base_url, model="m", api_key=KEY, timeout=2.0) as extractor,
-        pytest.raises(ExtractionError) as caught,
-    ):
-        extractor.extract(EVENT)
-    assert caught.value.reason == "endpoint_unreachable"
-    assert base_url in str(caught.value) and KEY not in str(caught.value)
-
-
-def test_a_slow_endpoint_times_out(server: FakeChatServer) -> None:
-    server.push(Reply(content=answer(), delay=5.0))
-    started = time.monotonic()
-    with (
-        LLMExtractor(base_url=server.base_url, model="m", api_key=KEY, timeout=0.3) as extractor,
-        pytest.raises(ExtractionError) as caught,
-    ):
-        extractor.extract(EVENT)
-    assert caught.value.reason == "timeout"
-    assert "0.3 s" in str(caught.value) and KEY not in str(caught.value)
-    assert time.monotonic() - started < 2.0
+    check_failure(server, FAILURES[case], ExtractionError, lambda: extractor.extract(EVENT))
 
 
 def test_the_key_is_masked_even_when_the_server_echoes_it(
@@ -409,18 +342,6 @@ def test_the_key_is_masked_even_when_the_server_echoes_it(
     assert caught.value.reason == "http_401"
     assert KEY not in str(caught.value) and "invalid api key ***" in str(caught.value)
     assert KEY not in repr(extractor) and KEY not in repr(extractor.info)
-
-
-def test_constructor_rejects_unusable_arguments() -> None:
-    with pytest.raises(InvalidInputError, match="http"):
-        LLMExtractor(base_url="127.0.0.1:8080/v1", model="m")
-    with pytest.raises(InvalidInputError, match="model"):
-        LLMExtractor(base_url="http://127.0.0.1:1/v1", model=" ")
-    with pytest.raises(InvalidInputError, match="timeout"):
-        LLMExtractor(base_url="http://127.0.0.1:1/v1", model="m", timeout=0)
-    with pytest.raises(InvalidInputError) as caught:
-        LLMExtractor(base_url="ftp://user:hunter2@host/v1", model="m")
-    assert "hunter2" not in str(caught.value)
 
 
 # -- httpx is optional ---------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from memledger import Actor, Memory, SourceEvent
+from memledger import Memory
 from memledger.domain.families import Schema
 from memledger.testing.openai_server import FakeChatServer, RecordedRequest
 from memledger.write.extract import _attributes
@@ -27,8 +27,7 @@ from memledger.write.extract._attributes import ATTRIBUTES, Attribute
 from memledger.write.extract.llm import DEFAULT_PROMPT_VERSION, LLMExtractor
 from memledger.write.extract.prompts import claims_v2, claims_v3
 from memledger.write.extract.rules import propose
-
-AT = datetime(2026, 6, 15, 12, tzinfo=UTC)
+from test_open_attributes import AT, said
 
 pytestmark = pytest.mark.usefixtures("no_proxies")
 
@@ -53,19 +52,6 @@ def attribute(scope: str, value: object, statement: str, grounding: str, **field
 
 def answer(*claims: object) -> str:
     return json.dumps({"claims": list(claims), "complete": True})
-
-
-def said(n: int, text: str, *, days: int | None = None) -> SourceEvent:
-    return SourceEvent(
-        tenant="acme",
-        event_id=f"e{n}",
-        subject="ana",
-        actor=Actor(id="ana", authenticated=True),  # no grant: the subject's own say
-        channel="chat",
-        occurred_at=AT + timedelta(days=n if days is None else days),
-        text=text,
-        role="user",
-    )
 
 
 class Script:
@@ -107,13 +93,27 @@ def memory(tmp_path: Path) -> Iterator[Memory]:
     opened.close()
 
 
-def run(memory: Memory, extractor: LLMExtractor, script: Script, *turns: tuple[str, str]) -> None:
-    """Ingest one event per ``(text, answer)`` (a day apart) and process them."""
-    for n, (text, reply) in enumerate(turns, 1):
-        script.answers[text] = reply
-        memory.ingest(said(n, text))
-    outcomes = memory.process(extractor=extractor).outcomes
-    assert outcomes == {"committed": len(turns)}, outcomes
+Run = Callable[..., None]
+"""``run((text, answer), ...)``: one event per turn (a day apart), each answered by the
+model with its ``answer``, ingested and processed."""
+
+
+@pytest.fixture
+def run(memory: Memory, extractor: LLMExtractor, script: Script) -> Run:
+    def ingested_and_processed(*turns: tuple[str, str]) -> None:
+        for n, (text, reply) in enumerate(turns, 1):
+            script.answers[text] = reply
+            memory.ingest(said(n, text))
+        outcomes = memory.process(extractor=extractor).outcomes
+        assert outcomes == {"committed": len(turns)}, outcomes
+
+    return ingested_and_processed
+
+
+VEGETARIAN = (
+    "I'm vegetarian.",
+    answer(attribute("diet", "vegetarian", "Is vegetarian", "vegetarian")),
+)
 
 
 def current(memory: Memory) -> set[tuple[str, object]]:
@@ -253,13 +253,8 @@ def test_a_new_diet_closes_the_old_window_at_the_time_the_turn_gives(
     assert {(r.scope, r.value) for r in before} == {("diet", "vegetarian")}
 
 
-def test_an_additive_attribute_keeps_every_value(
-    memory: Memory, extractor: LLMExtractor, script: Script
-) -> None:
+def test_an_additive_attribute_keeps_every_value(memory: Memory, run: Run) -> None:
     run(
-        memory,
-        extractor,
-        script,
         (
             "I have a dog named Rex.",
             answer(
@@ -277,13 +272,10 @@ def test_an_additive_attribute_keeps_every_value(
 
 
 def test_another_persons_attribute_is_theirs_and_leaves_the_speakers_alone(
-    memory: Memory, extractor: LLMExtractor, script: Script
+    memory: Memory, run: Run
 ) -> None:
     run(
-        memory,
-        extractor,
-        script,
-        ("I'm vegetarian.", answer(attribute("diet", "vegetarian", "Is vegetarian", "vegetarian"))),
+        VEGETARIAN,
         (
             "My sister is vegan, and she's a nurse.",
             answer(
@@ -302,13 +294,8 @@ def test_another_persons_attribute_is_theirs_and_leaves_the_speakers_alone(
     assert memory.current("ana", "role", tenant="acme") == ()
 
 
-def test_a_retraction_closes_the_value_as_retracted(
-    memory: Memory, extractor: LLMExtractor, script: Script
-) -> None:
+def test_a_retraction_closes_the_value_as_retracted(memory: Memory, run: Run) -> None:
     run(
-        memory,
-        extractor,
-        script,
         (
             "I'm allergic to cats and to peanuts.",
             answer(
@@ -336,13 +323,10 @@ def test_a_retraction_closes_the_value_as_retracted(
 
 
 def test_an_off_convention_spelling_lands_in_the_rule_extractors_slot(
-    memory: Memory, extractor: LLMExtractor, script: Script
+    memory: Memory, run: Run
 ) -> None:
     run(
-        memory,
-        extractor,
-        script,
-        ("I'm vegetarian.", answer(attribute("diet", "vegetarian", "Is vegetarian", "vegetarian"))),
+        VEGETARIAN,
         (
             "Now I'm vegan.",
             answer(

@@ -20,6 +20,7 @@ import httpx
 import pytest
 from mcp import Client
 
+from extractor_helpers import holding_extractor
 from mcp_helpers import (
     OTHER_TENANT,
     QUESTION,
@@ -34,10 +35,8 @@ from mcp_helpers import (
 )
 from memledger import Memory
 from memledger.api import ServiceLimits
-from memledger.domain.records import Claim, SourceEvent
 from memledger.errors import EventNotFoundError
 from memledger.serve import ServeConfig, build_app
-from memledger.testing import FunctionExtractor
 from memledger.testing.scenarios import day, event
 
 
@@ -66,13 +65,7 @@ def _metric(text: str, name: str, labels: str = "") -> float:
 def _served(memory: Memory, **limits: object) -> Iterator[tuple[str, threading.Event, list[int]]]:
     """serve's app (API and MCP on one admission) with an extractor that holds every
     extraction until released: (base URL, the release, how many have started)."""
-    release, started = threading.Event(), [0]
-
-    def slow(source: SourceEvent) -> list[Claim]:
-        started[0] += 1
-        release.wait(20)
-        return []
-
+    extractor, release, started = holding_extractor()
     config = ServeConfig(
         worker=False,
         web=False,
@@ -80,7 +73,7 @@ def _served(memory: Memory, **limits: object) -> Iterator[tuple[str, threading.E
         limits=ServiceLimits(**limits),  # type: ignore[arg-type]
     )
     try:
-        with serving(build_app(memory, config, extractor=FunctionExtractor(slow))) as base:
+        with serving(build_app(memory, config, extractor=extractor)) as base:
             yield base, release, started
     finally:
         release.set()

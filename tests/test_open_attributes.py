@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from memledger import Actor, Memory, SourceEvent
+from memledger import Memory, SourceEvent
 from memledger.domain.records import Claim
+from memledger.testing.scenarios import actor, event
 from memledger.write.extract.rules import propose
 
 AT = datetime(2026, 6, 15, 12, tzinfo=UTC)
@@ -161,15 +162,14 @@ def test_a_move_between_frameworks_is_no_move() -> None:
 # -- through the commit ---------------------------------------------------------------------
 
 
-def _said(n: int, text: str) -> SourceEvent:
-    return SourceEvent(
-        tenant="acme",
-        event_id=f"e{n}",
+def said(n: int, text: str, *, days: int | None = None) -> SourceEvent:
+    """Ana's own turn ``e<n>``, said ``n`` days (or ``days``) after ``AT``."""
+    return event(
+        f"e{n}",
+        text,
+        occurred_at=AT + timedelta(days=n if days is None else days),
         subject="ana",
-        actor=Actor(id="ana", authenticated=True),  # no grant: the subject's own say
-        channel="chat",
-        occurred_at=AT + timedelta(days=n),
-        text=text,
+        who=actor(actor_id="ana"),  # no grant: the subject's own say
         role="user",
     )
 
@@ -189,7 +189,7 @@ def test_a_correction_by_paraphrase_closes_the_diet_and_keeps_it_in_history(
     memory: Memory,
 ) -> None:
     for n, text in enumerate(["I'm vegetarian.", "Actually I eat fish now."], 1):
-        memory.ingest(_said(n, text))
+        memory.ingest(said(n, text))
     memory.process()
     assert ("diet", "vegetarian") not in _current(memory)
     closed = [r for r in memory.history("ana", "attribute", tenant="acme") if r.scope == "diet"]
@@ -199,7 +199,7 @@ def test_a_correction_by_paraphrase_closes_the_diet_and_keeps_it_in_history(
 
 def test_a_new_diet_replaces_the_old_one(memory: Memory) -> None:
     for n, text in enumerate(["I'm vegetarian.", "I went vegan last week."], 1):
-        memory.ingest(_said(n, text))
+        memory.ingest(said(n, text))
     memory.process()
     assert ("diet", "vegan") in _current(memory)
     assert ("diet", "vegetarian") not in _current(memory)
@@ -207,14 +207,14 @@ def test_a_new_diet_replaces_the_old_one(memory: Memory) -> None:
 
 def test_an_additive_attribute_keeps_every_value(memory: Memory) -> None:
     for n, text in enumerate(["I'm allergic to peanuts.", "I'm also allergic to shellfish."], 1):
-        memory.ingest(_said(n, text))
+        memory.ingest(said(n, text))
     memory.process()
     assert {("allergy:peanuts", "peanuts"), ("allergy:shellfish", "shellfish")} <= _current(memory)
 
 
 def test_a_move_closes_the_old_city_at_the_time_the_turn_gives(memory: Memory) -> None:
-    memory.ingest(_said(1, "I live in Berlin."))
-    memory.ingest(_said(40, "I moved to Lisbon two weeks ago."))
+    memory.ingest(said(1, "I live in Berlin."))
+    memory.ingest(said(40, "I moved to Lisbon two weeks ago."))
     memory.process()
     (now,) = memory.current("ana", "home_city", tenant="acme")
     assert now.value == "Lisbon"
@@ -225,7 +225,7 @@ def test_a_move_closes_the_old_city_at_the_time_the_turn_gives(memory: Memory) -
 
 
 def test_a_value_said_in_other_words_still_passes_the_grounding_gate(memory: Memory) -> None:
-    memory.ingest(_said(1, "Three kids, all under ten."))
-    memory.ingest(_said(2, "Violinist, grade 8."))
+    memory.ingest(said(1, "Three kids, all under ten."))
+    memory.ingest(said(2, "Violinist, grade 8."))
     memory.process()
     assert {("children", "3"), ("instrument:violin", "violin")} <= _current(memory)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import get_args
 
@@ -136,17 +137,7 @@ def test_position_of_event_uses_the_stream_key() -> None:
     plain = SourceEvent(
         tenant="t", event_id="e1", subject="s", actor=actor, channel="chat", occurred_at=T0, text=""
     )
-    streamed = SourceEvent(
-        tenant="t",
-        event_id="e2",
-        subject="s",
-        actor=actor,
-        channel="account_service",
-        occurred_at=T0,
-        text="",
-        sequence=3,
-        stream="crm",
-    )
+    streamed = replace(plain, event_id="e2", channel="account_service", sequence=3, stream="crm")
     assert Position.of(plain) == pos("e1", channel="chat", stream="chat", at=T0)
     assert Position.of(streamed) == pos(
         "e2", channel="account_service", stream="crm", sequence=3, at=T0

@@ -5,7 +5,7 @@ store and index, the default rule extractor (which knows no budget family)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -14,44 +14,39 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from memledger import Actor, Claim, Grant, Memory, SourceEvent
+from memledger import Claim, Memory, SourceEvent
 from memledger.api import create_app
 from memledger.cli.app import app
 from memledger.domain.families import Family
 from memledger.domain.records import ExtractorInfo
 from memledger.errors import InvalidQueryError
-from memledger.index.derived import DerivedIndex
 from memledger.ports import Extraction
-from memledger.testing import FrozenClock
 from memledger.testing.http import serve
+from memledger.testing.scenarios import actor, event, fact
 from memledger.write.extract.rules import RuleExtractor
 
 ASKED = datetime(2026, 5, 1, tzinfo=UTC)
 JAN, FEB, APR = (datetime(2026, m, d, tzinfo=UTC) for m, d in ((1, 10), (2, 3), (4, 2)))
-BUDGET = Claim(
-    family="budget",
-    kind="fact",
-    statement="Annual sneaker budget is $600",
-    value={"amount": 600, "currency": "USD"},
-    grounding="my $600 annual budget",
-    valid_from=JAN,
-)
+
+
+def _budget(
+    amount: int, statement: str, grounding: str, since: datetime, scope: str = "global"
+) -> Claim:
+    """A ``budget`` fact of ``amount`` US dollars, from ``since``."""
+    value = {"amount": amount, "currency": "USD"}
+    return fact("budget", statement, value, grounding=grounding, scope=scope, valid_from=since)
+
+
+BUDGET = _budget(600, "Annual sneaker budget is $600", "my $600 annual budget", JAN)
 SAID = "I've spent $575 on sneakers this year and I'm close to my $600 annual budget."
 CHANGED = "I'm looking at new sneakers with my increased budget of $650, any tips?"
 QUESTION = "What is my annual budget for sneakers?"
 
 
 def _said(event_id: str, text: str, at: datetime, *, who: str = "user-9") -> SourceEvent:
-    return SourceEvent(
-        tenant="acme",
-        event_id=event_id,
-        subject="user-9",
-        actor=Actor(id=who, authenticated=True, grants=frozenset({Grant(family="*")})),
-        channel="chat",
-        occurred_at=at,
-        text=text,
-        role="user",
-    )
+    """A turn of ``who`` about user-9 (who holds every grant)."""
+    speaker = actor("*", actor_id=who)
+    return event(event_id, text, occurred_at=at, subject="user-9", who=speaker, role="user")
 
 
 class _Adding:
@@ -72,19 +67,11 @@ class _Adding:
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> Path:
-    return tmp_path / "m.db"
-
-
-@pytest.fixture
-def memory(db: Path, tmp_path: Path) -> Iterator[Memory]:
-    opened = Memory.open(
-        f"sqlite:///{db}", clock=FrozenClock(ASKED), index=DerivedIndex(tmp_path / "m.index")
-    )
+def memory(indexed_memory: Callable[[datetime], Memory]) -> Memory:
+    opened = indexed_memory(ASKED)  # its store is the ``db`` fixture's
     opened.register_family("acme", Family(name="budget", kinds=frozenset({"fact"})))
     opened.ingest(_said("jan", SAID, JAN), [BUDGET])
-    yield opened
-    opened.close()
+    return opened
 
 
 def test_a_turn_that_changes_a_value_no_claim_changed_is_listed(memory: Memory) -> None:
@@ -112,14 +99,8 @@ def test_an_unrelated_turn_is_not_listed(memory: Memory) -> None:
 
 def test_a_turn_whose_event_gave_a_claim_of_the_family_was_understood(memory: Memory) -> None:
     # its claim went to another scope: the old value stays current, but nothing was missed
-    elsewhere = Claim(
-        family="budget",
-        kind="fact",
-        statement="Running shoe budget is $650",
-        value={"amount": 650, "currency": "USD"},
-        grounding="increased budget of $650",
-        scope="running-shoes",
-        valid_from=APR,
+    elsewhere = _budget(
+        650, "Running shoe budget is $650", "increased budget of $650", APR, "running-shoes"
     )
     memory.ingest(_said("apr", CHANGED, APR))
     memory.process(extractor=_Adding({"apr": elsewhere}))
@@ -131,14 +112,7 @@ def test_a_turn_whose_event_gave_a_claim_of_the_family_was_understood(memory: Me
 
 
 def test_a_claim_with_another_number_updates_the_value_it_resembles(memory: Memory) -> None:
-    changed = Claim(
-        family="budget",
-        kind="fact",
-        statement="Annual sneaker budget is $650",
-        value={"amount": 650, "currency": "USD"},
-        grounding="increased budget of $650",
-        valid_from=APR,
-    )
+    changed = _budget(650, "Annual sneaker budget is $650", "increased budget of $650", APR)
     receipt = memory.ingest(_said("apr", CHANGED, APR), [changed])
     assert [r.decision for r in receipt.results] == ["update"]
     old, new = memory.timeline("user-9", "budget", tenant="acme")

@@ -13,15 +13,15 @@ from typing import Any
 
 import pytest
 
-from memledger import Actor, Claim, Memory, SourceEvent
-from memledger.domain.records import Grant
+from memledger import Claim, Memory
 from memledger.read.procedures import FileChecker, GitChecker, ValueChecker
 from memledger.store import open_store
 from memledger.testing import FrozenClock
+from memledger.testing.scenarios import actor, event
 
 NOW = datetime(2026, 10, 28, 9, tzinfo=UTC)
 ASK = "How do I run the release tests?"
-LEAD = Actor(id="lead", authenticated=True, grants=frozenset({Grant(family="workflow")}))
+LEAD = actor("workflow", actor_id="lead")
 
 
 def sha(text: str) -> str:
@@ -59,16 +59,9 @@ def memory(tmp_path: Path) -> Iterator[Memory]:
 
 def remember(memory: Memory, depends_on: list[dict[str, Any]]) -> str:
     text = "To run the release tests: pytest -x tests/release with the release fixtures."
+    event_id = f"e{len(depends_on)}-{sha(str(depends_on))[:8]}"
     receipt = memory.ingest(
-        SourceEvent(
-            tenant="acme",
-            event_id=f"e{len(depends_on)}-{sha(str(depends_on))[:8]}",
-            subject="repo-main",
-            actor=LEAD,
-            channel="chat",
-            occurred_at=NOW,
-            text=text,
-        ),
+        event(event_id, text, occurred_at=NOW, subject="repo-main", who=LEAD),
         [
             Claim(
                 family="workflow",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from collections.abc import Iterator
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -17,9 +16,8 @@ from memledger.domain.keys import namespace_of
 from memledger.index.derived import DerivedIndex
 from memledger.index.embedders import HashingEmbedder
 from memledger.read.recall import RecallSettings, recall, time_weight
-from memledger.store import open_store
 from memledger.testing import FrozenClock
-from memledger.testing.scenarios import FAMILY, SUBJECT, TENANT, actor, day, event
+from memledger.testing.scenarios import FAMILY, SUBJECT, TENANT, actor, day, event, pref
 from memledger.write.worker import episode_of
 
 QUESTION = "When should the digest be delivered?"
@@ -30,26 +28,8 @@ def clock() -> FrozenClock:
     return FrozenClock(day(10, 2))
 
 
-@pytest.fixture
-def memory(tmp_path: Path, clock: FrozenClock) -> Iterator[Memory]:
-    memory = Memory(open_store(tmp_path / "m.db"), clock=clock)
-    yield memory
-    memory.close()
-
-
-@pytest.fixture(params=["lexical", "hashing"])
-def index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[DerivedIndex]:
-    """Every test runs on a lexical-only index and on one with vectors."""
-    embedder = HashingEmbedder() if request.param == "hashing" else None
-    index = DerivedIndex(tmp_path / "m.index", embedder=embedder)
-    yield index
-    index.close()
-
-
 def digest(value: str) -> list[Claim]:
-    return [
-        Claim(family=FAMILY, kind="preference", statement=f"Digest delivered {value}", value=value)
-    ]
+    return [pref(value, statement=f"Digest delivered {value}")]
 
 
 def test_a_record_whose_source_event_was_revoked_is_never_returned(

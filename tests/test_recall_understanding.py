@@ -3,7 +3,7 @@ question times, the rewriter, and tenant isolation as a property."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 
 from embedder_helpers import HashingWrapper
 from memledger import Memory
-from memledger.domain.records import Actor, SourceEvent
 from memledger.domain.text import ends_asking
 from memledger.errors import EmbedderError, InvalidQueryError, RewriterError
 from memledger.index.derived import DerivedIndex
@@ -23,6 +22,7 @@ from memledger.read.recall import RecallResult, RecallSettings, recall
 from memledger.read.rewrite import Rewrite
 from memledger.store import open_store
 from memledger.testing import FrozenClock
+from memledger.testing.scenarios import actor, event
 from memledger.write.extract.rules import RuleExtractor
 
 TENANT = "acme"
@@ -73,14 +73,13 @@ def say(
     for n, (speaker, text) in enumerate(lines):
         event_id = f"{session}-{n}"
         memory.ingest(
-            SourceEvent(
-                tenant=tenant,
-                event_id=event_id,
-                subject="chat",
-                actor=Actor(id=speaker, authenticated=True),
-                channel="chat",
+            event(
+                event_id,
+                text,
                 occurred_at=at + timedelta(minutes=n),
-                text=text,
+                who=actor(actor_id=speaker),
+                subject="chat",
+                tenant=tenant,
                 metadata={"session": session},
             )
         )
@@ -92,21 +91,6 @@ def say(
 @pytest.fixture
 def clock() -> FrozenClock:
     return FrozenClock(START + timedelta(days=400))
-
-
-@pytest.fixture
-def memory(tmp_path: Path, clock: FrozenClock) -> Iterator[Memory]:
-    memory = Memory(open_store(tmp_path / "m.db"), clock=clock)
-    yield memory
-    memory.close()
-
-
-@pytest.fixture(params=["lexical", "hashing"])
-def index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[DerivedIndex]:
-    embedder = HashingEmbedder() if request.param == "hashing" else None
-    index = DerivedIndex(tmp_path / "m.index", embedder=embedder)
-    yield index
-    index.close()
 
 
 def events(result: RecallResult) -> list[str]:

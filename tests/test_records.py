@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -34,6 +35,18 @@ json_values = st.recursive(
 )
 
 
+HI: dict[str, Any] = {
+    "tenant": "t",
+    "event_id": "e",
+    "subject": "s",
+    "actor": Actor(id="a"),
+    "channel": "chat",
+    "occurred_at": datetime(2026, 10, 2, tzinfo=UTC),
+    "text": "hi",
+}
+"""The fields of a plain event, as the tests of ``SourceEvent`` itself build it."""
+
+
 @given(aware, aware)
 def test_time_text_sorts_like_time_and_round_trips(a: datetime, b: datetime) -> None:
     assert parse_time(format_time(a)) == a
@@ -42,37 +55,15 @@ def test_time_text_sorts_like_time_and_round_trips(a: datetime, b: datetime) -> 
 
 def test_times_are_normalised_to_utc() -> None:
     plus_two = timezone(timedelta(hours=2))
-    source = SourceEvent(
-        tenant="t",
-        event_id="e",
-        subject="s",
-        actor=Actor(id="a"),
-        channel="chat",
-        occurred_at=datetime(2026, 10, 2, 11, tzinfo=plus_two),
-        text="hi",
-    )
+    source = SourceEvent(**{**HI, "occurred_at": datetime(2026, 10, 2, 11, tzinfo=plus_two)})
     assert source.occurred_at == datetime(2026, 10, 2, 9, tzinfo=UTC)
     assert source.occurred_at.tzinfo is UTC
 
 
 def test_content_hash_names_every_field() -> None:
-    base = SourceEvent(
-        tenant="t",
-        event_id="e",
-        subject="s",
-        actor=Actor(id="a"),
-        channel="chat",
-        occurred_at=datetime(2026, 10, 2, tzinfo=UTC),
-        text="hi",
-    )
+    base = SourceEvent(**HI)
     same = SourceEvent(
-        tenant="t",
-        event_id="e",
-        subject="s",
-        actor=Actor(id="a"),
-        channel="chat",
-        occurred_at=datetime(2026, 10, 2, 2, tzinfo=timezone(timedelta(hours=2))),
-        text="hi",
+        **{**HI, "occurred_at": datetime(2026, 10, 2, 2, tzinfo=timezone(timedelta(hours=2)))}
     )
     assert base.content_hash() == same.content_hash()
     variants = {
@@ -86,17 +77,8 @@ def test_content_hash_names_every_field() -> None:
         "grants": {"actor": Actor(id="a", grants=frozenset({Grant(family="f")}))},
         "time": {"occurred_at": datetime(2026, 10, 3, tzinfo=UTC)},
     }
-    fields = {
-        "tenant": "t",
-        "event_id": "e",
-        "subject": "s",
-        "actor": Actor(id="a"),
-        "channel": "chat",
-        "occurred_at": datetime(2026, 10, 2, tzinfo=UTC),
-        "text": "hi",
-    }
     for name, change in variants.items():
-        other = SourceEvent(**{**fields, **change})  # type: ignore[arg-type]
+        other = SourceEvent(**{**HI, **change})
         assert other.content_hash() != base.content_hash(), name
 
 
@@ -232,14 +214,11 @@ def test_actor_grants_are_checked() -> None:
 def test_the_content_hash_keeps_its_grant_text() -> None:
     """Stored ledgers hash grants as sorted ``str(grant)``: that text must not change."""
     event = SourceEvent(
-        tenant="t",
-        event_id="e",
-        subject="s",
-        actor=Actor(id="a", grants=frozenset({Grant(family="plan", scope="team:berlin")})),
-        channel="chat",
-        occurred_at=datetime(2026, 10, 2, tzinfo=UTC),
-        text="hi",
-        metadata={"k": [1, {"b": "é"}]},
+        **{
+            **HI,
+            "actor": Actor(id="a", grants=frozenset({Grant(family="plan", scope="team:berlin")})),
+            "metadata": {"k": [1, {"b": "é"}]},
+        }
     )
     assert event.content_hash() == (  # as computed before grants were validated
         "3b3f5036e2becb09a663ddb9f61a11282f7c5151588a97a4039cdfe69051e323"

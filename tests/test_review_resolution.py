@@ -5,7 +5,6 @@ history entries, and are idempotent."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -41,18 +40,6 @@ REVIEWED_AT = day(10, 10)
 @pytest.fixture
 def clock() -> FrozenClock:
     return FrozenClock(day(10, 1))
-
-
-@pytest.fixture
-def path(tmp_path: Path) -> Path:
-    return tmp_path / "review.db"
-
-
-@pytest.fixture
-def memory(path: Path, clock: FrozenClock) -> Iterator[Memory]:
-    opened = Memory.open(path, clock=clock)
-    yield opened
-    opened.close()
 
 
 def _held(memory: Memory, clock: FrozenClock) -> str:
@@ -150,11 +137,11 @@ def test_reject_changes_nothing_but_the_item(memory: Memory, clock: FrozenClock)
 
 
 def test_resolving_again_is_acknowledged_and_the_other_way_refused(
-    memory: Memory, clock: FrozenClock, path: Path
+    memory: Memory, clock: FrozenClock, db: Path
 ) -> None:
     accepted = _held(memory, clock)
     first = memory.resolve_review(TENANT, accepted, decision="accept", by="ann", reason="ok")
-    before = file_snapshot(path)
+    before = file_snapshot(db)
     clock.advance(timedelta(hours=1))
     again = memory.resolve_review(TENANT, accepted, decision="accept", by="bo", reason="me too")
     assert again.duplicate and again.item == first.item  # still ann's decision, and time
@@ -162,7 +149,7 @@ def test_resolving_again_is_acknowledged_and_the_other_way_refused(
     assert again.receipt.duplicate and again.receipt.results == first.receipt.results
     with pytest.raises(ConflictError, match="already accepted by 'ann'"):
         memory.resolve_review(TENANT, accepted, decision="reject", by="bo", reason="no")
-    assert file_snapshot(path) == before
+    assert file_snapshot(db) == before
     rejected = memory.ingest(
         event("evt-3", "Tuesdays", occurred_at=day(10, 3), sequence=1), [pref("tuesday")]
     ).review_id
@@ -175,17 +162,17 @@ def test_resolving_again_is_acknowledged_and_the_other_way_refused(
 
 
 def test_a_self_contradictory_batch_cannot_be_accepted(
-    memory: Memory, clock: FrozenClock, path: Path
+    memory: Memory, clock: FrozenClock, db: Path
 ) -> None:
     receipt = memory.ingest(
         event("evt-1", "Mondays. No, Tuesdays.", occurred_at=day(10, 2), sequence=1),
         [pref("monday"), pref("tuesday")],
     )
     assert receipt.review_id is not None
-    before = file_snapshot(path)
+    before = file_snapshot(db)
     with pytest.raises(ConflictError, match="reject the review item and ingest corrected"):
         memory.resolve_review(TENANT, receipt.review_id, decision="accept", by="ann", reason="ok")
-    assert file_snapshot(path) == before
+    assert file_snapshot(db) == before
     assert [i.review_id for i in memory.reviews(tenant=TENANT)] == [receipt.review_id]
     memory.resolve_review(TENANT, receipt.review_id, decision="reject", by="ann", reason="fix")
     assert memory.reviews(tenant=TENANT) == ()
@@ -250,9 +237,9 @@ def test_accepting_does_not_grant_authority(memory: Memory) -> None:
     assert _now(memory) == ["friday"]
 
 
-def test_a_worker_batch_keeps_its_lineage_when_accepted(path: Path) -> None:
+def test_a_worker_batch_keeps_its_lineage_when_accepted(db: Path) -> None:
     clock = FrozenClock(day(10, 1))
-    with Memory.open(path, clock=clock, limits=Limits(max_claims=3)) as memory:
+    with Memory.open(db, clock=clock, limits=Limits(max_claims=3)) as memory:
         memory.ingest(event("evt-1", "Send it on Fridays", occurred_at=day(10, 2)))
         extractor = FunctionExtractor(
             lambda _: Extraction(claims=(pref("friday", grounding="on Fridays"),), complete=False)
@@ -272,8 +259,8 @@ def test_a_worker_batch_keeps_its_lineage_when_accepted(path: Path) -> None:
         assert {r.family for r in done.receipt.results} == {FAMILY, "conversation"}
 
 
-def test_accepting_more_claims_than_the_limit_is_refused(path: Path) -> None:
-    with Memory.open(path, clock=FrozenClock(day(10, 1)), limits=Limits(max_claims=2)) as memory:
+def test_accepting_more_claims_than_the_limit_is_refused(db: Path) -> None:
+    with Memory.open(db, clock=FrozenClock(day(10, 1)), limits=Limits(max_claims=2)) as memory:
         memory.ingest(event("evt-1", "Fridays or Mondays", occurred_at=day(10, 2)))
         many = [
             pref("friday", scope="a", grounding="Fridays"),
@@ -286,9 +273,9 @@ def test_accepting_more_claims_than_the_limit_is_refused(path: Path) -> None:
         assert memory.reviews(tenant=TENANT) == (item,)
 
 
-def test_bad_requests_change_nothing(memory: Memory, clock: FrozenClock, path: Path) -> None:
+def test_bad_requests_change_nothing(memory: Memory, clock: FrozenClock, db: Path) -> None:
     review_id = _held(memory, clock)
-    before = file_snapshot(path)
+    before = file_snapshot(db)
     with pytest.raises(ReviewNotFoundError):
         memory.resolve_review(TENANT, "rev-nope", decision="accept", by="ann", reason="ok")
     with pytest.raises(ReviewNotFoundError):  # another tenant's item does not exist for globex
@@ -299,18 +286,18 @@ def test_bad_requests_change_nothing(memory: Memory, clock: FrozenClock, path: P
         memory.resolve_review(TENANT, review_id, decision="accept", by="", reason="ok")
     with pytest.raises(InvalidInputError, match="reason"):
         memory.resolve_review(TENANT, review_id, decision="accept", by="ann", reason="  ")
-    assert file_snapshot(path) == before
+    assert file_snapshot(db) == before
 
 
 def test_an_item_held_before_schema_7_can_be_resolved_after_the_upgrade(
-    path: Path, monkeypatch: pytest.MonkeyPatch
+    db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Rows written before review decisions were recorded have no extractor, job or
     revocation mark: they are the caller's, and "now" is when their work began."""
     original = sqlite_store.load_migrations
     monkeypatch.setattr(sqlite_store, "load_migrations", lambda: original()[:6])
-    sqlite_store.SQLiteStore(path).close()
-    conn = sqlite3.connect(path)
+    sqlite_store.SQLiteStore(db).close()
+    conn = sqlite3.connect(db)
     conn.execute(
         "INSERT INTO events VALUES ('acme', 'evt-1', 'hash', 'user-42', 'user-42', 1,"
         " '[[\"delivery_preference\", \"*\"]]', 'chat', NULL, 1, '2026-10-02T12:00:00.000000Z',"
@@ -336,7 +323,7 @@ def test_an_item_held_before_schema_7_can_be_resolved_after_the_upgrade(
     conn.commit()
     conn.close()
     monkeypatch.setattr(sqlite_store, "load_migrations", original)
-    with Memory.open(path, clock=FrozenClock(day(10, 3))) as memory:
+    with Memory.open(db, clock=FrozenClock(day(10, 3))) as memory:
         (item,) = memory.reviews(tenant=TENANT)
         assert (item.extractor, item.job_id, item.revocation_mark) == (CALLER, None, None)
         done = memory.resolve_review(TENANT, "rev-1", decision="accept", by="ann", reason="ok")

@@ -9,14 +9,20 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
 
 import httpx
 import pytest
 
-from memledger.errors import InvalidInputError, InvalidQueryError, MemledgerError
+from chat_helpers import (
+    CHAT_FAILURES,
+    KEY,
+    built_for,
+    check_failure,
+    the_chat_request,
+)
+from memledger.errors import InvalidQueryError, MemledgerError
 from memledger.read import rewrite
 from memledger.read.rewrite import (
     LLMQueryRewriter,
@@ -28,7 +34,6 @@ from memledger.read.rewrite import (
 )
 from memledger.testing.openai_server import FakeChatServer, Reply
 
-KEY = "sk-test-SECRET-0123456789"
 NOW = datetime(2026, 10, 12, 9, 30, tzinfo=UTC)  # a Monday
 QUESTION = "Which cities has John visited?"
 
@@ -49,9 +54,7 @@ pytestmark = pytest.mark.usefixtures("no_proxies")
 
 @pytest.fixture
 def rewriter(server: FakeChatServer) -> Iterator[LLMQueryRewriter]:
-    with LLMQueryRewriter(
-        base_url=server.base_url, model="fake-model", api_key=KEY, timeout=2.0
-    ) as built:
+    with built_for(server, LLMQueryRewriter) as built:
         yield built
 
 
@@ -140,27 +143,12 @@ def test_the_request_carries_model_schema_key_question_and_todays_date(
     server.push(answer())
     rewriter.rewrite(QUESTION, now=NOW)
 
-    (request,) = server.requests
-    assert (request.method, request.path) == ("POST", "/v1/chat/completions")
-    assert request.headers["authorization"] == f"Bearer {KEY}"
-    assert isinstance(request.payload, dict)
-    assert request.payload == rewriter.request_body(QUESTION, now=NOW)
-    assert request.payload["model"] == "fake-model"
-    assert request.payload["temperature"] == 0
-    assert request.payload["response_format"] == {
-        "type": "json_schema",
-        "json_schema": {
-            "name": "memledger_query_rewrite",
-            "schema": rewrite.RESPONSE_SCHEMA,
-            "strict": True,
-        },
-    }
-    assert [m["role"] for m in request.messages] == ["system", "user"]
-    system, user = request.content_of("system"), request.content_of("user")
+    name = "memledger_query_rewrite"
+    system, user = the_chat_request(server, name=name, schema=rewrite.RESPONSE_SCHEMA)
+    assert server.requests[0].payload == rewriter.request_body(QUESTION, now=NOW)
     assert "last May" in system and "exclusive" in system and "sub-question" in system
     assert "Today (UTC): 2026-10-12, a Monday" in user
     assert QUESTION in user
-    assert KEY not in request.body.decode()
 
 
 def test_the_date_sent_is_the_utc_date_of_now(
@@ -233,31 +221,9 @@ def test_windows_are_half_open_utc_days_and_bad_ones_are_dropped(
 # -- failures ----------------------------------------------------------------------------------
 
 FAILURES: dict[str, tuple[Reply, str, str]] = {
-    "500 with a body": (
-        Reply(status=500, body='{"error": {"message": "model overloaded"}}'),
-        "http_500",
-        "model overloaded",
-    ),
-    "429 without a body": (Reply(status=429), "http_429", "scripted HTTP 429"),
-    "body not JSON": (
-        Reply(body="<html>Bad Gateway</html>", content_type="text/html"),
-        "invalid_json",
-        "is not JSON",
-    ),
-    "no choices": (Reply(body='{"id": "x", "choices": []}'), "invalid_json", "no choices"),
-    "not a completion": (Reply(body='{"ok": true}'), "invalid_json", "not a chat completion"),
-    "null content": (
-        Reply(body=json.dumps({"choices": [{"message": {"content": None, "refusal": "no"}}]})),
-        "invalid_json",
-        "refusal: 'no'",
-    ),
+    **CHAT_FAILURES,
     "empty content": (Reply(content=""), "invalid_json", "no message content"),
     "blank content": (Reply(content=" \n "), "invalid_json", "no message content"),
-    "content not JSON": (
-        Reply(content="John visited Lyon and Lisbon."),
-        "invalid_json",
-        "content is not JSON",
-    ),
     "truncated": (
         Reply(content='{"queries": ["John tr', finish_reason="length"),
         "invalid_json",
@@ -284,39 +250,10 @@ FAILURES: dict[str, tuple[Reply, str, str]] = {
 def test_each_failure_raises_rewriter_error_with_its_reason(
     server: FakeChatServer, rewriter: LLMQueryRewriter, case: str
 ) -> None:
-    reply, reason, fragment = FAILURES[case]
-    server.push(reply)
-    with pytest.raises(RewriterError) as caught:
-        rewriter.rewrite(QUESTION, now=NOW)
-    assert caught.value.reason == reason
-    assert fragment in str(caught.value)
-    assert KEY not in str(caught.value)
-    assert isinstance(caught.value, MemledgerError)
-
-
-def test_an_unreachable_endpoint() -> None:
-    with FakeChatServer() as server:
-        base_url = server.base_url  # a port nobody listens on once closed
-    with (
-        LLMQueryRewriter(base_url=base_url, model="m", api_key=KEY, timeout=2.0) as rewriter,
-        pytest.raises(RewriterError) as caught,
-    ):
-        rewriter.rewrite(QUESTION, now=NOW)
-    assert caught.value.reason == "endpoint_unreachable"
-    assert base_url in str(caught.value) and KEY not in str(caught.value)
-
-
-def test_a_slow_endpoint_times_out(server: FakeChatServer) -> None:
-    server.push(Reply(content=answer(), delay=5.0))
-    started = time.monotonic()
-    with (
-        LLMQueryRewriter(base_url=server.base_url, model="m", api_key=KEY, timeout=0.3) as rewriter,
-        pytest.raises(RewriterError) as caught,
-    ):
-        rewriter.rewrite(QUESTION, now=NOW)
-    assert caught.value.reason == "timeout"
-    assert "0.3 s" in str(caught.value) and KEY not in str(caught.value)
-    assert time.monotonic() - started < 2.0
+    raised = check_failure(
+        server, FAILURES[case], RewriterError, lambda: rewriter.rewrite(QUESTION, now=NOW)
+    )
+    assert isinstance(raised, MemledgerError)
 
 
 def test_the_key_is_masked_even_when_the_server_echoes_it(
@@ -363,18 +300,6 @@ def test_bad_input_raises_invalid_query_error_before_any_request(
         with pytest.raises(InvalidQueryError, match=fragment):
             candidate.rewrite(query, now=now)  # type: ignore[arg-type]
     assert server.requests == ()
-
-
-def test_constructor_rejects_unusable_arguments() -> None:
-    with pytest.raises(InvalidInputError, match="http"):
-        LLMQueryRewriter(base_url="127.0.0.1:8080/v1", model="m")
-    with pytest.raises(InvalidInputError, match="model"):
-        LLMQueryRewriter(base_url="http://127.0.0.1:1/v1", model=" ")
-    with pytest.raises(InvalidInputError, match="timeout"):
-        LLMQueryRewriter(base_url="http://127.0.0.1:1/v1", model="m", timeout=-1)
-    with pytest.raises(InvalidInputError) as caught:
-        LLMQueryRewriter(base_url="ftp://user:hunter2@host/v1", model="m")
-    assert "hunter2" not in str(caught.value)
 
 
 def test_without_httpx_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -18,6 +18,7 @@ from memledger.index.derived import DerivedIndex
 from memledger.read.recall import RecallSettings, recall
 from memledger.store import open_store
 from memledger.testing import FrozenClock
+from memledger.testing.scenarios import actor, event
 from memledger.wire import parse_event_json
 from memledger.write.worker import episode_of
 
@@ -26,14 +27,12 @@ ANYONE = Actor(id="u1", authenticated=True, grants=frozenset({Grant(family="*")}
 
 
 def turn(n: int, text: str, role: str | None, *, session: str = "s1") -> SourceEvent:
-    return SourceEvent(
-        tenant="acme",
-        event_id=f"t{n}",
-        subject="u1",
-        actor=ANYONE if role != "assistant" else Actor(id="assistant", authenticated=True),
-        channel="chat",
+    return event(
+        f"t{n}",
+        text,
         occurred_at=AT + timedelta(minutes=n),
-        text=text,
+        subject="u1",
+        who=ANYONE if role != "assistant" else actor(actor_id="assistant"),
         metadata={"session": session},
         role=role,  # type: ignore[arg-type]
     )
@@ -55,14 +54,12 @@ def test_a_role_is_one_of_three_and_leaves_old_hashes_alone() -> None:
     plain = turn(0, "I live in Lyon.", None)
     assert plain.role is None
     assert turn(0, "I live in Lyon.", "user").content_hash() != plain.content_hash()
-    before = SourceEvent(
-        tenant="acme",
-        event_id="t0",
-        subject="u1",
-        actor=ANYONE,
-        channel="chat",
+    before = event(  # as events were made before roles: no role
+        "t0",
+        "I live in Lyon.",
         occurred_at=AT,
-        text="I live in Lyon.",
+        subject="u1",
+        who=ANYONE,
         metadata={"session": "s1"},
     )
     assert before.content_hash() == plain.content_hash()  # stored ledgers still match

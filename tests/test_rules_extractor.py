@@ -23,7 +23,7 @@ from memledger.domain.families import Schema
 from memledger.domain.records import Actor, Claim, ExtractorInfo, Grant, SourceEvent
 from memledger.memory import Memory
 from memledger.ports import Extraction, Extractor
-from memledger.testing import FrozenClock
+from memledger.testing import FrozenClock, scenarios
 from memledger.write.batch import Batch, contradiction, validate
 from memledger.write.extract.rules import CONFIDENCE, RuleExtractor, propose
 
@@ -34,15 +34,7 @@ ME = Actor(id="user-42", authenticated=True, grants=frozenset({Grant(family="*")
 
 
 def event(text: str, at: datetime = OCT19, event_id: str = "evt-1") -> SourceEvent:
-    return SourceEvent(
-        tenant="acme",
-        event_id=event_id,
-        subject="user-42",
-        actor=ME,
-        channel="chat",
-        occurred_at=at,
-        text=text,
-    )
+    return scenarios.event(event_id, text, occurred_at=at, who=ME)
 
 
 def extract(text: str, at: datetime = OCT19) -> Extraction:
@@ -183,16 +175,7 @@ def test_seed_003_story_through_the_commit(tmp_path: Path) -> None:
     ]
     try:
         for number, (text, at) in enumerate(turns, start=1):
-            source = SourceEvent(
-                tenant="acme",
-                event_id=f"evt-{number}",
-                subject="user-42",
-                actor=ME,
-                channel="chat",
-                occurred_at=at,
-                text=text,
-                sequence=number,
-            )
+            source = scenarios.event(f"evt-{number}", text, occurred_at=at, sequence=number, who=ME)
             memory.clock = FrozenClock(at)
             found = extractor.extract(source)
             receipt = memory.ingest(source, found.claims, extractor=extractor.info)

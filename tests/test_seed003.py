@@ -48,32 +48,21 @@ class Conversation:
         """One turn through the normal write path; returns the commit's receipt."""
         self.n += 1
         self.clock.set(when)
-        self.memory.ingest(
-            event(
-                f"t{self.n}",
-                text,
-                occurred_at=when,
-                sequence=self.n,
-                who=ME,
-                subject=SUBJECT,
-                tenant=TENANT,
-            )
+        turn = event(
+            f"t{self.n}",
+            text,
+            occurred_at=when,
+            sequence=self.n,
+            who=ME,
+            subject=SUBJECT,
+            tenant=TENANT,
         )
+        self.memory.ingest(turn)
         report = self.memory.process(extractor=RuleExtractor())
         assert report.outcomes == {"committed": 1}, report
         job = self.memory.jobs(tenant=TENANT, open_only=False)[-1]
         assert job.status == "done"
-        receipt = self.memory.ingest(
-            event(
-                f"t{self.n}",
-                text,
-                occurred_at=when,
-                sequence=self.n,
-                who=ME,
-                subject=SUBJECT,
-                tenant=TENANT,
-            )
-        )
+        receipt = self.memory.ingest(turn)  # the same turn again: the commit's receipt
         assert receipt.duplicate
         return receipt
 

@@ -221,26 +221,26 @@ def test_serve_runs_the_api_web_page_mcp_and_worker_until_sigterm(tmp_path: Path
     assert again.returncode == 0 and "stopped" in out
 
 
+def _serve_refused(
+    db: Path, *options: str, module: str = "memledger.cli", timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """``python -m <module> serve --db <db> <options>`` run to its end (as when it refuses
+    to start), its output captured."""
+    return subprocess.run(
+        [sys.executable, "-m", module, "serve", "--db", str(db), *options],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
 def test_a_taken_port_is_a_clear_error(tmp_path: Path) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "memledger",
-                "serve",
-                "--db",
-                str(tmp_path / "x.db"),
-                "--port",
-                str(port),
-                "--no-worker",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=120,
+        done = _serve_refused(
+            tmp_path / "x.db", "--port", str(port), "--no-worker", module="memledger", timeout=120
         )
     assert done.returncode != 0
     (line,) = done.stderr.strip().splitlines()
@@ -248,21 +248,7 @@ def test_a_taken_port_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_serve_refuses_a_bad_tenant_before_starting(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "memledger.cli",
-            "serve",
-            "--db",
-            str(tmp_path / "x.db"),
-            "--tenant",
-            "bad tenant",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = _serve_refused(tmp_path / "x.db", "--tenant", "bad tenant")
     assert done.returncode != 0
     assert "tenant" in done.stderr + done.stdout
     assert not (tmp_path / "x.db").exists()
@@ -335,21 +321,7 @@ def test_serve_passes_its_limits_to_the_api_and_refuses_bad_ones(tmp_path: Path)
         ("--tenant-heavy-share", "0"),
         ("--tenant-heavy-share", "1.5"),
     ):
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "memledger.cli",
-                "serve",
-                "--db",
-                str(tmp_path / "x.db"),
-                option,
-                value,
-            ],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        done = _serve_refused(tmp_path / "x.db", option, value)
         assert done.returncode != 0 and option.lstrip("-").split("-")[0] in done.stderr, done
         assert "Traceback" not in done.stderr
     assert not (tmp_path / "x.db").exists()

@@ -21,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import memledger.session
+from cli_helpers import snapshot
 from memledger import InvalidInputError, Memory
 from memledger.session import (
     CompactionPolicy,
@@ -44,15 +45,6 @@ def _open(path: Path, policy: CompactionPolicy = SMALL, **options: Any) -> Sessi
 
 def _seqs(view: SessionView) -> list[int]:
     return [item.seq for item in view.turns]
-
-
-def _dump(path: Path) -> list[str]:
-    """The file's whole logical content (schema and rows)."""
-    conn = sqlite3.connect(path)
-    try:
-        return list(conn.iterdump())
-    finally:
-        conn.close()
 
 
 def _talk(memory: SessionMemory, count: int, *, tenant: str = "t1", session: str = "s1") -> None:
@@ -332,10 +324,10 @@ class _Verbose:
 def test_a_summarizer_failure_rolls_the_add_back(tmp_path: Path) -> None:
     with _open(tmp_path / "s.sessions", summarizer=_Failing()) as memory:
         _talk(memory, 6)
-        before = _dump(tmp_path / "s.sessions")
+        before = snapshot(tmp_path / "s.sessions")
         with pytest.raises(RuntimeError, match="summarizer down"):
             memory.add_turn("t1", "s1", role="user", text="The seventh turn.")
-        assert _dump(tmp_path / "s.sessions") == before
+        assert snapshot(tmp_path / "s.sessions") == before
         assert _seqs(memory.view("t1", "s1")) == [1, 2, 3, 4, 5, 6]
 
 
@@ -467,12 +459,12 @@ def test_bad_input_raises_and_changes_nothing(tmp_path: Path, call: dict[str, An
     path = tmp_path / "s.sessions"
     with _open(path) as memory:
         _talk(memory, 6)  # the next good add would compact
-        before = _dump(path)
+        before = snapshot(path)
         tenant = call.pop("tenant", "t1")
         session = call.pop("session", "s1")
         with pytest.raises(InvalidInputError):
             memory.add_turn(tenant, session, **call)
-        assert _dump(path) == before
+        assert snapshot(path) == before
         assert memory.add_turn("t1", "s1", role="user", text="fine").seq == 7
 
 
@@ -487,7 +479,7 @@ def test_bad_arguments_elsewhere_raise_invalid_input(tmp_path: Path) -> None:
     assert not (tmp_path / "s.sessions").exists()
     with _open(tmp_path / "s.sessions") as memory:
         _talk(memory, 2)
-        before = _dump(tmp_path / "s.sessions")
+        before = snapshot(tmp_path / "s.sessions")
         for budget in (-1, 2.5, True):
             with pytest.raises(InvalidInputError):
                 memory.view("t1", "s1", budget_tokens=budget)  # type: ignore[arg-type]
@@ -496,7 +488,7 @@ def test_bad_arguments_elsewhere_raise_invalid_input(tmp_path: Path) -> None:
                 call("", "s1")
         with pytest.raises(InvalidInputError):
             memory.sessions("t 1")
-        assert _dump(tmp_path / "s.sessions") == before
+        assert snapshot(tmp_path / "s.sessions") == before
 
 
 # -- apart from long-term memory ----------------------------------------------------------
@@ -506,7 +498,7 @@ def test_the_long_term_store_is_never_touched(tmp_path: Path) -> None:
     store_file = tmp_path / "memledger.db"
     clock = FrozenClock()
     with Memory.open(store_file, clock=clock) as memory:
-        before = _dump(store_file)
+        before = snapshot(store_file)
         path = default_session_path(store_file)
         assert path == tmp_path / "memledger.db.sessions"
         with SessionMemory(path, clock=clock, policy=SMALL) as sessions:
@@ -518,7 +510,7 @@ def test_the_long_term_store_is_never_touched(tmp_path: Path) -> None:
             SessionMemory(store_file)
         clock.advance(timedelta(days=1))
         assert memory.stats(tenant="t1") == {}
-        assert _dump(store_file) == before
+        assert snapshot(store_file) == before
 
 
 def test_the_session_package_imports_nothing_of_long_term_memory() -> None:

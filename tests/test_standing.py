@@ -3,19 +3,21 @@ and surfaced by recall for a request in their scope even when ranking leaves the
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from memledger import Actor, Memory, SourceEvent
+from memledger import Memory, SourceEvent
 from memledger.domain.families import Schema
 from memledger.domain.policy import authority
 from memledger.domain.standing import standing
 from memledger.index.derived import DerivedIndex
-from memledger.read.recall import RecallSettings, recall
+from memledger.read.recall import RecallResult, RecallSettings, recall
 from memledger.store import open_store
 from memledger.testing import FrozenClock
+from memledger.testing.scenarios import actor, event
 from memledger.write.extract.rules import RuleExtractor
 from memledger.write.worker import episode_of
 
@@ -59,6 +61,17 @@ def test_other_sentences_are_no_instruction(text: str) -> None:
 AT = datetime(2026, 3, 1, 9, tzinfo=UTC)
 
 
+def _recall(
+    memory: Memory,
+    index: DerivedIndex,
+    asked: str,
+    at: datetime,
+    settings: RecallSettings | None = None,
+) -> RecallResult:
+    """The five most useful memories of tenant ``acme`` for ``asked``, valid at ``at``."""
+    return recall(memory.reading, index, asked, tenant="acme", k=5, valid_at=at, settings=settings)
+
+
 def test_between_peers_no_one_is_instructed(tmp_path: Path) -> None:
     memory = Memory(open_store(tmp_path / "m.db"), clock=FrozenClock(AT + timedelta(days=9)))
     texts = [
@@ -69,16 +82,11 @@ def test_between_peers_no_one_is_instructed(tmp_path: Path) -> None:
         ],
     ]
     for n, text in enumerate(texts):
-        event = SourceEvent(
-            tenant="acme",
-            event_id=f"t{n}",
-            subject="u1",
-            actor=Actor(id="ann" if n % 2 else "bob", authenticated=True),
-            channel="chat",
-            occurred_at=AT + timedelta(minutes=n),
-            text=text,
+        speaker = actor(actor_id="ann" if n % 2 else "bob")
+        said = event(
+            f"t{n}", text, occurred_at=AT + timedelta(minutes=n), subject="u1", who=speaker
         )
-        memory.ingest(event, [episode_of(event)])
+        memory.ingest(said, [episode_of(said)])
     with DerivedIndex(tmp_path / "m.index") as index:
         index.sync(memory.store)
         assert index.standing("acme") == []
@@ -96,63 +104,42 @@ def test_recall_surfaces_an_instruction_in_scope(tmp_path: Path) -> None:
         ],
     ]
     for n, (role, text) in enumerate(turns):
-        event = SourceEvent(
-            tenant="acme",
-            event_id=f"t{n}",
-            subject="u1",
-            actor=Actor(id=role, authenticated=True),
-            channel="chat",
-            occurred_at=AT + timedelta(minutes=n),
-            text=text,
-            role=role,  # type: ignore[arg-type]
+        memory.ingest(
+            event(
+                f"t{n}",
+                text,
+                occurred_at=AT + timedelta(minutes=n),
+                subject="u1",
+                who=actor(actor_id=role),
+                role=role,  # type: ignore[arg-type]
+            )
         )
-        memory.ingest(event)
     memory.process(extractor=RuleExtractor())  # the instruction becomes a typed record
     asked = "Which library is used in this project?"
     with DerivedIndex(tmp_path / "m.index") as index:
         index.sync(memory.store)
-        found = recall(
-            memory.reading, index, asked, tenant="acme", k=5, valid_at=AT + timedelta(days=9)
-        )
+        found = _recall(memory, index, asked, AT + timedelta(days=9))
         ids = [i.record.source_event_id for i in found.items]
         assert "t0" in ids[:5] and ids.index("t0") <= RecallSettings().standing_rank - 1
         item = next(i for i in found.items if i.record.source_event_id == "t0")
         assert "standing" in item.sources
         off = RecallSettings(standing_k=0)
-        without = recall(
-            memory.reading,
-            index,
-            asked,
-            tenant="acme",
-            k=5,
-            valid_at=AT + timedelta(days=9),
-            settings=off,
-        )
+        without = _recall(memory, index, asked, AT + timedelta(days=9), off)
         assert "t0" not in [i.record.source_event_id for i in without.items]
         # a request out of its scope does not bring it
-        other = recall(
-            memory.reading,
-            index,
-            "billing service team",
-            tenant="acme",
-            k=5,
-            valid_at=AT + timedelta(days=9),
-        )
+        other = _recall(memory, index, "billing service team", AT + timedelta(days=9))
         assert "t0" not in [i.record.source_event_id for i in other.items]
     memory.close()
 
 
-def user_turn(n: int, text: str, role: str | None = "user", **fields: object) -> SourceEvent:
-    return SourceEvent(
-        tenant="acme",
-        event_id=f"i{n}",
-        subject="u1",
-        actor=Actor(id=role or "ann", authenticated=True),
-        channel="chat",
+def user_turn(n: int, text: str, role: str | None = "user") -> SourceEvent:
+    return event(
+        f"i{n}",
+        text,
         occurred_at=AT + timedelta(days=n),
-        text=text,
+        subject="u1",
+        who=actor(actor_id=role or "ann"),
         role=role,  # type: ignore[arg-type]
-        **fields,  # type: ignore[arg-type]
     )
 
 
@@ -162,15 +149,15 @@ def test_a_users_instruction_is_kept_as_a_typed_record_of_their_own(tmp_path: Pa
     (a peer's or the assistant's "always", an unauthenticated user) sets it."""
     clock = FrozenClock(AT)
     memory = Memory(open_store(tmp_path / "m.db"), clock=clock)
-    for event in (
+    for turn in (
         user_turn(0, "Always use semicolons when I ask about JavaScript."),
         user_turn(1, "Sure, I will always use semicolons.", "assistant"),
         user_turn(2, "Always end the answer with a joke.", None),  # between peers
         user_turn(3, "I prefer metric units, to be honest."),
         user_turn(4, "Never use semicolons."),
     ):
-        clock.set(event.occurred_at)
-        memory.ingest(event)
+        clock.set(turn.occurred_at)
+        memory.ingest(turn)
     clock.set(AT + timedelta(days=9))
     report = memory.process(extractor=RuleExtractor())
     assert report.outcomes == {"committed": 5}
@@ -205,38 +192,14 @@ def test_the_own_say_of_a_family_needs_the_users_own_authenticated_turn() -> Non
     said = user_turn(0, "Always answer in French.")
     assert authority(said, own_say=True, **kwargs).authorised  # type: ignore[arg-type]
     assert authority(said, **kwargs).reason == "no_grant"  # type: ignore[arg-type]
-    for event, reason in (
+    for turn, reason in (
         (user_turn(0, "Always answer in French.", None), "no_grant"),
         (user_turn(0, "Always answer in French.", "assistant"), "agent_words"),
         (user_turn(0, "Always answer in French.", "tool"), "no_grant"),
-        (
-            SourceEvent(
-                tenant="acme",
-                event_id="x",
-                subject="u1",
-                actor=Actor(id="u1", authenticated=False),
-                channel="chat",
-                occurred_at=AT,
-                text="Always answer in French.",
-                role="user",
-            ),
-            "unauthenticated",
-        ),
-        (
-            SourceEvent(
-                tenant="acme",
-                event_id="y",
-                subject="u1",
-                actor=Actor(id="u1", authenticated=True),
-                channel="document",
-                occurred_at=AT,
-                text="Always answer in French.",
-                role="user",
-            ),
-            "untrusted_source",
-        ),
+        (replace(said, actor=actor(authenticated=False, actor_id="u1")), "unauthenticated"),
+        (replace(said, actor=actor(actor_id="u1"), channel="document"), "untrusted_source"),
     ):
-        found = authority(event, own_say=True, **kwargs)  # type: ignore[arg-type]
+        found = authority(turn, own_say=True, **kwargs)  # type: ignore[arg-type]
         assert (found.authorised, found.reason) == (False, reason)
     other = dict(kwargs, subject="u2")
     assert authority(said, own_say=True, **other).reason == "foreign_subject"  # type: ignore[arg-type]
@@ -286,19 +249,15 @@ def test_an_instruction_in_scope_by_meaning_alone(tmp_path: Path) -> None:
     with DerivedIndex(tmp_path / "m.index", embedder=embedder) as index:
         index.sync(memory.store)
         at = AT + timedelta(days=20)
-        found = recall(memory.reading, index, asked, tenant="acme", k=5, valid_at=at)
+        found = _recall(memory, index, asked, at)
         by_event = {i.record.source_event_id: i for i in found.items}
         assert "standing" in by_event["i0"].sources
         assert "i1" not in by_event  # the other instruction is out of scope
         words_only = RecallSettings(standing_cosine=0.0)
-        found = recall(
-            memory.reading, index, asked, tenant="acme", k=5, valid_at=at, settings=words_only
-        )
+        found = _recall(memory, index, asked, at, words_only)
         assert "i0" not in [i.record.source_event_id for i in found.items]
         strict = RecallSettings(standing_min_cosine=0.95)
-        found = recall(
-            memory.reading, index, asked, tenant="acme", k=5, valid_at=at, settings=strict
-        )
+        found = _recall(memory, index, asked, at, strict)
         assert "i0" not in [i.record.source_event_id for i in found.items]
     memory.close()
 
@@ -322,13 +281,13 @@ def test_only_the_current_instruction_is_in_scope(tmp_path: Path) -> None:
     clock.set(at)
     with DerivedIndex(tmp_path / "m.index") as index:
         index.sync(memory.store)
-        found = recall(memory.reading, index, asked, tenant="acme", k=5, valid_at=at)
+        found = _recall(memory, index, asked, at)
         standing_items = [i for i in found.items if "standing" in i.sources]
         assert [i.record.source_event_id for i in standing_items] == ["i1"]
         assert standing_items[0].record.family == "instruction"
         memory.revoke(standing_items[0].record.memory_id, tenant="acme", reason="asked")
         index.sync(memory.store)
-        found = recall(memory.reading, index, asked, tenant="acme", k=5, valid_at=at)
+        found = _recall(memory, index, asked, at)
         assert not [i for i in found.items if "standing" in i.sources]
     memory.close()
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import multiprocessing
 import threading
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -31,13 +30,6 @@ def fridays(source: SourceEvent) -> list[Claim]:
 @pytest.fixture
 def clock() -> FrozenClock:
     return FrozenClock(day(10, 2))
-
-
-@pytest.fixture
-def memory(tmp_path: Path, clock: FrozenClock) -> Iterator[Memory]:
-    memory = Memory(open_store(tmp_path / "m.db"), clock=clock)
-    yield memory
-    memory.close()
 
 
 def turn(n: int, text: str, *, minutes: int = 0) -> SourceEvent:

@@ -1,10 +1,13 @@
-"""Helpers of the HTTP API tests: clients, events as a client sends them, and the
-check every problem response must pass."""
+"""Helpers of the HTTP API tests: clients, events and claims as a client sends them
+(``event_json``, ``pref_json``, ``post_event``), and the checks every answer must pass
+(``ok``, ``problem``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -41,6 +44,24 @@ class Clients:
             getattr(self, item.name).close()
 
 
+KeyClient = Callable[..., httpx.Client]
+"""What the ``key_client`` fixture gives: ``key_client(actor, tenant=TENANT, **options)``
+is a client of the test's server holding a new key of ``actor`` (``options`` as
+``Memory.create_key`` takes them)."""
+
+
+def agent_clients(key_client: KeyClient, **writer_options: object) -> dict[str, httpx.Client]:
+    """Agents of tenant ``acme``: ``planner`` and ``booker`` (agents that write, their keys
+    made with ``writer_options``), ``auditor`` (an agent that reads only, and reads the
+    planner's private namespace ``agent:planner``) and ``admin`` (the ``ops`` service)."""
+    return {
+        "planner": key_client("planner", principal="agent", **writer_options),
+        "booker": key_client("booker", principal="agent", **writer_options),
+        "auditor": key_client("auditor", principal="agent", role="read", reads=["agent:planner"]),
+        "admin": key_client("ops", principal="service", role="admin"),
+    }
+
+
 def client(base_url: str, token: str | None = None) -> httpx.Client:
     headers = {} if token is None else {"Authorization": f"Bearer {token}"}
     return httpx.Client(base_url=base_url, headers=headers, trust_env=False, timeout=30)
@@ -71,13 +92,20 @@ def event_json(
     return body
 
 
+def post_event(api: httpx.Client, event_id: str, text: str, **fields: Any) -> httpx.Response:
+    """``POST /v1/events`` of ``event_json(event_id, text, **fields)``, the answer unchecked."""
+    return api.post("/v1/events", json=event_json(event_id, text, **fields))
+
+
 def pref_json(
     value: str,
     *,
     valid_from: str | None = None,
     valid_until: str | None = None,
     grounding: str | None = None,
+    subject: str | None = None,
 ) -> dict[str, object]:
+    """A delivery-preference claim; ``subject`` names a subject other than the event's."""
     claim: dict[str, object] = {
         "family": FAMILY,
         "kind": "preference",
@@ -88,6 +116,7 @@ def pref_json(
         ("valid_from", valid_from),
         ("valid_until", valid_until),
         ("grounding", grounding),
+        ("subject", subject),
     ):
         if given is not None:
             claim[name] = given

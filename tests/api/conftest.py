@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
-from api_helpers import Clients, client, open_memory
+from api_helpers import Clients, KeyClient, client, open_memory
 
 from memledger import Memory
 from memledger.api import create_app
@@ -35,18 +36,29 @@ def base_url(memory: Memory) -> Iterator[str]:
 
 
 @pytest.fixture
-def clients(memory: Memory, base_url: str) -> Iterator[Clients]:
-    def key(tenant: str, actor: str, **options: object) -> str:
-        _, token = memory.create_key(tenant, actor, **options)  # type: ignore[arg-type]
-        return token
+def key_client(memory: Memory, base_url: str) -> Iterator[KeyClient]:
+    """Makes clients holding new keys, and closes them after the test."""
+    made: list[httpx.Client] = []
 
+    def key(actor: str, tenant: str = TENANT, **options: object) -> httpx.Client:
+        _, token = memory.create_key(tenant, actor, **options)  # type: ignore[arg-type]
+        made.append(client(base_url, token))
+        return made[-1]
+
+    yield key
+    for each in made:
+        each.close()
+
+
+@pytest.fixture
+def clients(key_client: KeyClient, base_url: str) -> Iterator[Clients]:
     made = Clients(
-        admin=client(base_url, key(TENANT, "admin-1", role="admin")),
-        writer=client(base_url, key(TENANT, SUBJECT, grants=[FAMILY])),
-        ungranted=client(base_url, key(TENANT, SUBJECT)),
-        reader=client(base_url, key(TENANT, "auditor", role="read")),
-        service=client(base_url, key(TENANT, "account-service", principal="service", grants=["*"])),
-        other=client(base_url, key("globex", "admin-g", role="admin", grants=["*"])),
+        admin=key_client("admin-1", role="admin"),
+        writer=key_client(SUBJECT, grants=[FAMILY]),
+        ungranted=key_client(SUBJECT),
+        reader=key_client("auditor", role="read"),
+        service=key_client("account-service", principal="service", grants=["*"]),
+        other=key_client("admin-g", "globex", role="admin", grants=["*"]),
         anonymous=client(base_url),
     )
     yield made

@@ -3,7 +3,7 @@ read-only key cannot write; only admin keys administer; a key made over HTTP wor
 
 from __future__ import annotations
 
-from api_helpers import Clients, client, event_json, ok, pref_json, problem
+from api_helpers import Clients, client, event_json, ok, post_event, pref_json, problem
 
 from memledger import Memory
 from memledger.testing.scenarios import FAMILY, SUBJECT, TENANT, day, snapshot
@@ -156,18 +156,18 @@ def test_families_registered_over_http(clients: Clients) -> None:
     key = ok(a.post("/v1/keys", json={"actor": SUBJECT, "grants": ["diet"]}), 201).json()
     with client(str(a.base_url), key["token"]) as user:
         claim = {"family": "diet", "kind": "preference", "statement": "Vegan", "value": "vegan"}
-        body = event_json("evt-d", "I am vegan", occurred_at=isoformat(day(10, 2)), claims=[claim])
-        receipt = ok(user.post("/v1/events", json=body)).json()
+        said = post_event(
+            user, "evt-d", "I am vegan", occurred_at=isoformat(day(10, 2)), claims=[claim]
+        )
+        receipt = ok(said).json()
         assert [r["disposition"] for r in receipt["results"]] == ["current"]
     problem(
-        clients.writer.post(
-            "/v1/events",
-            json=event_json(
-                "evt-e",
-                "x",
-                occurred_at=isoformat(day(10, 2)),
-                claims=[{**claim, "family": "nope"}],
-            ),
+        post_event(
+            clients.writer,
+            "evt-e",
+            "x",
+            occurred_at=isoformat(day(10, 2)),
+            claims=[{**claim, "family": "nope"}],
         ),
         400,
         "unknown_family",

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import httpx
 import pytest
-from api_helpers import Clients, client, event_json, ok, pref_json, problem
+from api_helpers import Clients, KeyClient, event_json, ok, post_event, pref_json, problem
 
 from memledger import Memory
 from memledger.testing.scenarios import FAMILY, TENANT, day, snapshot
@@ -31,30 +31,26 @@ def globex(clients: Clients) -> Globex:
     """Tenant globex's data, written with its own admin key."""
     b = clients.other
     written = ok(
-        b.post(
-            "/v1/events",
-            json=event_json(
-                "evt-globex",
-                "Secret: deliver on Mondays to the bunker",
-                occurred_at=isoformat(day(10, 2)),
-                subject=B_SUBJECT,
-                claims=[pref_json("monday-bunker")],
-            ),
+        post_event(
+            b,
+            "evt-globex",
+            "Secret: deliver on Mondays to the bunker",
+            occurred_at=isoformat(day(10, 2)),
+            subject=B_SUBJECT,
+            claims=[pref_json("monday-bunker")],
         )
     ).json()
     (result,) = written["results"]
     ok(b.post("/v1/families", json={"name": "diet", "kinds": ["preference"]}))
     for event_id, value in (("g-a", "friday"), ("g-b", "monday")):
         held = ok(
-            b.post(
-                "/v1/events",
-                json=event_json(
-                    event_id,
-                    value,
-                    occurred_at=isoformat(day(10, 3)),
-                    subject="user-78",
-                    claims=[pref_json(value)],
-                ),
+            post_event(
+                b,
+                event_id,
+                value,
+                occurred_at=isoformat(day(10, 3)),
+                subject="user-78",
+                claims=[pref_json(value)],
             )
         ).json()
     packet = ok(
@@ -70,6 +66,12 @@ def globex(clients: Clients) -> Globex:
     )
 
 
+@pytest.fixture
+def initech(key_client: KeyClient) -> httpx.Client:
+    """An admin of tenant ``initech``, a tenant with nothing at all."""
+    return key_client("admin-i", "initech", role="admin")
+
+
 def same(a: httpx.Response, b: httpx.Response) -> None:
     """Byte for byte the same answer (status, media type and body)."""
     assert a.status_code == b.status_code, (a.text, b.text)
@@ -78,11 +80,9 @@ def same(a: httpx.Response, b: httpx.Response) -> None:
 
 
 def test_another_tenants_ids_are_answered_as_missing_ones(
-    clients: Clients, globex: Globex, memory: Memory, base_url: str
+    clients: Clients, globex: Globex, initech: httpx.Client
 ) -> None:
-    a = clients.admin
-    _, token = memory.create_key("initech", "admin-i", role="admin")
-    third = client(base_url, token)  # a tenant with nothing at all
+    a, third = clients.admin, initech
     reason = {"reason": "probe"}
     probes: list[tuple[str, str, dict[str, str] | None, str, str]] = [
         ("GET", "/v1/memories/{}", None, globex.memory_id, "mem-0000000000000000dead"),
@@ -100,7 +100,6 @@ def test_another_tenants_ids_are_answered_as_missing_ones(
         assert foreign.status_code == 404, (path, foreign.text)
         same(foreign, a.request(method, path.format(missing), json=body))
         same(foreign, third.request(method, path.format(theirs), json=body))
-    third.close()
     # nothing of globex changed
     b = clients.other
     assert ok(b.get(f"/v1/memories/{globex.memory_id}")).json()["status"] == "active"
@@ -109,11 +108,9 @@ def test_another_tenants_ids_are_answered_as_missing_ones(
 
 
 def test_another_tenants_subjects_and_families_are_not_seen(
-    clients: Clients, globex: Globex, memory: Memory, base_url: str
+    clients: Clients, globex: Globex, initech: httpx.Client
 ) -> None:
-    a = clients.admin
-    _, token = memory.create_key("initech", "admin-i", role="admin")
-    third = client(base_url, token)
+    a, third = clients.admin, initech
     for path in (
         f"/v1/subjects/{B_SUBJECT}/families",
         f"/v1/subjects/{B_SUBJECT}/records",
@@ -130,7 +127,6 @@ def test_another_tenants_subjects_and_families_are_not_seen(
     problem(a.get(f"/v1/subjects/{B_SUBJECT}/families/diet/current"), 400, "unknown_family")
     assert "diet" not in [f["name"] for f in ok(a.get("/v1/families")).json()]
     assert "diet" in [f["name"] for f in ok(clients.other.get("/v1/families")).json()]
-    third.close()
     # recall, context, traces, reviews, jobs and keys show nothing of globex
     asked = {"query": "deliver on Mondays to the bunker", "valid_at": isoformat(day(10, 5))}
     assert "monday-bunker" in ok(clients.other.post("/v1/recall", json=asked)).text

@@ -7,16 +7,14 @@ private namespace did not exist, and checks that nothing the booker does changes
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import timedelta
 
 import httpx
 import pytest
-from api_helpers import client, event_json, ok, problem
+from api_helpers import KeyClient, agent_clients, ok, post_event, pref_json, problem
 
-from memledger import Memory
 from memledger.testing import FrozenClock
-from memledger.testing.scenarios import FAMILY, TENANT
+from memledger.testing.scenarios import FAMILY
 
 PRIVATE = "agent:planner/customer-7"
 SHARED = "customer-7"
@@ -24,30 +22,8 @@ WHEN = "2026-10-01T09:00:00Z"
 
 
 @pytest.fixture
-def agents(memory: Memory, base_url: str) -> Iterator[dict[str, httpx.Client]]:
-    def key(actor: str, **options: object) -> httpx.Client:
-        _, token = memory.create_key(TENANT, actor, **options)  # type: ignore[arg-type]
-        return client(base_url, token)
-
-    made = {
-        "planner": key("planner", principal="agent", grants=[FAMILY]),
-        "booker": key("booker", principal="agent", grants=[FAMILY]),
-        "auditor": key("auditor", principal="agent", role="read", reads=["agent:planner"]),
-        "admin": key("ops", principal="service", role="admin"),
-    }
-    yield made
-    for each in made.values():
-        each.close()
-
-
-def _claim(subject: str, value: str) -> dict[str, object]:
-    return {
-        "family": FAMILY,
-        "kind": "preference",
-        "statement": f"Delivery: {value}",
-        "value": value,
-        "subject": subject,
-    }
+def agents(key_client: KeyClient) -> dict[str, httpx.Client]:
+    return agent_clients(key_client, grants=[FAMILY])
 
 
 def _pages(agent: httpx.Client, **query: object) -> list[tuple[list[str], str | None]]:
@@ -70,11 +46,7 @@ def test_subject_pages_never_name_or_count_a_hidden_namespace(
     shared = ["agent:", "agent:/shared", "customer-1", "customer-7", "customer-9"]
     hidden = ["agent:planner", "agent:planner/customer-1", PRIVATE, "agent:planner/customer-8"]
     for n, subject in enumerate(sorted(shared + hidden)):
-        ok(
-            planner.post(
-                "/v1/events", json=event_json(f"e-{n}", "Hello.", occurred_at=WHEN, subject=subject)
-            )
-        )
+        ok(post_event(planner, f"e-{n}", "Hello.", occurred_at=WHEN, subject=subject))
     expected = [([s], s) for s in shared[:-1]] + [([shared[-1]], None)]
     assert _pages(booker, limit=1) == expected  # full pages, every cursor a shared subject
     assert _pages(booker, limit=2) == [
@@ -98,18 +70,8 @@ def test_subject_pages_never_name_or_count_a_hidden_namespace(
 
 def test_jobs_list_only_events_the_key_may_read(agents: dict[str, httpx.Client]) -> None:
     planner, booker = agents["planner"], agents["booker"]
-    ok(
-        planner.post(
-            "/v1/events",
-            json=event_json("p-1", "Bills in kroner.", occurred_at=WHEN, subject=PRIVATE),
-        )
-    )
-    ok(
-        planner.post(
-            "/v1/events",
-            json=event_json("s-1", "Ships from Oslo.", occurred_at=WHEN, subject=SHARED),
-        )
-    )
+    ok(post_event(planner, "p-1", "Bills in kroner.", occurred_at=WHEN, subject=PRIVATE))
+    ok(post_event(planner, "s-1", "Ships from Oslo.", occurred_at=WHEN, subject=SHARED))
     for done in (False, True):
         if done:
             ok(planner.post("/v1/process", json={}))
@@ -128,15 +90,10 @@ def test_recall_understands_no_name_of_a_hidden_namespace(
     agents: dict[str, httpx.Client],
 ) -> None:
     planner, booker = agents["planner"], agents["booker"]
+    oksana = "agent:planner/oksana"
     ok(
-        planner.post(
-            "/v1/events",
-            json=event_json(
-                "p-1",
-                "Invoices for Oksana in kroner.",
-                occurred_at=WHEN,
-                subject="agent:planner/oksana",
-            ),
+        post_event(
+            planner, "p-1", "Invoices for Oksana in kroner.", occurred_at=WHEN, subject=oksana
         )
     )
     ok(planner.post("/v1/process", json={}))
@@ -152,9 +109,32 @@ def _private_status(agents: dict[str, httpx.Client], memory_id: str) -> str:
     return str(ok(agents["planner"].get(f"/v1/memories/{memory_id}")).json()["status"])
 
 
-def _written(planner: httpx.Client, said: dict[str, object]) -> tuple[str, str]:
+def _private_note(planner: httpx.Client, text: str, claim_subject: str) -> str:
+    """The id of the one memory of the planner's event ``p-1``, said in its private
+    namespace: a claim of ``weekly`` about ``claim_subject``."""
+    said = post_event(
+        planner,
+        "p-1",
+        text,
+        occurred_at=WHEN,
+        subject=PRIVATE,
+        claims=[pref_json("weekly", subject=claim_subject)],
+    )
+    (result,) = ok(said).json()["results"]
+    return str(result["memory_id"])
+
+
+def _written(
+    planner: httpx.Client,
+    event_id: str,
+    text: str,
+    *,
+    subject: str,
+    claims: list[dict[str, object]],
+) -> tuple[str, str]:
     """The shared and the private memory the planner's event wrote."""
-    receipt = ok(planner.post("/v1/events", json=said)).json()
+    said = post_event(planner, event_id, text, occurred_at=WHEN, subject=subject, claims=claims)
+    receipt = ok(said).json()
     by_subject = {}
     for result in receipt["results"]:
         found = ok(planner.get(f"/v1/memories/{result['memory_id']}")).json()
@@ -162,18 +142,19 @@ def _written(planner: httpx.Client, said: dict[str, object]) -> tuple[str, str]:
     return by_subject[SHARED], by_subject[PRIVATE]
 
 
+def _noted_by_both(planner: httpx.Client, event_id: str, text: str, value: str) -> tuple[str, str]:
+    """The shared and the private memory of the planner's event in the shared namespace
+    that claims ``value`` for the shared subject and again for the planner's own note."""
+    claims = [pref_json(value, subject=each) for each in (SHARED, PRIVATE)]
+    return _written(planner, event_id, text, subject=SHARED, claims=claims)
+
+
 def test_forgetting_a_shared_event_leaves_another_agents_records(
     agents: dict[str, httpx.Client],
 ) -> None:
     planner, booker = agents["planner"], agents["booker"]
-    said = event_json(
-        "s-1",
-        "Deliver weekly, and note it for me.",
-        occurred_at=WHEN,
-        subject=SHARED,
-        claims=[_claim(SHARED, "weekly"), _claim(PRIVATE, "weekly")],
-    )
-    shared_id, private_id = _written(planner, said)
+    said = "Deliver weekly, and note it for me."
+    shared_id, private_id = _noted_by_both(planner, "s-1", said, "weekly")
 
     forgot = ok(booker.post("/v1/events/s-1/forget", json={"reason": "wrong"}))
     body = forgot.json()
@@ -197,14 +178,7 @@ def test_revoking_a_shared_memory_leaves_the_same_words_in_a_private_note(
     agents: dict[str, httpx.Client],
 ) -> None:
     planner, booker = agents["planner"], agents["booker"]
-    said = event_json(
-        "s-2",
-        "Deliver on Fridays.",
-        occurred_at=WHEN,
-        subject=SHARED,
-        claims=[_claim(SHARED, "fridays"), _claim(PRIVATE, "fridays")],
-    )
-    shared_id, private_id = _written(planner, said)
+    shared_id, private_id = _noted_by_both(planner, "s-2", "Deliver on Fridays.", "fridays")
 
     revoked = ok(booker.post(f"/v1/memories/{shared_id}/revoke", json={"reason": "wrong"}))
     body = revoked.json()
@@ -227,15 +201,7 @@ def test_forgetting_a_private_event_is_answered_as_a_missing_one(
     agents: dict[str, httpx.Client],
 ) -> None:
     planner, booker = agents["planner"], agents["booker"]
-    said = event_json(
-        "p-1",
-        "Deliver weekly.",
-        occurred_at=WHEN,
-        subject=PRIVATE,
-        claims=[_claim(PRIVATE, "weekly")],
-    )
-    (result,) = ok(planner.post("/v1/events", json=said)).json()["results"]
-    private_id = result["memory_id"]
+    private_id = _private_note(planner, "Deliver weekly.", PRIVATE)
     hidden = booker.post("/v1/events/p-1/forget", json={"reason": "x"})
     missing = booker.post("/v1/events/nope-1/forget", json={"reason": "x"})
     assert (hidden.status_code, hidden.content) == (missing.status_code, missing.content)
@@ -247,14 +213,7 @@ def test_trace_pages_are_filled_with_what_the_key_may_see(
     agents: dict[str, httpx.Client], clock: FrozenClock
 ) -> None:
     planner, booker = agents["planner"], agents["booker"]
-    note = event_json(
-        "p-1",
-        "Deliver weekly.",
-        occurred_at=WHEN,
-        subject=PRIVATE,
-        claims=[_claim(PRIVATE, "weekly")],
-    )
-    ok(planner.post("/v1/events", json=note))
+    _private_note(planner, "Deliver weekly.", PRIVATE)
     ask = {"request": "How should deliveries go?", "budget": 500}
     mine = ok(booker.post("/v1/context", json=ask)).json()["trace_id"]
     for n, body in enumerate(({**ask, "subject": PRIVATE}, ask, {**ask, "subject": PRIVATE})):
@@ -278,61 +237,46 @@ def test_revoking_a_shared_memory_leaves_a_private_episode_of_its_event(
         "value": {"text": "Deliver weekly, said the customer."},
         "subject": PRIVATE,
     }
-    said = event_json(
+    shared_id, private_id = _written(
+        planner,
         "p-2",
         "Deliver weekly, said the customer.",
-        occurred_at=WHEN,
         subject=PRIVATE,
-        claims=[_claim(SHARED, "weekly"), turn],
+        claims=[pref_json("weekly", subject=SHARED), turn],
     )
-    shared_id, private_id = _written(planner, said)
     revoked = ok(booker.post(f"/v1/memories/{shared_id}/revoke", json={"reason": "wrong"}))
     assert revoked.json()["redacted"] == [] and private_id not in revoked.text
     assert _private_status(agents, private_id) == "active"
 
 
 def test_recall_names_a_private_speaker_only_for_keys_that_read_its_namespace(
-    memory: Memory, base_url: str, agents: dict[str, httpx.Client]
+    key_client: KeyClient, agents: dict[str, httpx.Client]
 ) -> None:
     """A speaker's name said only in a private namespace is no name for another agent
     (not understood, not boosted); once said in the shared namespace it is everyone's."""
-    _, token = memory.create_key(TENANT, "bartholomew", principal="agent", grants=[FAMILY])
-    reader = memory.create_key(
-        TENANT, "clerk", principal="agent", role="read", reads=["agent:bartholomew"]
-    )[1]
-    with client(base_url, token) as scribe, client(base_url, reader) as clerk:
-        note = event_json(
-            "b-1", "Deliveries go out on Mondays.", occurred_at=WHEN, subject="agent:bartholomew/x"
-        )
-        ok(scribe.post("/v1/events", json=note))
-        ok(scribe.post("/v1/process", json={}))
-        question = {"query": "What did Bartholomew say about deliveries?", "k": 10}
+    scribe = key_client("bartholomew", principal="agent", grants=[FAMILY])
+    clerk = key_client("clerk", principal="agent", role="read", reads=["agent:bartholomew"])
+    note = "Deliveries go out on Mondays."
+    ok(post_event(scribe, "b-1", note, occurred_at=WHEN, subject="agent:bartholomew/x"))
+    ok(scribe.post("/v1/process", json={}))
+    question = {"query": "What did Bartholomew say about deliveries?", "k": 10}
 
-        def people(agent: httpx.Client) -> list[str]:
-            return list(ok(agent.post("/v1/recall", json=question)).json()["understood"]["people"])
+    def people(agent: httpx.Client) -> list[str]:
+        return list(ok(agent.post("/v1/recall", json=question)).json()["understood"]["people"])
 
-        mine = ["agent:bartholomew/x", "bartholomew"]  # its subject and its speaker
-        assert people(scribe) == people(clerk) == mine
-        assert people(agents["booker"]) == []
-        said = event_json("b-2", "Parcels are heavy.", occurred_at=WHEN, subject=SHARED)
-        ok(scribe.post("/v1/events", json=said))
-        ok(scribe.post("/v1/process", json={}))
-        assert people(agents["booker"]) == ["bartholomew"]
+    mine = ["agent:bartholomew/x", "bartholomew"]  # its subject and its speaker
+    assert people(scribe) == people(clerk) == mine
+    assert people(agents["booker"]) == []
+    ok(post_event(scribe, "b-2", "Parcels are heavy.", occurred_at=WHEN, subject=SHARED))
+    ok(scribe.post("/v1/process", json={}))
+    assert people(agents["booker"]) == ["bartholomew"]
 
 
 def test_a_shared_memory_of_a_private_event_names_the_id_and_not_the_event(
     agents: dict[str, httpx.Client],
 ) -> None:
     planner, booker = agents["planner"], agents["booker"]
-    note = event_json(
-        "p-1",
-        "Customer 7 wants weekly deliveries.",
-        occurred_at=WHEN,
-        subject=PRIVATE,
-        claims=[_claim(SHARED, "weekly")],
-    )
-    (result,) = ok(planner.post("/v1/events", json=note)).json()["results"]
-    memory_id = result["memory_id"]
+    memory_id = _private_note(planner, "Customer 7 wants weekly deliveries.", SHARED)
     shared = ok(booker.get(f"/v1/memories/{memory_id}")).json()
     assert shared["subject"] == SHARED and shared["source_event_id"] == "p-1"
     assert booker.get("/v1/events/p-1").content == booker.get("/v1/events/p-2").content

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import httpx
 import pytest
-from api_helpers import client, event_json, ok
+from api_helpers import client, ok, post_event, pref_json
 from fastapi import Response
 
 from memledger import Memory
@@ -127,67 +127,59 @@ def _same_time(agent: httpx.Client, route: Route, path: str, foreign: str, missi
     )
 
 
-def _written(planner: httpx.Client) -> tuple[str, str, str]:
-    """A private memory, event and trace id of the planner."""
-    said = event_json(
+def _written(planner: httpx.Client) -> dict[str, str]:
+    """A private memory, event and trace id of the planner, by the path that reads it."""
+    said = post_event(
+        planner,
         "p-000001",
         "Deliver weekly, noted by the planner.",
         occurred_at="2026-10-01T09:00:00Z",
         subject=PRIVATE,
-        claims=[
-            {
-                "family": FAMILY,
-                "kind": "preference",
-                "statement": "Delivery: weekly",
-                "value": "weekly",
-            }
-        ],
+        claims=[pref_json("weekly")],
     )
-    (result,) = ok(planner.post("/v1/events", json=said)).json()["results"]
+    (result,) = ok(said).json()["results"]
     packet = ok(
         planner.post(
             "/v1/context", json={"request": "How to deliver?", "budget": 500, "subject": PRIVATE}
         )
     ).json()
-    return str(result["memory_id"]), "p-000001", str(packet["trace_id"])
+    return {
+        "/v1/memories/": str(result["memory_id"]),
+        "/v1/events/": "p-000001",
+        "/v1/traces/": str(packet["trace_id"]),
+    }
 
 
-def test_a_foreign_memory_id_takes_as_long_as_a_missing_one(
-    agents: Agents,
-) -> None:
-    memory_id, _, _ = _written(agents.planner)
+def _route(agents: Agents, path: str) -> Route:
+    """What the server runs for ``GET path + id``, as the booker."""
     svc, who = agents.svc, agents.who
-    missing = "mem-" + "0" * (len(memory_id) - 4)
+    routes: dict[str, Route] = {
+        "/v1/memories/": lambda given: _reads.get_memory(given, svc, who),
+        "/v1/events/": lambda given: _events.get_event(given, svc, who, Response()),
+        "/v1/traces/": lambda given: _traces.get_trace(given, svc, who),
+    }
+    return routes[path]
 
-    def route(given: str) -> object:
-        return _reads.get_memory(given, svc, who)
 
-    _same_time(agents.booker, route, "/v1/memories/", memory_id, missing)
+def _zeros(given: str) -> str:
+    """A missing id of the shape of ``given`` (its prefix, then zeros)."""
+    return given[:4] + "0" * (len(given) - 4)
 
 
-def test_a_foreign_event_id_takes_as_long_as_a_missing_one(
-    agents: Agents,
+@pytest.mark.parametrize(
+    ("path", "missing"),
+    [
+        ("/v1/memories/", _zeros),
+        ("/v1/events/", lambda _: "p-000002"),
+        ("/v1/traces/", _zeros),
+    ],
+    ids=["memory", "event", "trace"],
+)
+def test_a_foreign_id_takes_as_long_as_a_missing_one(
+    agents: Agents, path: str, missing: Callable[[str], str]
 ) -> None:
-    _, event_id, _ = _written(agents.planner)
-    svc, who = agents.svc, agents.who
-
-    def route(given: str) -> object:
-        return _events.get_event(given, svc, who, Response())
-
-    _same_time(agents.booker, route, "/v1/events/", event_id, "p-000002")
-
-
-def test_a_foreign_trace_id_takes_as_long_as_a_missing_one(
-    agents: Agents,
-) -> None:
-    _, _, trace_id = _written(agents.planner)
-    svc, who = agents.svc, agents.who
-    missing = "ctx-" + "0" * (len(trace_id) - 4)
-
-    def route(given: str) -> object:
-        return _traces.get_trace(given, svc, who)
-
-    _same_time(agents.booker, route, "/v1/traces/", trace_id, missing)
+    foreign = _written(agents.planner)[path]
+    _same_time(agents.booker, _route(agents, path), path, foreign, missing(foreign))
 
 
 def test_a_tenant_wide_trace_holding_a_foreign_memory_takes_as_long_as_a_missing_one(
@@ -201,10 +193,5 @@ def test_a_tenant_wide_trace_holding_a_foreign_memory_takes_as_long_as_a_missing
     ).json()
     assert packet["subject"] is None and any(i.get("memory_id") for i in packet["items"])
     trace_id = str(packet["trace_id"])
-    svc, who = agents.svc, agents.who
-    missing = "ctx-" + "0" * (len(trace_id) - 4)
-
-    def route(given: str) -> object:
-        return _traces.get_trace(given, svc, who)
-
-    _same_time(agents.booker, route, "/v1/traces/", trace_id, missing)
+    path = "/v1/traces/"
+    _same_time(agents.booker, _route(agents, path), path, trace_id, _zeros(trace_id))

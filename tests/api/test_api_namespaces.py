@@ -5,11 +5,9 @@ namespace in ``reads`` sees them, and so does an admin key."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import httpx
 import pytest
-from api_helpers import client, event_json
+from api_helpers import KeyClient, agent_clients, post_event
 
 from memledger import Memory
 from memledger.testing.scenarios import TENANT
@@ -20,28 +18,12 @@ QUESTION = "Which currency does the customer want invoices in?"
 
 
 @pytest.fixture
-def agents(memory: Memory, base_url: str) -> Iterator[dict[str, httpx.Client]]:
-    def key(actor: str, **options: object) -> httpx.Client:
-        _, token = memory.create_key(TENANT, actor, **options)  # type: ignore[arg-type]
-        return client(base_url, token)
-
-    made = {
-        "planner": key("planner", principal="agent"),
-        "booker": key("booker", principal="agent"),
-        "auditor": key("auditor", principal="agent", role="read", reads=["agent:planner"]),
-        "admin": key("ops", principal="service", role="admin"),
-        "user": key("user-42"),
-    }
-    yield made
-    for each in made.values():
-        each.close()
+def agents(key_client: KeyClient) -> dict[str, httpx.Client]:
+    return {**agent_clients(key_client), "user": key_client("user-42")}
 
 
 def _ingest(agent: httpx.Client, event_id: str, text: str, subject: str) -> httpx.Response:
-    return agent.post(
-        "/v1/events",
-        json=event_json(event_id, text, occurred_at="2026-10-01T09:00:00Z", subject=subject),
-    )
+    return post_event(agent, event_id, text, occurred_at="2026-10-01T09:00:00Z", subject=subject)
 
 
 def _recalled(agent: httpx.Client, **body: object) -> list[str]:

@@ -4,10 +4,11 @@ revocation; the order rule; authority."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import Any
 
 import httpx
-from api_helpers import Clients, event_json, ok, pref_json, problem
+from api_helpers import Clients, event_json, ok, post_event, pref_json, problem
 
 from memledger.testing import FrozenClock
 from memledger.testing.scenarios import FAMILY, SUBJECT, day
@@ -21,50 +22,74 @@ def at(moment: object) -> str:
     return isoformat(moment)  # type: ignore[arg-type]
 
 
+FRIDAYS = event_json(
+    "evt-oct02",
+    "Deliver my digest on Fridays.",
+    occurred_at=at(day(10, 2, 9)),
+    sequence=1,
+    claims=[pref_json("friday", grounding="on Fridays")],
+)
+"""The story's first event (Oct 2): Friday."""
+OCT19_TEXT = "Daily for the rest of October please, then Friday again from November 1."
+
+
 def story(api: httpx.Client, clock: FrozenClock) -> list[httpx.Response]:
     """Oct 2: Friday. Oct 19: one event, daily through Oct 31 and Friday from Nov 1."""
     clock.set(day(10, 2))
-    first = ok(
-        api.post(
-            "/v1/events",
-            json=event_json(
-                "evt-oct02",
-                "Deliver my digest on Fridays.",
-                occurred_at=at(day(10, 2, 9)),
-                sequence=1,
-                claims=[pref_json("friday", grounding="on Fridays")],
-            ),
-        )
-    )
+    first = ok(api.post("/v1/events", json=FRIDAYS))
     clock.set(day(10, 19))
     second = ok(
-        api.post(
-            "/v1/events",
-            json=event_json(
-                "evt-oct19",
-                "Daily for the rest of October please, then Friday again from November 1.",
-                occurred_at=at(day(10, 19, 9)),
-                sequence=2,
-                claims=[
-                    pref_json(
-                        "daily",
-                        valid_until=at(day(11, 1, 0)),
-                        grounding="Daily for the rest of October",
-                    ),
-                    pref_json(
-                        "friday",
-                        valid_from=at(day(11, 1, 0)),
-                        grounding="Friday again from November 1",
-                    ),
-                ],
-            ),
+        post_event(
+            api,
+            "evt-oct19",
+            OCT19_TEXT,
+            occurred_at=at(day(10, 19, 9)),
+            sequence=2,
+            claims=[
+                pref_json(
+                    "daily",
+                    valid_until=at(day(11, 1, 0)),
+                    grounding="Daily for the rest of October",
+                ),
+                pref_json(
+                    "friday",
+                    valid_from=at(day(11, 1, 0)),
+                    grounding="Friday again from November 1",
+                ),
+            ],
         )
     )
     return [first, second]
 
 
+def stated(
+    api: httpx.Client,
+    event_id: str,
+    text: str,
+    when: datetime,
+    *,
+    value: str | None = None,
+    **fields: Any,
+) -> httpx.Response:
+    """``event_id`` said at ``when`` (claiming the delivery preference ``value`` when
+    given), written: checked 200."""
+    claims = None if value is None else [pref_json(value)]
+    said = post_event(api, event_id, text, occurred_at=at(when), claims=claims, **fields)
+    return ok(said)
+
+
 def values(response: httpx.Response) -> list[object]:
     return [r["value"] for r in ok(response).json()]
+
+
+def current_at(api: httpx.Client, when: datetime, token: str | None = None) -> list[Any]:
+    """The slot's current records at ``when``, read at least at the consistency ``token``
+    when one is given (checked 200)."""
+    headers = {} if token is None else {CONSISTENCY_HEADER: token}
+    records: list[Any] = ok(
+        api.get(f"{SLOT}/current", params={"valid_at": at(when)}, headers=headers)
+    ).json()
+    return records
 
 
 def test_story_valid_and_record_time(clients: Clients, clock: FrozenClock) -> None:
@@ -127,31 +152,10 @@ def test_late_retry_is_a_duplicate_and_a_redelivery_historical(
     story(api, clock)
     timeline = ok(api.get(f"{SLOT}/timeline")).json()
     clock.set(day(10, 28))
-    again = ok(
-        api.post(
-            "/v1/events",
-            json=event_json(
-                "evt-oct02",
-                "Deliver my digest on Fridays.",
-                occurred_at=at(day(10, 2, 9)),
-                sequence=1,
-                claims=[pref_json("friday", grounding="on Fridays")],
-            ),
-        )
-    ).json()
+    again = ok(api.post("/v1/events", json=FRIDAYS)).json()
     assert again["duplicate"] and again["outcome"] == "committed"
-    late = ok(
-        api.post(
-            "/v1/events",
-            json=event_json(
-                "evt-oct02-redelivered",
-                "Deliver my digest on Fridays.",
-                occurred_at=at(day(10, 2, 9)),
-                sequence=1,
-                claims=[pref_json("friday")],
-            ),
-        )
-    ).json()
+    redelivered = {**FRIDAYS, "event_id": "evt-oct02-redelivered", "claims": [pref_json("friday")]}
+    late = ok(api.post("/v1/events", json=redelivered)).json()
     assert [(r["disposition"], r["reason"]) for r in late["results"]] == [
         ("historical", "older_sequence")
     ]
@@ -165,35 +169,15 @@ def test_late_retry_is_a_duplicate_and_a_redelivery_historical(
 
 def test_read_your_corrections_with_the_consistency_header(clients: Clients) -> None:
     api = clients.writer
-    first = ok(
-        api.post(
-            "/v1/events",
-            json=event_json(
-                "a", "Fridays", occurred_at=at(day(10, 2)), sequence=1, claims=[pref_json("friday")]
-            ),
-        )
-    )
-    fix = ok(
-        api.post(
-            "/v1/events",
-            json=event_json(
-                "b", "Daily", occurred_at=at(day(10, 3)), sequence=2, claims=[pref_json("daily")]
-            ),
-        )
-    )
+    first = stated(api, "a", "Fridays", day(10, 2), sequence=1, value="friday")
+    fix = stated(api, "b", "Daily", day(10, 3), sequence=2, value="daily")
     assert first.headers[CONSISTENCY_HEADER] == f"{SUBJECT}/{FAMILY}@1"
     token = fix.headers[CONSISTENCY_HEADER]
     assert token == f"{SUBJECT}/{FAMILY}@2"
     assert [(r["subject"], r["family"], r["revision"]) for r in fix.json()["revisions"]] == [
         (SUBJECT, FAMILY, 2)
     ]
-    now = ok(
-        api.get(
-            f"{SLOT}/current",
-            params={"valid_at": at(day(10, 4))},
-            headers={CONSISTENCY_HEADER: token},
-        )
-    ).json()
+    now = current_at(api, day(10, 4), token)
     assert [(r["value"], r["revision"] >= 2) for r in now] == [("daily", True)]
     recalled = ok(
         api.post(
@@ -240,19 +224,13 @@ def test_revoke_over_http(clients: Clients, clock: FrozenClock) -> None:
     api = clients.writer
     story(api, clock)
     clock.set(day(10, 28))
-    (daily,) = ok(api.get(f"{SLOT}/current", params={"valid_at": at(day(10, 28))})).json()
+    (daily,) = current_at(api, day(10, 28))
     revoked = ok(api.post(f"/v1/memories/{daily['memory_id']}/revoke", json={"reason": "wrong"}))
     receipt = revoked.json()
     assert daily["memory_id"] in receipt["revoked"] and receipt["reason"] == "wrong"
     token = revoked.headers[CONSISTENCY_HEADER]
     assert ConsistencyToken.parse(token).floor(SUBJECT, FAMILY) == receipt["revision"]
-    after = ok(
-        api.get(
-            f"{SLOT}/current",
-            params={"valid_at": at(day(10, 28))},
-            headers={CONSISTENCY_HEADER: token},
-        )
-    ).json()
+    after = current_at(api, day(10, 28), token)
     assert "daily" not in [r["value"] for r in after]
     assert daily["memory_id"] not in [r["memory_id"] for r in ok(api.get(f"{SLOT}/history")).json()]
     assert ok(api.get(f"/v1/memories/{daily['memory_id']}")).json()["status"] == "revoked"
@@ -263,62 +241,36 @@ def test_revoke_over_http(clients: Clients, clock: FrozenClock) -> None:
     audit = ok(clients.admin.get(f"{SLOT}/history", params={"include_revoked": "true"})).json()
     assert daily["memory_id"] in [r["memory_id"] for r in audit]
     # a new authorised event may set a new value under the new generation
-    ok(
-        api.post(
-            "/v1/events",
-            json=event_json(
-                "evt-oct28",
-                "Weekly now",
-                occurred_at=at(day(10, 28, 9)),
-                sequence=3,
-                claims=[pref_json("weekly")],
-            ),
-        )
-    )
+    stated(api, "evt-oct28", "Weekly now", day(10, 28, 9), sequence=3, value="weekly")
     assert values(api.get(f"{SLOT}/current", params={"valid_at": at(day(10, 29))})) == ["weekly"]
 
 
 def test_order_rule_and_review_over_http(clients: Clients) -> None:
-    setting = ok(
-        clients.service.post(
-            "/v1/events",
-            json=event_json(
-                "acct-1",
-                "delivery_preference=weekly",
-                occurred_at=at(day(10, 3)),
-                sequence=7,
-                channel="account_service",
-                claims=[pref_json("weekly")],
-            ),
-        )
+    setting = stated(
+        clients.service,
+        "acct-1",
+        "delivery_preference=weekly",
+        day(10, 3),
+        sequence=7,
+        channel="account_service",
+        value="weekly",
     ).json()
     assert setting["outcome"] == "committed"
-    late_chat = ok(
-        clients.writer.post(
-            "/v1/events",
-            json=event_json(
-                "chat-9",
-                "Fridays please",
-                occurred_at=at(day(10, 4)),
-                sequence=9,
-                claims=[pref_json("friday")],
-            ),
-        )
+    late_chat = stated(
+        clients.writer, "chat-9", "Fridays please", day(10, 4), sequence=9, value="friday"
     ).json()
     assert [r["reason"] for r in late_chat["results"]] == ["lower_precedence"]
     (now,) = ok(clients.reader.get(f"{SLOT}/current", params={"valid_at": at(day(10, 5))})).json()
     assert now["value"] == "weekly" and now["operational_setting_confirmed"]
     # a user's key cannot send a setting channel
     problem(
-        clients.writer.post(
-            "/v1/events",
-            json=event_json(
-                "acct-2",
-                "x",
-                occurred_at=at(day(10, 3)),
-                channel="account_service",
-                claims=[pref_json("daily")],
-            ),
+        post_event(
+            clients.writer,
+            "acct-2",
+            "x",
+            occurred_at=at(day(10, 3)),
+            channel="account_service",
+            claims=[pref_json("daily")],
         ),
         403,
         "permission_denied",
@@ -328,32 +280,16 @@ def test_order_rule_and_review_over_http(clients: Clients) -> None:
 def test_equal_precedence_goes_to_review_and_an_admin_resolves_it(clients: Clients) -> None:
     subject = "user-50"
     slot = f"/v1/subjects/{subject}/families/{FAMILY}"
-    ok(
-        clients.service.post(
-            "/v1/events",
-            json=event_json(
-                "a",
-                "Fridays",
-                occurred_at=at(day(10, 3)),
-                subject=subject,
-                claims=[pref_json("friday")],
-                channel="account_service",
-            ),
-        )
-    )
-    held = ok(
-        clients.service.post(
-            "/v1/events",
-            json=event_json(
-                "b",
-                "Mondays",
-                occurred_at=at(day(10, 3)),
-                subject=subject,
-                claims=[pref_json("monday")],
-                channel="account_service",
-            ),
-        )
-    ).json()
+    for event_id, text, value in (("a", "Fridays", "friday"), ("b", "Mondays", "monday")):
+        held = stated(
+            clients.service,
+            event_id,
+            text,
+            day(10, 3),
+            subject=subject,
+            value=value,
+            channel="account_service",
+        ).json()
     assert held["outcome"] == "review" and held["review_id"]
     (item,) = ok(clients.reader.get("/v1/reviews")).json()
     assert (item["event_id"], item["review_id"]) == ("b", held["review_id"])
@@ -411,16 +347,8 @@ def test_an_actor_without_the_grant_produces_observations_only(
 
 def test_queued_events_are_processed_on_request(clients: Clients) -> None:
     api = clients.writer
-    queued = ok(
-        api.post(
-            "/v1/events",
-            json=event_json(
-                "evt-q",
-                "Please deliver my digest on Fridays.",
-                occurred_at=at(day(10, 2)),
-                sequence=1,
-            ),
-        )
+    queued = stated(
+        api, "evt-q", "Please deliver my digest on Fridays.", day(10, 2), sequence=1
     ).json()
     assert queued["outcome"] == "queued" and queued["job_id"]
     (job,) = ok(api.get("/v1/jobs")).json()
@@ -446,13 +374,10 @@ def test_erase_an_event_over_http(clients: Clients, clock: FrozenClock) -> None:
     assert body["events"] == ["evt-oct19"] and body["complete"] is True
     assert {s["store"]: s["status"] for s in body["stores"]}["ledger"] == "erased"
     problem(clients.writer.get("/v1/events/evt-oct19"), 404, "event_not_found")
-    again = event_json(
-        "evt-oct19",
-        "Daily for the rest of October please, then Friday again from November 1.",
-        occurred_at=at(day(10, 19, 9)),
-        sequence=2,
+    again = post_event(
+        clients.writer, "evt-oct19", OCT19_TEXT, occurred_at=at(day(10, 19, 9)), sequence=2
     )
-    found = problem(clients.writer.post("/v1/events", json=again), 409, "event_erased")
+    found = problem(again, 409, "event_erased")
     assert "erased" in str(found["detail"])
     assert [r["erasure_id"] for r in ok(admin.get("/v1/erasures")).json()] == [body["erasure_id"]]
 
@@ -491,13 +416,7 @@ def test_forget_an_event(clients: Clients, clock: FrozenClock) -> None:
     body = forgotten.json()
     assert body["event_id"] == "evt-oct19" and body["revocations"]
     token = forgotten.headers[CONSISTENCY_HEADER]
-    left = values(
-        api.get(
-            f"{SLOT}/current",
-            params={"valid_at": at(day(10, 28))},
-            headers={CONSISTENCY_HEADER: token},
-        )
-    )
+    left = [r["value"] for r in current_at(api, day(10, 28), token)]
     assert "daily" not in left
     assert ok(api.get("/v1/events/evt-oct19")).json()["event"]["event_id"] == "evt-oct19"
 
@@ -506,7 +425,7 @@ def test_undo_and_restore_over_http(clients: Clients, clock: FrozenClock) -> Non
     api, admin = clients.writer, clients.admin
     story(api, clock)
     clock.set(day(10, 28))
-    (daily,) = ok(api.get(f"{SLOT}/current", params={"valid_at": at(day(10, 28))})).json()
+    (daily,) = current_at(api, day(10, 28))
     revoked = ok(api.post(f"/v1/memories/{daily['memory_id']}/revoke", json={"reason": "wrong"}))
     change = revoked.json()["change_id"]
     assert change.startswith("chg-")
@@ -519,10 +438,7 @@ def test_undo_and_restore_over_http(clients: Clients, clock: FrozenClock) -> Non
     assert body["undid"] == change and body["kind"] == "revocation" and body["restored"]
     token = undone.headers[CONSISTENCY_HEADER]
     assert ConsistencyToken.parse(token).floor(SUBJECT, FAMILY) == body["revisions"][0]["revision"]
-    now = api.get(
-        f"{SLOT}/current", params={"valid_at": at(day(10, 28))}, headers={CONSISTENCY_HEADER: token}
-    )
-    assert values(now) == ["daily"]
+    assert [r["value"] for r in current_at(api, day(10, 28), token)] == ["daily"]
     # restoring a memory undoes the change that closed it: here, the same undo again
     again = ok(admin.post(f"/v1/memories/{daily['memory_id']}/restore", json={"reason": "x"}))
     assert again.json()["duplicate"] is True and again.json()["restored"] == body["restored"]

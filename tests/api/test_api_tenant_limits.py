@@ -17,11 +17,10 @@ import httpx
 import pytest
 from api_helpers import client, ok, problem
 
+from extractor_helpers import holding_extractor
 from memledger import Memory
 from memledger.api import ServiceLimits, create_app
-from memledger.domain.records import Claim, SourceEvent
 from memledger.errors import InvalidInputError
-from memledger.testing import FunctionExtractor
 from memledger.testing.http import serve
 from memledger.testing.scenarios import SUBJECT, TENANT, day, event
 
@@ -44,16 +43,10 @@ def _traces(c: httpx.Client) -> list[object]:
 def _held(memory: Memory, **limits: object) -> Iterator[tuple[str, threading.Event, list[int]]]:
     """A server whose extractor holds every ``POST /v1/process`` until released: (base URL,
     the release, how many extractions have started)."""
-    release, started = threading.Event(), [0]
-
-    def slow(source: SourceEvent) -> list[Claim]:
-        started[0] += 1
-        release.wait(20)
-        return []
-
+    extractor, release, started = holding_extractor()
     app = create_app(
         memory,
-        extractor=FunctionExtractor(slow),
+        extractor=extractor,
         max_in_flight=int(limits.pop("max_in_flight", 4)),  # type: ignore[call-overload]
         limits=ServiceLimits(**limits),  # type: ignore[arg-type]
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TypeVar
@@ -26,6 +26,7 @@ from memledger.domain.records import (
     Receipt,
     ReviewDecision,
     ReviewItem,
+    Role,
     SourceEvent,
 )
 from memledger.errors import EventNotFoundError
@@ -68,7 +69,11 @@ def event(
     channel: Channel = "chat",
     subject: str = SUBJECT,
     tenant: str = TENANT,
+    role: Role | None = None,
+    metadata: Mapping[str, JsonValue] | None = None,
 ) -> SourceEvent:
+    """A source event; by default ``user-42`` of tenant ``acme`` in a chat, granted the
+    delivery preference, with no role and no metadata."""
     return SourceEvent(
         tenant=tenant,
         event_id=event_id,
@@ -78,6 +83,8 @@ def event(
         occurred_at=occurred_at,
         text=text,
         sequence=sequence,
+        metadata={} if metadata is None else metadata,
+        role=role,
     )
 
 
@@ -89,11 +96,14 @@ def pref(
     family: str = FAMILY,
     scope: str = "global",
     grounding: str | None = None,
+    statement: str | None = None,
 ) -> Claim:
+    """A ``preference`` claim of ``value``, stated as ``Delivery: <value>`` unless a
+    ``statement`` is given."""
     return Claim(
         family=family,
         kind="preference",
-        statement=f"Delivery: {value}",
+        statement=f"Delivery: {value}" if statement is None else statement,
         value=value,
         scope=scope,
         valid_from=valid_from,
@@ -110,6 +120,7 @@ def fact(
     grounding: str | None = None,
     scope: str = "global",
     subject: str | None = None,
+    valid_from: datetime | None = None,
 ) -> Claim:
     """A ``fact`` claim, e.g. ``fact("home_city", "Lives in Lyon", "Lyon")``."""
     return Claim(
@@ -120,6 +131,7 @@ def fact(
         grounding=grounding,
         scope=scope,
         subject=subject,
+        valid_from=valid_from,
     )
 
 
