@@ -30,7 +30,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Literal
 
 from memledger import _keys
-from memledger._quotas import TenantQuotas
+from memledger._quotas import QUOTA_SECONDS, TenantQuotas
 from memledger._schemas import TenantSchemas
 from memledger._through import through
 from memledger.domain.addresses import check_tenant
@@ -86,6 +86,9 @@ if TYPE_CHECKING:
     from memledger.ports import Tokenizer
     from memledger.read.rewrite import QueryRewriter
     from memledger.session import SessionView
+
+
+__all__ = ["QUOTA_SECONDS", "Memory"]
 
 
 class Memory:
