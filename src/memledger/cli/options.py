@@ -22,8 +22,7 @@ from urllib.parse import urlsplit
 import typer
 
 from memledger.cli._run import CliError
-from memledger.domain.records import require_id
-from memledger.errors import InvalidQueryError
+from memledger.domain.addresses import check_tenant
 from memledger.index.embedders import (
     CachedEmbedder,
     Embedder,
@@ -189,7 +188,7 @@ def require_tenant(ctx: typer.Context, tenant: str | None) -> str:
 def check_tenant_id(tenant: str | None) -> None:
     """An ``OnlyTenant`` option, when given, must be a well-formed tenant id."""
     if tenant is not None:
-        require_id(tenant, "tenant", InvalidQueryError)
+        check_tenant(tenant)
 
 
 def store_url(ctx: typer.Context, db: str | None) -> str | None:

@@ -44,8 +44,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from memledger.deadline import check as check_budget
+from memledger.domain.addresses import check_tenant
 from memledger.domain.gates import content_words
-from memledger.domain.records import MemoryRecord, require_aware, require_id, require_text
+from memledger.domain.records import MemoryRecord, require_aware, require_text
 from memledger.domain.scoring import down_weight
 from memledger.errors import InvalidQueryError
 from memledger.index.backends import Index
@@ -99,9 +100,7 @@ def check_query(
     settings: object = None,
 ) -> str:
     """``query`` if a recall with these arguments is possible, else InvalidQueryError."""
-    require_id(tenant, "tenant", InvalidQueryError)
-    if subject is not None:
-        require_id(subject, "subject", InvalidQueryError)
+    check_tenant(tenant, subject)
     if not isinstance(query, str) or not query.strip():
         raise InvalidQueryError("query must be a non-empty string")
     require_text(query, "query", InvalidQueryError)

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 
+from memledger.domain.addresses import check_tenant
 from memledger.domain.keys import Principal
 from memledger.domain.limits import check_claims, check_event
 from memledger.domain.quotas import Quotas
@@ -148,7 +149,7 @@ def commit_job(
     """Commit an extraction job's claims under the generations the job started with:
     claims for a family revoked since are rejected as ``stale_generation``; a job that
     already finished returns its receipt."""
-    require_id(tenant, "tenant", InvalidQueryError)
+    check_tenant(tenant)
     require_id(job_id, "job_id", InvalidQueryError)
     claims = require_claims(claims, complete=complete, extractor=extractor)
     check_claims(claims, ports.limits)  # before the write transaction
