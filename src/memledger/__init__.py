@@ -7,6 +7,7 @@ from memledger._files import StoreFileModeWarning
 from memledger.domain.changes import Change, ChangePart, NotRestored, RollbackReceipt, UndoReceipt
 from memledger.domain.families import Family, Schema
 from memledger.domain.intervals import Interval
+from memledger.domain.items import MemoryChange, MemoryItem
 from memledger.domain.keys import ApiKey, Principal
 from memledger.domain.limits import Limits
 from memledger.domain.policy import WritePolicy
@@ -70,9 +71,11 @@ __version__ = "0.1.0"
 
 from memledger.domain.quotas import Quotas
 from memledger.write.erase import ErasureReceipt, StoreErasure
+from memledger.write.messages import Added
 
 __all__ = [
     "Actor",
+    "Added",
     "ApiKey",
     "AuthenticationError",
     "BudgetError",
@@ -108,6 +111,8 @@ __all__ = [
     "Limits",
     "MemledgerError",
     "Memory",
+    "MemoryChange",
+    "MemoryItem",
     "MemoryNotFoundError",
     "MemoryRecord",
     "MigrationError",

@@ -9,6 +9,8 @@ the read counters, the hot tier, the tenants' schemas and quotas) and hands them
 behaviour; most of its methods are those modules' functions
 (:func:`memledger._through.through`):
 
+* the short path (add messages, search, list, delete, a memory's history):
+  :mod:`memledger.write.messages`, :mod:`memledger.read.memories`;
 * the ledger as it is: :mod:`memledger.read.ledger`;
 * recall and context packets: :mod:`memledger.read.recall`,
   :mod:`memledger.read.context`, the hot tier :mod:`memledger.read.hot`;
@@ -27,7 +29,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, overload
 
 from memledger import _keys
 from memledger._quotas import QUOTA_SECONDS, TenantQuotas
@@ -36,12 +38,14 @@ from memledger._through import through
 from memledger.domain.addresses import check_tenant
 from memledger.domain.budget import Budget
 from memledger.domain.families import Family, Schema
+from memledger.domain.items import MemoryChange, MemoryItem
 from memledger.domain.keys import ApiKey, KeyRole, Principal, PrincipalKind
 from memledger.domain.limits import Limits, check_reason
 from memledger.domain.policy import WritePolicy
 from memledger.domain.quotas import Quotas
 from memledger.domain.records import (
     Grant,
+    MemoryRecord,
     ReviewDecision,
     ReviewResolution,
     require_id,
@@ -54,7 +58,7 @@ from memledger.index.catchup import CatchUp, catch_up
 from memledger.index.derived import Progress, default_index_path
 from memledger.index.embedders import default_embedder
 from memledger.ports import Clock, Extractor, Store, SystemClock
-from memledger.read import ledger
+from memledger.read import ledger, memories
 from memledger.read.access import AccessLog, flush_quietly
 from memledger.read.context import (
     Constraint,
@@ -76,6 +80,7 @@ from memledger.write import compact as compacting
 from memledger.write import consolidate as consolidating
 from memledger.write import erase as erasing
 from memledger.write import ingest as ingesting
+from memledger.write import messages
 from memledger.write import worker as working
 from memledger.write.ports import WritePorts
 from memledger.write.rederive import Rederivation, rederive
@@ -267,6 +272,34 @@ class Memory:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+    # -- the short path ------------------------------------------------------------------
+
+    add = through("writing", messages.add)
+    delete = through("writing", messages.delete)
+    get_all = through("reading", memories.get_all)
+
+    def search(
+        self,
+        query: str,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        k: int = 10,
+        tenant: str = "default",
+        settings: RecallSettings | None = None,
+    ) -> tuple[MemoryItem, ...]:
+        """The ``k`` memories nearest to ``query`` with their scores
+        (:func:`memledger.read.memories.search`)."""
+        return memories.search(
+            self.recall,
+            query,
+            user_id=user_id,
+            agent_id=agent_id,
+            k=k,
+            tenant=tenant,
+            settings=settings,
+        )
 
     # -- recall -------------------------------------------------------------------------
 
@@ -472,7 +505,34 @@ class Memory:
     get = through("reading", ledger.get)
     current = through("reading", ledger.current)
     timeline = through("reading", ledger.timeline)
-    history = through("reading", ledger.history)
+
+    @overload
+    def history(
+        self, memory_id: str, /, *, tenant: str = "default"
+    ) -> tuple[MemoryChange, ...]: ...
+    @overload
+    def history(
+        self, subject: str, family: str, *, tenant: str, include_revoked: bool = False
+    ) -> tuple[MemoryRecord, ...]: ...
+    def history(
+        self,
+        subject: str,
+        family: str | None = None,
+        *,
+        tenant: str = "default",
+        include_revoked: bool = False,
+    ) -> tuple[MemoryChange, ...] | tuple[MemoryRecord, ...]:
+        """``history(memory_id)``: how one memory came to be and what became of it
+        (:func:`memledger.read.memories.memory_history`). ``history(subject, family,
+        tenant=...)``: every record the family held (:func:`memledger.read.ledger.history`)."""
+        if family is None:
+            if include_revoked:
+                raise InvalidQueryError("include_revoked needs a subject and a family")
+            return memories.memory_history(self.reading, subject, tenant=tenant)
+        return ledger.history(
+            self.reading, subject, family, tenant=tenant, include_revoked=include_revoked
+        )
+
     changes = through("reading", ledger.changes)
     family_events = through("reading", ledger.family_events)
     families = through("reading", ledger.families)

@@ -57,7 +57,11 @@ __all__ = [
 
 
 def get(
-    ports: ReadPorts, memory_id: str, *, tenant: str, namespaces: frozenset[str] | None = None
+    ports: ReadPorts,
+    memory_id: str,
+    *,
+    tenant: str = "default",
+    namespaces: frozenset[str] | None = None,
 ) -> MemoryRecord:
     """One record by id, whatever its status (in the private ``namespaces`` only,
     :attr:`Principal.namespaces`; ``None``: any)."""

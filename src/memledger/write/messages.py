@@ -1,0 +1,124 @@
+"""The short path's writes: :func:`add` remembers chat messages in one call,
+:func:`delete` takes a memory back.
+
+``add`` makes the messages source events (:mod:`memledger.domain.messages`: derived
+ids, so the same call made again is a duplicate; the user the authenticated speaker
+of their own turns), ingests them as the full event API does (quotas, limits, one
+extraction job each) and, unless told not to wait, runs the tenant's queued jobs with
+the rule extractor, so that what was said is a memory when it returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from memledger.domain.addresses import check_tenant
+from memledger.domain.items import MemoryItem, item_of
+from memledger.domain.messages import events_of, normalise
+from memledger.domain.records import JsonValue, Receipt, RevocationReceipt, SourceEvent
+from memledger.errors import InvalidEventError
+from memledger.write.changes import revoke
+from memledger.write.ingest import ingest
+from memledger.write.ports import WritePorts
+from memledger.write.worker import process
+
+__all__ = ["Added", "add", "delete"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Added:
+    """What :func:`add` did: the ``event_ids`` of the turns, in order; each one's
+    ``receipt`` (its decision once extracted, else its place in the queue); the
+    ``memories`` they hold now (each turn's words, and the facts read from them);
+    ``skipped``, how many system or developer messages were left out."""
+
+    event_ids: tuple[str, ...]
+    receipts: tuple[Receipt, ...]
+    memories: tuple[MemoryItem, ...]
+    skipped: int = 0
+
+    @property
+    def duplicate(self) -> bool:
+        """Whether every turn had been added before (a retry): nothing new was written."""
+        return all(r.duplicate for r in self.receipts)
+
+    @property
+    def pending(self) -> tuple[str, ...]:
+        """The turns whose extraction has not run yet (``wait=False``, or a worker
+        still behind): their memories come when it does."""
+        return tuple(r.event_id for r in self.receipts if r.outcome == "queued")
+
+
+def add(
+    ports: WritePorts,
+    messages: str | Mapping[str, object] | list[str | Mapping[str, object]],
+    *,
+    user_id: str | None = None,
+    agent_id: str | None = None,
+    session: str | None = None,
+    at: datetime | None = None,
+    metadata: Mapping[str, JsonValue] | None = None,
+    tenant: str = "default",
+    wait: bool = True,
+) -> Added:
+    """Remember ``messages`` (a string, an OpenAI-style ``{"role", "content"}`` message
+    or a list of either) as ``user_id``'s (or, with only ``agent_id``, as the agent's
+    private namespace ``agent:<agent_id>``), spoken at ``at`` (default: now) in
+    ``session``. The same messages added again for the same user, agent, session and
+    metadata are a duplicate, not a second memory. ``wait=False`` returns once the turns
+    are in the ledger; a worker extracts them later (:attr:`Added.pending`)."""
+    check_tenant(tenant)
+    parsed = normalise(messages)
+    if at is not None and (not isinstance(at, datetime) or at.tzinfo is None):
+        raise InvalidEventError(f"at must be a timezone-aware datetime, got {at!r}")
+    now = ports.clock.now()
+    events = events_of(
+        parsed,
+        tenant=tenant,
+        user_id=user_id,
+        agent_id=agent_id,
+        session=session,
+        at=at or now,
+        at_given=at is not None,
+        metadata=metadata,
+    )
+    if at is None:  # a retry keeps the time the turns were first added
+        events = _as_stored(ports, events)
+    receipts = [ingest(ports, event) for event in events]
+    if wait and any(r.outcome == "queued" for r in receipts):
+        process(ports, tenant=tenant)
+    with ports.store.read() as unit:
+        decided = [unit.get_outcome(tenant, r.event_id) or r for r in receipts]
+        records = [
+            record
+            for event in events
+            for record in unit.event_records(tenant, event.event_id, open_only=True)
+            if not record.expired(now)
+        ]
+    return Added(
+        event_ids=tuple(e.event_id for e in events),
+        receipts=tuple(
+            replace(d, duplicate=r.duplicate) for d, r in zip(decided, receipts, strict=True)
+        ),
+        memories=tuple(item_of(record) for record in records),
+        skipped=parsed.skipped,
+    )
+
+
+def _as_stored(ports: WritePorts, events: tuple[SourceEvent, ...]) -> tuple[SourceEvent, ...]:
+    with ports.store.read() as unit:
+        stored = [unit.get_event(e.tenant, e.event_id) for e in events]
+    return tuple(
+        e if s is None else replace(e, occurred_at=s.event.occurred_at)
+        for e, s in zip(events, stored, strict=True)
+    )
+
+
+def delete(
+    ports: WritePorts, memory_id: str, *, tenant: str = "default", reason: str = "deleted"
+) -> RevocationReceipt:
+    """Take a memory back: a revocation (:func:`memledger.write.changes.revoke`) with its
+    receipt; nothing brings it back, and an admin can undo it."""
+    return revoke(ports, memory_id, tenant=tenant, reason=reason)
