@@ -276,6 +276,7 @@ class Memory:
     # -- the short path ------------------------------------------------------------------
 
     add = through("writing", messages.add)
+    add_as = through("writing", messages.add_as)
     delete = through("writing", messages.delete)
     get_all = through("reading", memories.get_all)
 

@@ -14,7 +14,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memledger.api import _admin, _corpus, _events, _health, _reads, _subjects, _traces
+from memledger.api import _admin, _corpus, _events, _health, _memories, _reads, _subjects, _traces
 from memledger.api._admission import Admission, AdmissionMiddleware, ServiceLimits
 from memledger.api._bodies import ID_PATTERN
 from memledger.api._extra import Shelf
@@ -51,6 +51,7 @@ Errors are `application/problem+json` (RFC 9457) with a stable `code`; the type 
 
 _ROUTERS = (
     _health.router,
+    _memories.router,
     _events.router,
     _reads.router,
     _subjects.router,

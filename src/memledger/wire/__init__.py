@@ -28,6 +28,8 @@ The parts, each a private module of this package:
 * ``_changes``: what a change did: revocations, forgets, undos, rollbacks, compactions,
   consolidations, recorded changes and re-derivations;
 * ``_corpus``: the shared document corpus: documents, chunks and search hits;
+* ``_memories``: the short path: memories as an application reads them, what an add
+  did, a memory's history;
 * ``_json``: :data:`JsonObject` and :func:`isoformat`, shared by the output helpers.
 """
 
@@ -45,6 +47,7 @@ from memledger.wire._changes import (
 )
 from memledger.wire._corpus import chunk_to_dict, document_to_dict, hit_to_dict
 from memledger.wire._json import JsonObject, isoformat
+from memledger.wire._memories import added_to_dict, item_to_dict, memory_change_to_dict
 from memledger.wire._parse import (
     ActorIn,
     ClaimIn,
@@ -76,6 +79,7 @@ __all__ = [
     "EventIn",
     "JsonObject",
     "ParsedEvent",
+    "added_to_dict",
     "change_to_dict",
     "chunk_to_dict",
     "claim_to_dict",
@@ -88,8 +92,10 @@ __all__ = [
     "history_entry_to_dict",
     "hit_to_dict",
     "isoformat",
+    "item_to_dict",
     "job_to_dict",
     "key_to_dict",
+    "memory_change_to_dict",
     "parse_event_json",
     "parse_events_json",
     "possible_update_to_dict",

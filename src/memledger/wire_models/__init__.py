@@ -22,6 +22,8 @@ The models, by what they carry (each group in a private module of this package):
   :class:`QuotasOut` (``_admin``);
 * the shared corpus: :class:`Document`, :class:`DocumentAdded`, :class:`SearchResult`
   (``_corpus``);
+* the short path: :class:`MemoryItem`, :class:`Added`, :class:`MemoryChange`,
+  :class:`MemorySearch` (``_memories``);
 * :class:`WireModel`, the base of them all (``_base``).
 
 Two more things are part of the wire format and live here for the same reason:
@@ -73,6 +75,7 @@ from memledger.wire_models._events import (
     RevisionToken,
     WorkReport,
 )
+from memledger.wire_models._memories import Added, MemoryChange, MemoryItem, MemorySearch
 from memledger.wire_models._problems import (
     PROBLEM_TYPE_BASE,
     PROBLEMS,
@@ -99,6 +102,7 @@ __all__ = [
     "PROBLEMS",
     "PROBLEM_TYPE_BASE",
     "Actor",
+    "Added",
     "ChangeOut",
     "ChangePartOut",
     "ClaimOut",
@@ -120,6 +124,9 @@ __all__ = [
     "Job",
     "Key",
     "KeyCreated",
+    "MemoryChange",
+    "MemoryItem",
+    "MemorySearch",
     "MergeOut",
     "NotRestoredOut",
     "Packet",

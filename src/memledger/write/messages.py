@@ -16,15 +16,17 @@ from datetime import datetime
 
 from memledger.domain.addresses import check_tenant
 from memledger.domain.items import MemoryItem, item_of
-from memledger.domain.messages import events_of, normalise
+from memledger.domain.keys import Principal
+from memledger.domain.messages import events_of, normalise, subject_of
 from memledger.domain.records import JsonValue, Receipt, RevocationReceipt, SourceEvent
-from memledger.errors import InvalidEventError
+from memledger.errors import InvalidEventError, PermissionDeniedError
+from memledger.ports import Extractor
 from memledger.write.changes import revoke
 from memledger.write.ingest import ingest
 from memledger.write.ports import WritePorts
 from memledger.write.worker import process
 
-__all__ = ["Added", "add", "delete"]
+__all__ = ["Added", "add", "add_as", "delete"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -70,6 +72,86 @@ def add(
     metadata are a duplicate, not a second memory. ``wait=False`` returns once the turns
     are in the ledger; a worker extracts them later (:attr:`Added.pending`)."""
     check_tenant(tenant)
+    return _add(
+        ports,
+        messages,
+        tenant=tenant,
+        user_id=user_id,
+        agent_id=agent_id,
+        session=session,
+        at=at,
+        metadata=metadata,
+        wait=wait,
+    )
+
+
+def add_as(
+    ports: WritePorts,
+    principal: Principal,
+    messages: object,
+    *,
+    user_id: str | None = None,
+    agent_id: str | None = None,
+    session: str | None = None,
+    at: datetime | None = None,
+    metadata: Mapping[str, JsonValue] | None = None,
+    wait: bool = True,
+    extractor: Extractor | None = None,
+    most_jobs: int | None = None,
+) -> Added:
+    """:func:`add` for an API key of the service, in its tenant. An application's
+    ``service`` key (or an admin key) vouches for its users: their turns are theirs,
+    authenticated. A ``user``'s key adds its own turns only (``user_id`` defaults to
+    its actor); an ``agent``'s key speaks as itself (``agent_id`` defaults to its actor,
+    and with no user the turns go to its own namespace). Waiting runs at most
+    ``most_jobs`` of the tenant's queued jobs with ``extractor``."""
+    if not principal.may_write:
+        raise PermissionDeniedError(f"API key {principal.key_id!r} is read-only: it cannot add")
+    me = principal.actor.id
+    if principal.kind == "user":
+        if user_id is not None and user_id != me:
+            raise PermissionDeniedError(
+                f"API key {principal.key_id!r} is {me!r}'s: it adds {me!r}'s turns, "
+                f"not {user_id!r}'s (a service's key adds for its users)"
+            )
+        user_id = me
+    elif principal.kind == "agent":
+        if agent_id is not None and agent_id != me:
+            raise PermissionDeniedError(
+                f"API key {principal.key_id!r} is agent {me!r}'s: it cannot speak as "
+                f"agent {agent_id!r}"
+            )
+        agent_id = me
+    principal.require_write_to(subject_of(user_id, agent_id))
+    return _add(
+        ports,
+        messages,
+        tenant=principal.tenant,
+        user_id=user_id,
+        agent_id=agent_id,
+        session=session,
+        at=at,
+        metadata=metadata,
+        wait=wait,
+        extractor=extractor,
+        most_jobs=most_jobs,
+    )
+
+
+def _add(
+    ports: WritePorts,
+    messages: object,
+    *,
+    tenant: str,
+    user_id: str | None,
+    agent_id: str | None,
+    session: str | None,
+    at: datetime | None,
+    metadata: Mapping[str, JsonValue] | None,
+    wait: bool,
+    extractor: Extractor | None = None,
+    most_jobs: int | None = None,
+) -> Added:
     parsed = normalise(messages)
     if at is not None and (not isinstance(at, datetime) or at.tzinfo is None):
         raise InvalidEventError(f"at must be a timezone-aware datetime, got {at!r}")
@@ -88,7 +170,7 @@ def add(
         events = _as_stored(ports, events)
     receipts = [ingest(ports, event) for event in events]
     if wait and any(r.outcome == "queued" for r in receipts):
-        process(ports, tenant=tenant)
+        process(ports, tenant=tenant, extractor=extractor, limit=most_jobs)
     with ports.store.read() as unit:
         decided = [unit.get_outcome(tenant, r.event_id) or r for r in receipts]
         records = [
