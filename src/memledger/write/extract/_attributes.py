@@ -408,3 +408,13 @@ def shown_case(value: str, original: str, *, word: bool = False) -> str:
         pattern = rf"(?<![\w'’-]){pattern}(?![\w'’-])"
     m = re.search(pattern, original, re.IGNORECASE)
     return original[m.start() : m.end()] if m is not None else value
+
+
+def shown_name(value: str, original: str) -> str | None:
+    """``value`` as the writer cased it, as a whole word (:func:`shown_case`), when it
+    reads as a name; ``None`` when the writer uses capitals and it starts without one
+    ("I'm from a small town" names no place, "my dog named after ..." no dog)."""
+    shown = shown_case(value, original, word=True)
+    if not shown[:1].isupper() and any(c.isupper() for c in original):
+        return None
+    return shown

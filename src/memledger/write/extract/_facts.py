@@ -8,6 +8,7 @@ from memledger.write.extract._attributes import (
     Found,
     Subject,
     shown_case,
+    shown_name,
 )
 from memledger.write.extract._clause import Timing
 from memledger.write.extract._reading import (
@@ -47,37 +48,34 @@ _DIET_NOUN_AFTER = re.compile(
 )
 
 
-def _diet_value(m: re.Match[str], rest: str) -> str | None:
-    if _DIET_NOUN_AFTER.match(rest, m.end("d")):
-        return None
-    return DIETS[m.group("d")]
+def _diet(pattern: str, *, timing: Timing = "clause") -> None:
+    """Register a predicate whose group ``d`` is the diet ("am vegan", "went keto"), unless
+    a noun follows it ("vegan restaurants")."""
+
+    def read(m: re.Match[str], rest: str, who: Subject) -> list[Found] | None:
+        if _DIET_NOUN_AFTER.match(rest, m.end("d")):
+            return None
+        return _one("diet", DIETS[m.group("d")], timing=timing)
+
+    _predicate(pattern)(read)
 
 
-@_predicate(
+_diet(
     rf"{BE}{ADV}(?:a\s+)?(?:strict\s+|lifelong\s+|committed\s+"
     rf"|full[- ]time\s+)?(?P<d>{_PLAIN_DIET}){_B}(?!\s+diet)"
 )
-def _diet_be(m: re.Match[str], rest: str, who: Subject) -> list[Found] | None:
-    return _one("diet", _diet_value(m, rest))
-
-
-@_predicate(
+_diet(
     rf"(?:(?:{BE})?(?:on|eat|eats|eating|follow|follows|following|do|does|doing|stick to"
     rf"|sticks to|keep|keeps|live on)\s+{ADV}(?:a\s+|an\s+)?(?:(?:strict|strictly|mostly|mainly"
     r"|largely|completely|fully|totally)\s+)?"
     rf"(?P<d>{_DIET})(?:\s+diet|\s+lifestyle)?{_B})"
 )
-def _diet_follow(m: re.Match[str], rest: str, who: Subject) -> list[Found] | None:
-    return _one("diet", _diet_value(m, rest))
-
-
-@_predicate(
+_diet(
     rf"(?:have\s+|has\s+)?(?:went|gone|go|goes|going|turned|become|became|switched\s+to"
     rf"|converted\s+to|decided\s+to\s+go|started\s+(?:being|eating)|transitioned\s+to)\s+"
-    rf"{ADV}(?:a\s+)?(?:full\s+|fully\s+|completely\s+)?(?P<d>{_DIET})(?:\s+diet)?{_B}"
+    rf"{ADV}(?:a\s+)?(?:full\s+|fully\s+|completely\s+)?(?P<d>{_DIET})(?:\s+diet)?{_B}",
+    timing="past",
 )
-def _diet_went(m: re.Match[str], rest: str, who: Subject) -> list[Found] | None:
-    return _one("diet", _diet_value(m, rest), timing="past")
 
 
 @_predicate(r"(?:do|does) not eat (?:any\s+)?(?:meat|animal products)(?P<x>.*)")
@@ -197,8 +195,8 @@ def _pets(
         return [Found("pet", kind, retract=retract, timing=timing)]  # type: ignore[arg-type]
     found = []
     for name in re.split(r"\s+and\s+", names):
-        shown = shown_case(name, original, word=True)
-        if not shown[:1].isupper() and any(c.isupper() for c in original):
+        shown = shown_name(name, original)
+        if shown is None:
             continue  # "named after ..." / a lowercase word: not a name
         found.append(
             Found(
@@ -250,9 +248,8 @@ def _hometown(m: re.Match[str], rest: str, who: Subject) -> list[Found] | None:
     place = _take(m.group("x"), _STOP_NAME, words=4)
     if place is None or place in ("here", "there", "work", "home", "abroad", "overseas"):
         return None
-    original = who_original(who)
-    shown = shown_case(place, original, word=True)
-    if any(c.isupper() for c in original) and not shown[:1].isupper():
+    shown = shown_name(place, who_original(who))
+    if shown is None:
         return None  # "I'm from a small town" is no place name
     return [Found("hometown", place, shown)]
 

@@ -236,10 +236,12 @@ def stops(*extra: str) -> re.Pattern[str]:
     )
 
 
-PLACE_STOPS = stops(r"with|and|as|near|for|at|in|on|to|by|or|like|via")
-ORG_STOPS = stops(r"with|and|as|near|for|at|in|on|to|by|or|like|via")
-ROLE_STOPS = stops(r"with|and|as|near|for|at|in|on|to|by|of|or|like")
-TITLE_STOPS = stops(r"with|and|as|near|for|at|in|on|to|by|or|like")
+_NAME_ENDS = r"with|and|as|near|for|at|in|on|to|by|or|like"
+"""The words a name (a place, an organisation, a job title) ends before."""
+PLACE_STOPS = stops(_NAME_ENDS, "via")
+ORG_STOPS = stops(_NAME_ENDS, "via")
+ROLE_STOPS = stops(_NAME_ENDS, "of")
+TITLE_STOPS = stops(_NAME_ENDS)
 """Where a role said after "as" ends: "head of procurement" keeps its "of"."""
 ITEM_STOPS = stops(r"as|near|for|at|in|on|to|by|over|like|more|better|via")
 ACTIVITY_STOPS = stops(r"with|as|near|for|at|in|on|by|using|via")

@@ -9,6 +9,7 @@ from memledger.write.extract._attributes import (
     Found,
     Subject,
     shown_case,
+    shown_name,
 )
 from memledger.write.extract._clause import Timing
 from memledger.write.extract._facts import (
@@ -367,6 +368,14 @@ _NOT_GOAL = re.compile(
     r"|complain|discuss|chat|get some|hear|try|figure|go over|start by|keep|stay|avoid|thank"
     r"|apologize|do this|do that|do it|cry|scream|sleep|die|quit this|give up)\b"
 )
+_GOAL_ENDS = "because|but|so that|so|since|which|and then|lol"
+"""The words a goal ends before ("to run a marathon because ..."), besides punctuation."""
+
+
+def _goal(text: str, *, ends: str = _GOAL_ENDS) -> list[Found] | None:
+    """The goal at the start of ``text``: up to punctuation or one of the words ``ends``,
+    eight words at most."""
+    return _one("goal", _take(text, re.compile(rf"\s*(?:[,.;:!?]|$)|\s+(?:{ends})\b"), words=8))
 
 
 @_predicate(
@@ -377,12 +386,7 @@ _NOT_GOAL = re.compile(
     r"|\s+right now|\s+for 20\d\d)?\s+(?:is|is to|'s|:)\s+(?:to\s+)?(?P<x>.+)"
 )
 def _goal_is(m: re.Match[str], rest: str, who: Subject) -> list[Found] | None:
-    value = _take(
-        m.group("x"),
-        re.compile(r"\s*(?:[,.;:!?]|$)|\s+(?:because|but|so that|so|since|which|and then|lol)\b"),
-        words=8,
-    )
-    return _one("goal", value)
+    return _goal(m.group("x"))
 
 
 @_predicate(
@@ -395,32 +399,12 @@ def _trying_to(m: re.Match[str], rest: str, who: Subject) -> list[Found] | None:
     x = m.group("x")
     if _NOT_GOAL.match(x):
         return None
-    value = _take(
-        x,
-        re.compile(
-            r"\s*(?:[,.;:!?]|$)|\s+(?:because|but|so that|so|since|which|and then|lol|before)\b"
-        ),
-        words=8,
-    )
-    if value is None:
-        return None
-    if m.group(0).split()[-2] == "for" or re.match(
-        r"(?:training|saving)", m.group(0).split()[1] if len(m.group(0).split()) > 1 else ""
-    ):
-        pass
-    return _one("goal", value)
+    return _goal(x, ends=f"{_GOAL_ENDS}|before")
 
 
 @_predicate(r"(?:working|work)\s+(?:towards?|toward)\s+(?P<x>.+)")
 def _working_towards(m: re.Match[str], rest: str, who: Subject) -> list[Found] | None:
-    return _one(
-        "goal",
-        _take(
-            m.group("x"),
-            re.compile(r"\s*(?:[,.;:!?]|$)|\s+(?:because|but|so|since|which)\b"),
-            words=8,
-        ),
-    )
+    return _goal(m.group("x"), ends="because|but|so|since|which")
 
 
 _EVENT_HEAD = _alt([*EVENT_HEADS, *(e + "s" for e in EVENT_HEADS)])
@@ -464,45 +448,50 @@ def _event(m: re.Match[str], rest: str, who: Subject) -> list[Found] | None:
 # -- someone else's home, work, role --------------------------------------------------------
 
 
-@_predicate(r"(?:lives|live|is living|is based|resides|has lived)\s+(?:in|out of)\s+(?P<x>.+)")
-def _other_home(m: re.Match[str], rest: str, who: Subject) -> list[Found] | None:
-    if who.relation is None:
-        return None
-    return _place("home_city", m.group("x"), who)
-
-
-@_predicate(
-    r"(?:'s\s+|has\s+|have\s+|had\s+)?(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)"
-    r"\s+(?:back\s+)?to\s+(?P<x>.+)"
-)
-def _other_moved(m: re.Match[str], rest: str, who: Subject) -> list[Found] | None:
-    if who.relation is None:
-        return None
-    found = _place("home_city", m.group("x"), who)
-    return [Found(f.attribute, f.value, f.shown, timing="past") for f in found or []] or None
-
-
-def _place(attribute: str, text: str, who: Subject) -> list[Found] | None:
+def _place(
+    attribute: str, text: str, who: Subject, *, timing: Timing = "clause"
+) -> list[Found] | None:
+    """The place or organisation named at the start of ``text`` ("Oslo", "Farfetch"), as
+    ``attribute``; ``None`` when it is no name (a tool, a loose cut, lowercase words)."""
     place = _take(text, _STOP_NAME, words=4)
     if place is None or known_tool(place) or canonical_framework(place) is not None:
         return None  # "moved from TensorFlow to PyTorch" is no move
     if DOUBT_WORDS.search(place) or LOOSE_END.search(place):
         return None  # "Doha a" is the start of "a while ago": when unsure, no claim
-    original = who_original(who)
-    shown = shown_case(place, original, word=True)
-    if any(c.isupper() for c in original) and not shown[:1].isupper():
+    shown = shown_name(place, who_original(who))
+    if shown is None:
         return None
-    return [Found(attribute, place, shown)]
+    return [Found(attribute, place, shown, timing=timing)]
 
 
-@_predicate(
-    r"(?:works|work|is working|(?:just\s+|recently\s+)?(?:got|landed|started|took)\s+(?:a\s+)?"
-    r"(?:new\s+)?(?:job|position|post|role))\s+(?:at|for|with)\s+(?P<x>.+)"
+def _others(pattern: str, attribute: str, *, timing: Timing = "clause") -> None:
+    """Register a predicate of where someone the speaker names lives or works, the place
+    or organisation by name in group ``x`` ("my sister lives in Oslo"); the speaker's own
+    home and work are their families' matchers'."""
+
+    def read(m: re.Match[str], rest: str, who: Subject) -> list[Found] | None:
+        if who.relation is None:
+            return None
+        return _place(attribute, m.group("x"), who, timing=timing)
+
+    _predicate(pattern)(read)
+
+
+_others(
+    r"(?:lives|live|is living|is based|resides|has lived)\s+(?:in|out of)\s+(?P<x>.+)",
+    "home_city",
 )
-def _other_employer(m: re.Match[str], rest: str, who: Subject) -> list[Found] | None:
-    if who.relation is None:
-        return None
-    return _place("employer", m.group("x"), who)
+_others(
+    r"(?:'s\s+|has\s+|have\s+|had\s+)?(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)"
+    r"\s+(?:back\s+)?to\s+(?P<x>.+)",
+    "home_city",
+    timing="past",
+)
+_others(
+    r"(?:works|work|is working|(?:just\s+|recently\s+)?(?:got|landed|started|took)\s+(?:a\s+)?"
+    r"(?:new\s+)?(?:job|position|post|role))\s+(?:at|for|with)\s+(?P<x>.+)",
+    "employer",
+)
 
 
 _ROLE_WORD = re.compile(
@@ -543,12 +532,11 @@ def _other_role(m: re.Match[str], rest: str, who: Subject) -> list[Found] | None
 )
 def _moved_from(m: re.Match[str], rest: str, who: Subject) -> list[Found] | None:
     old = _place("home_city", m.group("a"), who)
-    new = _place("home_city", m.group("b"), who)
+    new = _place("home_city", m.group("b"), who, timing="past")
     if not new or (old is None and _take(m.group("a"), _STOP_NAME) is not None):
         return None
-    found = [Found("home_city", f.value, f.shown, timing="past") for f in new]
-    found += [Found("home_city", f.value, f.shown, retract=True, timing="past") for f in old or []]
-    return found
+    gone = [Found(f.attribute, f.value, f.shown, retract=True, timing="past") for f in old or []]
+    return new + gone
 
 
 @_predicate(

@@ -20,7 +20,7 @@ from memledger.write.extract._attributes import (
     normalise,
     proposal,
     reversed_,
-    shown_case,
+    shown_name,
     subject,
 )
 from memledger.write.extract._clause import Clause, Proposal
@@ -88,11 +88,7 @@ def _pet_subject(piece: str, original: str) -> list[Found] | None:
     name, rest = m.group("n"), m.group("rest")
     if name is not None and _NOT_A_NAME.match(name):
         rest, name = piece[m.start("n") - 1 :], None
-    if (
-        name is not None
-        and not shown_case(name, original, word=True)[:1].isupper()
-        and any(c.isupper() for c in original)
-    ):
+    if name is not None and shown_name(name, original) is None:
         rest, name = piece[m.start("n") - 1 :], None
     if name is None:
         named = _PET_NAME_IS.match(rest)
