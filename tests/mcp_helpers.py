@@ -30,7 +30,17 @@ OTHER_TENANT = "globex"
 SUBJECT = "user-42"
 STATEMENT = "I live in Berlin."
 QUESTION = "where do I live?"
-TOOLS = {"remember", "recall", "context", "forget", "history"}
+TOOLS = {
+    "remember",
+    "recall",
+    "context",
+    "forget",
+    "history",
+    "add_messages",
+    "search_memories",
+    "list_memories",
+    "memory_history",
+}
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,7 @@ from memledger.api._reads import MemoryId
 from memledger.api._services import Svc
 from memledger.api._strict import Moment, StrictBody
 from memledger.domain.keys import Principal
-from memledger.domain.messages import subject_of
+from memledger.domain.messages import ids_of, subject_of
 from memledger.read.recall import MAX_K, MAX_QUERY
 from memledger.wire import (
     JsonObject,
@@ -72,9 +72,11 @@ class MemorySearchIn(StrictBody):
     tenant: Id | None = None
 
 
-def whose(who: Principal, user_id: str | None, agent_id: str | None) -> str:
-    """The subject a read names, the key's own when it names none, once the key may
-    read it."""
+def whose(
+    who: Principal, user_id: str | None, agent_id: str | None
+) -> tuple[str | None, str | None]:
+    """The ``(user_id, agent_id)`` a read names, the key's own when it names none, once
+    the key may read their subject."""
     if user_id is None and agent_id is None:
         if who.kind == "user":
             user_id = who.actor.id
@@ -82,7 +84,7 @@ def whose(who: Principal, user_id: str | None, agent_id: str | None) -> str:
             agent_id = who.actor.id
     subject = subject_of(user_id, agent_id)
     readable(who, subject)
-    return subject
+    return ids_of(subject)
 
 
 @router.post(
@@ -127,8 +129,7 @@ def add(body: AddIn, svc: Svc, who: Writer, response: Response) -> JsonObject:
 )
 def search(body: MemorySearchIn, svc: Svc, who: Reader) -> JsonObject:
     same_tenant(who, body.tenant)
-    subject = whose(who, body.user_id, body.agent_id)
-    user, agent = _ids(subject)
+    user, agent = whose(who, body.user_id, body.agent_id)
     found = svc.memory.search(body.query, user_id=user, agent_id=agent, k=body.k, tenant=who.tenant)
     return {"results": [item_to_dict(i) for i in found]}
 
@@ -149,7 +150,7 @@ def get_all(
     agent_id: Annotated[Id | None, Query(description="An agent's id.")] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> list[JsonObject]:
-    user, agent = _ids(whose(who, user_id, agent_id))
+    user, agent = whose(who, user_id, agent_id)
     found = svc.memory.get_all(user_id=user, agent_id=agent, tenant=who.tenant, limit=limit)
     return [item_to_dict(i) for i in found]
 
@@ -185,10 +186,3 @@ def delete(memory_id: MemoryId, svc: Svc, who: Writer, response: Response) -> Js
 def history(memory_id: MemoryId, svc: Svc, who: Reader) -> list[JsonObject]:
     svc.memory.get(memory_id, tenant=who.tenant, namespaces=who.namespaces)
     return [memory_change_to_dict(c) for c in svc.memory.history(memory_id, tenant=who.tenant)]
-
-
-def _ids(subject: str) -> tuple[str | None, str | None]:
-    """``subject`` as the (user_id, agent_id) the short path names it by."""
-    if subject.startswith("agent:"):
-        return None, subject.removeprefix("agent:")
-    return subject, None

@@ -10,6 +10,8 @@ judge. This module gathers them, by what they reach:
 * :mod:`~memledger.client._requests`: :class:`Call` and :data:`Flow`, which the routes
   answer, the inputs they take (exported here with them) and the pieces a route
   builds its call from;
+* :mod:`~memledger.client._memories`: the short path: adding chat messages, searching
+  them, a user's memories, deleting one, a memory's history;
 * :mod:`~memledger.client._events`: ingesting events, an event's status, forgetting
   one, the extraction jobs;
 * :mod:`~memledger.client._changes`: erasure, the recorded changes and their undoing
@@ -65,6 +67,7 @@ from memledger.client._events import (
     jobs,
     process,
 )
+from memledger.client._memories import add, delete, get_all, search
 from memledger.client._reads import (
     changes,
     context,
@@ -87,6 +90,7 @@ __all__ = [
     "EventInput",
     "Flow",
     "accept",
+    "add",
     "add_document",
     "change_log",
     "changes",
@@ -95,6 +99,7 @@ __all__ = [
     "context",
     "create_key",
     "current",
+    "delete",
     "documents",
     "erase",
     "erasures",
@@ -104,6 +109,7 @@ __all__ = [
     "families_of",
     "forget",
     "get",
+    "get_all",
     "history",
     "ingest",
     "ingest_batch",
@@ -124,6 +130,7 @@ __all__ = [
     "revoke",
     "revoke_key",
     "rollback",
+    "search",
     "search_corpus",
     "set_retention",
     "subjects",

@@ -144,6 +144,13 @@ class Methods:
             if isinstance(route, Route) and inspect.getattr_static(cls, name) is route:
                 setattr(cls, name, route.method(cls, name, awaited=awaited))
 
+    # -- the short path --------------------------------------------------------------------------
+
+    add = sends(calls.add)
+    search = sends(calls.search)
+    get_all = sends(calls.get_all)
+    delete = sends(calls.delete)
+
     # -- events ----------------------------------------------------------------------------------
 
     ingest = sends(calls.ingest)

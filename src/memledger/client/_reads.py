@@ -13,7 +13,7 @@ token that concern it: its subject's, and its family's for a family's views.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import TypeVar
 
@@ -33,6 +33,7 @@ from memledger.client._requests import (
     when,
 )
 from memledger.domain.budget import Budget
+from memledger.errors import InvalidQueryError
 from memledger.read.context import Constraint, LiveState, Material
 from memledger.wire_models import SubjectPage
 
@@ -219,14 +220,29 @@ def timeline(
 
 def history(
     subject: str,
-    family: str,
+    family: str | None = None,
     *,
     include_revoked: bool = False,
     consistency: ConsistencyInput = None,
-) -> Call[list[wm.Record]]:
-    """Every record a family held, in record-time order: closed, superseded, historical
-    and observed ones too; revoked ones only in an audit (``include_revoked``, admin keys)."""
-    return _view(subject, family, "history", consistency, include_revoked=include_revoked)
+) -> Call[list[wm.Record] | list[wm.MemoryChange]]:
+    """``history(subject, family)``: every record a family held, in record-time order:
+    closed, superseded, historical and observed ones too; revoked ones only in an audit
+    (``include_revoked``, admin keys). ``history(memory_id)``: how one memory came to
+    be, every change to the records of its slot, oldest first."""
+    if family is None:
+        if include_revoked:
+            raise InvalidQueryError("include_revoked needs a subject and a family")
+        changes: Callable[[bytes], list[wm.MemoryChange]] = reader(list[wm.MemoryChange])
+        return Call(method="GET", path=f"/v1/memories/{segment(subject)}/history", read=changes)
+    records: Callable[[bytes], list[wm.Record]] = reader(list[wm.Record])
+    return Call(
+        method="GET",
+        path=_slot(subject, family, "history"),
+        read=records,
+        params=params(include_revoked=include_revoked),
+        floors=Floors(subject, family),
+        consistency=consistency,
+    )
 
 
 def changes(subject: str, family: str) -> Call[list[wm.HistoryEntry]]:

@@ -22,7 +22,7 @@ from typing import Final, Literal
 from memledger.domain.records import Actor, JsonValue, Role, SourceEvent, require_id
 from memledger.errors import InvalidEventError, InvalidQueryError
 
-__all__ = ["Message", "ParsedMessages", "events_of", "normalise", "subject_of"]
+__all__ = ["Message", "ParsedMessages", "events_of", "ids_of", "normalise", "subject_of"]
 
 SKIPPED_ROLES: Final = frozenset({"system", "developer"})
 """Roles whose messages are instructions to a model, not things anyone said: they are
@@ -58,6 +58,13 @@ def subject_of(user_id: str | None, agent_id: str | None) -> str:
     if agent_id is not None:
         return f"agent:{agent_id}"
     raise InvalidQueryError("give user_id or agent_id: whose memory is this?")
+
+
+def ids_of(subject: str) -> tuple[str | None, str | None]:
+    """The ``(user_id, agent_id)`` that name ``subject`` (:func:`subject_of` reversed)."""
+    if subject.startswith("agent:"):
+        return None, subject.removeprefix("agent:")
+    return subject, None
 
 
 def normalise(messages: object) -> ParsedMessages:

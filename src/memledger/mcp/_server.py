@@ -1,4 +1,5 @@
-"""The MCP server over a :class:`~memledger.Memory`: five tools and one resource.
+"""The MCP server over a :class:`~memledger.Memory`: five tools and one resource, and
+the short path's four tools (:mod:`memledger.mcp._memories`).
 
 Every tool is a thin edge: parse its arguments, find the principal (the API key the
 call acts as, :mod:`memledger.mcp._auth`), call ``Memory`` with the key's tenant,
@@ -40,6 +41,7 @@ from memledger.errors import (
     WorkBudgetExceededError,
 )
 from memledger.mcp._auth import principal_of, require_write
+from memledger.mcp._memories import add_tools
 from memledger.mcp._results import (
     dumps,
     error_code,
@@ -188,6 +190,7 @@ def build_server(
             description=description,
             annotations=hints,
         )
+    add_tools(server, memory, tools.answer, extractor=extractor, extract=extract)
     server.resource(
         CURRENT_URI,
         name="current-memories",
@@ -221,9 +224,7 @@ class _Tools:
         self._limits = limits
         self._over_budget = over_budget
 
-    def _answer(
-        self, ctx: Context, action: Callable[[Principal], CallToolResult]
-    ) -> CallToolResult:
+    def answer(self, ctx: Context, action: Callable[[Principal], CallToolResult]) -> CallToolResult:
         try:
             with within(self._limits.request_seconds):
                 return action(principal_of(ctx, self._memory, self._key))
@@ -278,7 +279,7 @@ class _Tools:
                 )
             return ok_result(self._remembered(principal, receipt))
 
-        return self._answer(ctx, act)
+        return self.answer(ctx, act)
 
     def recall(
         self,
@@ -305,7 +306,7 @@ class _Tools:
                 }
             )
 
-        return self._answer(ctx, act)
+        return self.answer(ctx, act)
 
     def context(
         self,
@@ -336,7 +337,7 @@ class _Tools:
             }
             return ok_result(payload, text=packet.text)
 
-        return self._answer(ctx, act)
+        return self.answer(ctx, act)
 
     def forget(
         self,
@@ -370,7 +371,7 @@ class _Tools:
             forgot = self._memory.forget(event_id, tenant=tenant, reason=reason, may_change=may)
             return ok_result(forget_to_dict(forgot))
 
-        return self._answer(ctx, act)
+        return self.answer(ctx, act)
 
     def history(
         self,
@@ -392,7 +393,7 @@ class _Tools:
                 {"subject": subject, "family": family, "records": records, "changes": changes}
             )
 
-        return self._answer(ctx, act)
+        return self.answer(ctx, act)
 
     # -- resource -----------------------------------------------------------------------
 
