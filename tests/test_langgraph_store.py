@@ -189,15 +189,17 @@ def test_namespaces_are_isolated(store: MemledgerStore) -> None:
     store.put(("memories", "alice", "work"), "desk", {"text": "desk by the window"})
     assert store.get(ALICE, "profile").value["text"].startswith("vegetarian")  # type: ignore[union-attr]
     assert store.get(BOB, "profile").value["text"].startswith("eats")  # type: ignore[union-attr]
-    for who in (ALICE, BOB):
-        assert [i.namespace for i in store.search(who, query="mushrooms")] == [who]
+    for who in (ALICE, BOB):  # another namespace's item is never found
+        found = store.search(who, query="mushrooms")
+        assert found[0].namespace == who and found[0].key == "profile"
+        assert {i.namespace for i in found} <= {who, ("memories", "alice", "work")}
     assert [i.namespace for i in store.search(BOB)] == [BOB]
     # a namespace prefix: the namespace and those under it, as in InMemoryStore
     assert {i.namespace for i in store.search(ALICE)} == {ALICE, ("memories", "alice", "work")}
-    assert {i.namespace for i in store.search(("memories",), query="mushrooms")} == {ALICE, BOB}
-    assert {i.namespace for i in store.search(ALICE, query="desk window")} == {
-        ("memories", "alice", "work")
-    }
+    ranked = store.search(("memories",), query="mushrooms")
+    assert {i.namespace for i in ranked[:2]} == {ALICE, BOB}
+    nearest = store.search(ALICE, query="desk window")  # ranked: the nearest first
+    assert (nearest[0].namespace, nearest[0].key) == (("memories", "alice", "work"), "desk")
     assert store.search(("memories", "carol"), query="mushrooms") == []
     assert store.list_namespaces() == [ALICE, ("memories", "alice", "work"), BOB]
     assert store.list_namespaces(prefix=("memories", "alice")) == [
@@ -261,8 +263,8 @@ def test_delete_is_a_revocation(store: MemledgerStore, base_url: str, keys: Keys
     store.delete(ALICE, "food")
     store.delete(ALICE, "never-there")  # a missing key: nothing to do, as InMemoryStore
     assert store.get(ALICE, "food") is None  # not the earlier value either: the item is gone
-    assert [i.key for i in store.search(ALICE, query="spicy ramen")] == []
-    assert [i.key for i in store.search(ALICE, query="udon")] == []
+    assert [i.key for i in store.search(ALICE, query="spicy ramen")] == ["city"]  # the rest
+    assert [i.key for i in store.search(ALICE, query="udon")] == ["city"]
     assert [i.key for i in store.search(ALICE)] == ["city"]
     # history keeps it, as revoked, with the reason; only an audit shows it
     assert store.client.get(record.memory_id).status == "revoked"
@@ -438,3 +440,27 @@ def test_importing_the_store_without_langgraph_names_the_extra() -> None:
     )
     found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert "pip install 'memledger[langgraph]'" in found.stdout, found
+
+
+def test_search_answers_the_nearest_items_even_when_none_is_said_alike(
+    tmp_path: Path, no_proxies: None
+) -> None:
+    """A store's search ranks what it holds: with the default (semantic) embedder a
+    question sharing no word with the item still finds it, where recall abstains, and
+    another namespace's items stay out."""
+    with Memory.open(tmp_path / "semantic.db") as memory:
+        admin = memory.create_key(TENANT, "admin-1", role="admin")[1]
+        with serve(build_app(memory, ServeConfig(mcp=False, web=False))) as url:
+            with Client(url, admin) as client:
+                client.register_family(item_family())
+            agent = memory.create_key(TENANT, "agent-7", principal="agent", grants=[FAMILY])[1]
+            with MemledgerStore(url, api_key=agent) as store:
+                store.put(ALICE, "food", {"text": "I love spicy ramen"})
+                store.put(BOB, "food", {"text": "I love spicy ramen too"})
+                hits = store.search(ALICE, query="what food does the user like?")
+                question = store.client.recall(
+                    "what food does the user like?", subject="memories/alice"
+                )
+    assert [(h.namespace, h.key) for h in hits] == [(ALICE, "food")]
+    assert hits[0].score is not None
+    assert question.abstained

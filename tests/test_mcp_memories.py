@@ -11,8 +11,8 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client
-from mcp_helpers import TENANT, error_of, open_memory, payload
 
+from mcp_helpers import TENANT, error_of, open_memory, payload
 from memledger import Memory
 from memledger.mcp import build_server
 

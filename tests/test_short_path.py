@@ -123,7 +123,7 @@ def test_bad_messages_name_every_problem_and_write_nothing(memory: Memory) -> No
     with pytest.raises(InvalidQueryError, match="user_id or agent_id"):
         memory.add("hello")
     with pytest.raises(InvalidEventError, match="timezone-aware"):
-        memory.add("hello", user_id="alice", at=datetime(2026, 1, 1))  # noqa: DTZ001
+        memory.add("hello", user_id="alice", at=datetime(2026, 1, 1))
     assert memory.subjects(tenant="default") == ()
 
 

@@ -289,9 +289,10 @@ class Memory:
         k: int = 10,
         tenant: str = "default",
         settings: RecallSettings | None = None,
+        visible: Callable[[str], bool] | None = None,
     ) -> tuple[MemoryItem, ...]:
-        """The ``k`` memories nearest to ``query`` with their scores
-        (:func:`memledger.read.memories.search`)."""
+        """The ``k`` memories nearest to ``query`` with their scores, of ``user_id`` (or
+        ``agent_id``; neither: the tenant's) (:func:`memledger.read.memories.search`)."""
         return memories.search(
             self.recall,
             query,
@@ -300,6 +301,7 @@ class Memory:
             k=k,
             tenant=tenant,
             settings=settings,
+            visible=visible,
         )
 
     # -- recall -------------------------------------------------------------------------

@@ -3,7 +3,8 @@ user's memories, delete one, read one's history (:mod:`memledger.write.messages`
 :mod:`memledger.read.memories`).
 
 Whose memory a call names: ``user_id``, else ``agent_id`` (the agent's private
-namespace); left out, the key's own actor for a ``user``'s or an ``agent``'s key.
+namespace); left out, a search reads the whole tenant (the namespaces the key may
+read) and a list the key's own actor's memory (a ``user``'s or an ``agent``'s key).
 """
 
 from __future__ import annotations
@@ -73,11 +74,15 @@ class MemorySearchIn(StrictBody):
 
 
 def whose(
-    who: Principal, user_id: str | None, agent_id: str | None
+    who: Principal, user_id: str | None, agent_id: str | None, *, tenant_wide: bool = False
 ) -> tuple[str | None, str | None]:
-    """The ``(user_id, agent_id)`` a read names, the key's own when it names none, once
-    the key may read their subject."""
+    """The ``(user_id, agent_id)`` a read names once the key may read their subject.
+    Naming neither: ``(None, None)``, a read across the tenant, where ``tenant_wide``
+    allows one (the namespaces the key may not read are left out record by record);
+    else the key's own actor for a user's or an agent's key."""
     if user_id is None and agent_id is None:
+        if tenant_wide:
+            return None, None
         if who.kind == "user":
             user_id = who.actor.id
         elif who.kind == "agent":
@@ -121,7 +126,8 @@ def add(body: AddIn, svc: Svc, who: Writer, response: Response) -> JsonObject:
     "/v1/memories/search",
     response_model=wm.MemorySearch,
     summary="The memories nearest to a query, with scores",
-    description="The `k` nearest memories of one user (or agent) that pass the canonical "
+    description="The `k` nearest memories of one user (or agent; naming neither: of the whole "
+    "tenant, in the namespaces the key may read) that pass the canonical "
     "recheck (never a revoked, corrected-away or expired one), best first, each with its "
     "`score` and `relevant`: whether recall would hand it out. Unlike `POST /v1/recall`, it "
     "does not abstain: the nearest are returned even when none is relevant.",
@@ -129,8 +135,15 @@ def add(body: AddIn, svc: Svc, who: Writer, response: Response) -> JsonObject:
 )
 def search(body: MemorySearchIn, svc: Svc, who: Reader) -> JsonObject:
     same_tenant(who, body.tenant)
-    user, agent = whose(who, body.user_id, body.agent_id)
-    found = svc.memory.search(body.query, user_id=user, agent_id=agent, k=body.k, tenant=who.tenant)
+    user, agent = whose(who, body.user_id, body.agent_id, tenant_wide=True)
+    found = svc.memory.search(
+        body.query,
+        user_id=user,
+        agent_id=agent,
+        k=body.k,
+        tenant=who.tenant,
+        visible=who.may_read,
+    )
     return {"results": [item_to_dict(i) for i in found]}
 
 

@@ -3,7 +3,7 @@ with scores, :func:`get_all` of a user, :func:`delete` one memory (a memory's hi
 is ``history(memory_id)``, :func:`memledger.client._reads.history`).
 
 Whose memory: ``user_id``, else ``agent_id`` (the agent's private namespace); left
-out, the key's own actor for a user's or an agent's key.
+out, a search reads the whole tenant and a list the key's own actor's memory.
 """
 
 from __future__ import annotations
@@ -59,7 +59,8 @@ def search(
     query: str, *, user_id: str | None = None, agent_id: str | None = None, k: int = 10
 ) -> Call[list[wm.MemoryItem]]:
     """The ``k`` memories nearest to ``query``, best first, each with its ``score`` and
-    ``relevant`` (whether recall would hand it out: search does not abstain)."""
+    ``relevant`` (whether recall would hand it out: search does not abstain); of
+    ``user_id`` (or ``agent_id``; neither: the whole tenant)."""
     body = {"query": query, "k": k, **given(user_id=user_id, agent_id=agent_id)}
     return Call(method="POST", path="/v1/memories/search", read=_results, body=body)
 

@@ -44,13 +44,14 @@ How LangGraph's model maps onto memledger's:
   both the valid time of a put, which for the store's records is the put's time (one
   clock for both; record times are in the records).
 * **search** without a query lists the current items under the namespace prefix, newest
-  first; with a query it is memledger's recall (lexical and vector, tenant-filtered,
-  rechecked against the canonical store; it abstains rather than answer the nearest
-  thing), over the one subject when one namespace is under the prefix, else over the
-  tenant (its best :data:`~memledger.read.recall.MAX_K`, those under the prefix kept).
+  first; with a query it is memledger's search (lexical and vector, tenant-filtered,
+  rechecked against the canonical store; the nearest items first, with scores, as a
+  store's search is expected to answer: recall abstains, search does not), over the
+  one subject when one namespace is under the prefix, else over the tenant (its best
+  :data:`~memledger.read.recall.MAX_K`, those under the prefix kept).
   ``filter`` is applied to the items' values as LangGraph's ``InMemoryStore`` does
   (exact match, nested dicts, ``$eq $ne $gt $gte $lt $lte``); with a query it narrows
-  recall's candidates, it does not widen them. ``score`` is recall's.
+  search's candidates, it does not widen them. ``score`` is search's.
 * **list_namespaces** walks the tenant's subjects (one request per subject) and keeps
   those that hold an item.
 
@@ -97,6 +98,7 @@ from memledger.client import AsyncClient, Client
 from memledger.client import _calls as calls
 from memledger.client._calls import Flow
 from memledger.domain.families import Family
+from memledger.domain.messages import ids_of
 from memledger.domain.records import MAX_ID_CHARS, Channel, Kind, canonical_json
 from memledger.errors import (
     ConflictError,
@@ -400,20 +402,19 @@ def _search(config: _Config, op: SearchOp, now: datetime) -> Flow[list[SearchIte
         items.sort(key=lambda i: i.updated_at, reverse=True)
         return [_scored(i, None) for i in items[op.offset : op.offset + op.limit]]
     one = subjects[0] if len(subjects) == 1 else None
-    # recall's best (other families' records of a subject compete for its k)
-    found = yield calls.recall(op.query, subject=one, k=MAX_K, valid_at=now)
+    user, agent = (None, None) if one is None else ids_of(one)
+    # search's nearest (other families' records of a subject compete for its k)
+    found = yield calls.search(op.query, user_id=user, agent_id=agent, k=MAX_K)
     wanted = set(subjects)
     hits = [
         hit
-        for hit in found.items
-        if hit.record.family == config.family
-        and hit.record.subject in wanted
-        and hit.outdated_by is None
+        for hit in found
+        if hit.family == config.family and _subject(hit) in wanted and hit.kind != "episode"
     ]
-    scores = {hit.record.memory_id: hit.score for hit in hits}
+    scores = {hit.id: hit.score for hit in hits}
     # the current windows, to keep only what is current and to date it as get does
     current: dict[str, Item] = {}
-    for subject in sorted({hit.record.subject for hit in hits}):
+    for subject in sorted({_subject(hit) for hit in hits}):
         windows = yield calls.timeline(subject, config.family)
         namespace = namespace_of(subject)
         for c in _current(windows).values():
@@ -421,11 +422,15 @@ def _search(config: _Config, op: SearchOp, now: datetime) -> Flow[list[SearchIte
             if item is not None:
                 current[c.record.memory_id] = item
     ranked = [
-        _scored(current[hit.record.memory_id], scores[hit.record.memory_id])
+        _scored(current[hit.id], scores[hit.id])
         for hit in hits
-        if hit.record.memory_id in current and _kept(current[hit.record.memory_id], op.filter)
+        if hit.id in current and _kept(current[hit.id], op.filter)
     ]
     return ranked[op.offset : op.offset + op.limit]
+
+
+def _subject(hit: wm.MemoryItem) -> str:
+    return hit.user_id if hit.user_id is not None else f"agent:{hit.agent_id}"
 
 
 def _scored(item: Item, score: float | None) -> SearchItem:

@@ -101,8 +101,15 @@ def add_tools(
         k: Annotated[int, Field(description="How many at most, 1-100.")] = 10,
     ) -> CallToolResult:
         def act(principal: Principal) -> CallToolResult:
-            user, agent = whose(principal, user_id, agent_id)
-            found = memory.search(query, user_id=user, agent_id=agent, k=k, tenant=principal.tenant)
+            user, agent = whose(principal, user_id, agent_id, tenant_wide=True)
+            found = memory.search(
+                query,
+                user_id=user,
+                agent_id=agent,
+                k=k,
+                tenant=principal.tenant,
+                visible=principal.may_read,
+            )
             return ok_result({"results": [item_to_dict(i) for i in found]})
 
         return answer(ctx, act)

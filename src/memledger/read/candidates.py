@@ -105,6 +105,7 @@ def gather(
         tenant=tenant,
         subjects=subjects,
         k=tuning.candidates,
+        nearest=tuning.nearest,
     )
     # standing instructions and preferences apply whether or not they share the words
     found.in_scope = standing_in_scope(
@@ -124,8 +125,10 @@ def _nearest(
     tenant: str,
     subjects: Sequence[str] | None,
     k: int,
+    nearest: bool = False,
 ) -> None:
-    """The vector source: hits nearer than a typical entry, or why there are none."""
+    """The vector source: hits nearer than a typical entry (``nearest``: every hit,
+    scored by its cosine relative to the best), or why there are none."""
     if index.embedder is None:
         found.degraded = "no embedder: lexical only"
         return
@@ -139,8 +142,14 @@ def _nearest(
     if gap is not None:
         found.degraded = f"some entries have no vector yet ({gap})"
         found.degraded += "" if hits else ": lexical only"
-    hits = [h for h in hits if h.score > 0]  # no nearer than a typical entry
-    found.vectors = relative(hits)
+    if nearest:
+        best = max((h.cosine or 0.0 for h in hits), default=0.0)
+        found.vectors = {
+            h.memory_id: max(0.0, h.cosine or 0.0) / best if best > 0 else 0.0 for h in hits
+        }
+    else:
+        hits = [h for h in hits if h.score > 0]  # no nearer than a typical entry
+        found.vectors = relative(hits)
     found.indexed.update((h.memory_id, h) for h in hits)
     for h in hits:
         found.spans.setdefault(h.memory_id, h.span)

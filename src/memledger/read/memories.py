@@ -37,17 +37,20 @@ def search(
     k: int = 10,
     tenant: str = "default",
     settings: RecallSettings | None = None,
+    visible: Callable[[str], bool] | None = None,
 ) -> tuple[MemoryItem, ...]:
-    """The ``k`` memories of ``user_id`` (or of the agent's namespace) nearest to
-    ``query``, best first, with their scores; ``relevant`` says which recall would
-    hand out (the others are the nearest there are, not evidence)."""
+    """The ``k`` memories of ``user_id`` (or of the agent's namespace; neither: across
+    the tenant, of the subjects ``visible`` admits) nearest to ``query``, best first,
+    with their scores; ``relevant`` says which recall would hand out (the others are
+    the nearest there are, not evidence)."""
     tuning = settings or RecallSettings()
     found = recall(
         query,
         tenant=tenant,
-        subject=subject_of(user_id, agent_id),
+        subject=None if user_id is None and agent_id is None else subject_of(user_id, agent_id),
         k=k,
-        settings=replace(tuning, floor=0.0),
+        settings=replace(tuning, floor=0.0, nearest=True),
+        visible=visible,
     )
     return tuple(
         item_of(

@@ -43,6 +43,9 @@ class RecallSettings:
     vector_weight: float = 1.0
     """Weight of the vector score (cosine above the typical entry's, relative to the
     best hit) beside BM25's (relative to its best)."""
+    nearest: bool = False
+    """Rank every vector hit by its cosine, not only those nearer than a typical entry:
+    what a search that does not abstain asks for (:func:`memledger.read.memories.search`)."""
     keep_names: bool = False
     """Search with the query as asked. By default the people it names are replaced by
     "they" (:attr:`~memledger.read.understand.Understood.unnamed`) in what is
@@ -117,6 +120,11 @@ class RecallSettings:
     (``faded``); it stays in the store and its views."""
 
     def __post_init__(self) -> None:
+        for name in ("nearest", "keep_names"):
+            if not isinstance(getattr(self, name), bool):
+                raise InvalidQueryError(
+                    f"{name} must be True or False, got {getattr(self, name)!r}"
+                )
         counts = {
             "candidates": (self.candidates, 1),
             "context_anchors": (self.context_anchors, 0),
