@@ -28,7 +28,9 @@ The parts, each a private module of this package:
 * ``_changes``: what a change did: revocations, forgets, undos, rollbacks, compactions,
   consolidations, recorded changes and re-derivations;
 * ``_corpus``: the shared document corpus: documents, chunks and search hits;
-* ``_json``: :data:`JsonObject` and :func:`isoformat`, shared by the output helpers.
+* ``_json``: what the output helpers share: :data:`JsonObject`, :func:`isoformat`, and
+  ``Fields``, the declaration of a type's object (its keys in order) that each output
+  helper is built from.
 """
 
 from __future__ import annotations
