@@ -39,9 +39,11 @@ from memledger.wire_models import ConsistencyToken
 
 
 def _exact(model: type[BaseModel], data: object) -> None:
-    """``data`` validates, and dumps back to the same JSON (no field lost or added)."""
+    """``data`` validates, and dumps back to the same JSON (no field lost or added, the
+    keys in the same order, so the API's schema lists them as the answer holds them)."""
     parsed = model.model_validate(data)
     assert json.loads(parsed.model_dump_json()) == json.loads(json.dumps(data)), model
+    assert json.dumps(json.loads(parsed.model_dump_json())) == json.dumps(data), model
 
 
 def test_every_wire_field_is_required() -> None:

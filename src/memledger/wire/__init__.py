@@ -30,7 +30,9 @@ The parts, each a private module of this package:
 * ``_corpus``: the shared document corpus: documents, chunks and search hits;
 * ``_memories``: the short path: memories as an application reads them, what an add
   did, a memory's history;
-* ``_json``: :data:`JsonObject` and :func:`isoformat`, shared by the output helpers.
+* ``_json``: what the output helpers share: :data:`JsonObject`, :func:`isoformat`, and
+  ``Fields``, the declaration of a type's object (its keys in order) that each output
+  helper is built from.
 """
 
 from __future__ import annotations

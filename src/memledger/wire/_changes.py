@@ -2,18 +2,21 @@
 (:func:`revocation_to_dict`, :func:`forget_to_dict`), :func:`undo_to_dict`,
 :func:`rollback_to_dict`, :func:`compaction_to_dict`, :func:`consolidation_to_dict`,
 a recorded change (:func:`change_to_dict`) and a re-derivation's dry run
-(:func:`rederivation_to_dict`)."""
+(:func:`rederivation_to_dict`).
+
+Each type's object is declared once, as :class:`~memledger.wire._json.Fields` beside
+its function: its keys in order, and how the keys that are not a plain attribute are
+made."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from memledger.domain.changes import Change, NotRestored, RollbackReceipt, UndoReceipt
-from memledger.domain.records import ForgetReceipt, JsonValue, RevocationReceipt
-from memledger.wire._json import JsonObject, iso_or_none, isoformat
-from memledger.wire._records import record_to_dict, revision_to_dict
-from memledger.write.compact import CompactionReceipt
-from memledger.write.consolidate import ConsolidationReceipt
+from memledger.domain.records import ForgetReceipt, RevocationReceipt
+from memledger.wire._json import Fields, JsonObject
+from memledger.wire._records import REVISION_KEYS, record_to_dict, revision_to_dict
+from memledger.write.compact import Compacted, CompactionReceipt
+from memledger.write.consolidate import ConsolidationReceipt, Merge
+from memledger.write.rederive import Change as RederivedChange
 from memledger.write.rederive import Rederivation
 
 __all__ = [
@@ -27,137 +30,97 @@ __all__ = [
     "undo_to_dict",
 ]
 
+_REVOCATION: Fields[RevocationReceipt] = Fields(
+    "tenant",
+    REVISION_KEYS,
+    "revoked acknowledged_at reason also redacted change_id",
+    also=lambda r: [revocation_to_dict(a) for a in r.also],
+)
+
 
 def revocation_to_dict(receipt: RevocationReceipt) -> JsonObject:
-    return {
-        "tenant": receipt.tenant,
-        **revision_to_dict(receipt),
-        "revoked": list(receipt.revoked),
-        "acknowledged_at": isoformat(receipt.acknowledged_at),
-        "reason": receipt.reason,
-        "also": [revocation_to_dict(r) for r in receipt.also],
-        "redacted": list(receipt.redacted),
-        "change_id": receipt.change_id,
-    }
+    return _REVOCATION(receipt)
+
+
+_FORGET: Fields[ForgetReceipt] = Fields(
+    "tenant event_id revocations acknowledged_at reason change_id",
+    revocations=lambda r: _REVOCATION.each(r.revocations),
+)
 
 
 def forget_to_dict(receipt: ForgetReceipt) -> JsonObject:
-    return {
-        "tenant": receipt.tenant,
-        "event_id": receipt.event_id,
-        "revocations": [revocation_to_dict(r) for r in receipt.revocations],
-        "acknowledged_at": isoformat(receipt.acknowledged_at),
-        "reason": receipt.reason,
-        "change_id": receipt.change_id,
-    }
+    return _FORGET(receipt)
 
 
-def _not_restored(missing: Sequence[NotRestored]) -> list[JsonValue]:
-    return [{"memory_id": n.memory_id, "why": n.why} for n in missing]
+_NOT_RESTORED: Fields[NotRestored] = Fields("memory_id why")
+_UNDO: Fields[UndoReceipt] = Fields(
+    "tenant change_id undid kind restored closed not_restored revisions acknowledged_at",
+    "reason duplicate unforgotten",
+    not_restored=lambda r: _NOT_RESTORED.each(r.not_restored),
+    revisions=lambda r: [revision_to_dict(t) for t in r.revisions],
+)
 
 
 def undo_to_dict(receipt: UndoReceipt) -> JsonObject:
-    return {
-        "tenant": receipt.tenant,
-        "change_id": receipt.change_id,
-        "undid": receipt.undid,
-        "kind": receipt.kind,
-        "restored": list(receipt.restored),
-        "closed": list(receipt.closed),
-        "not_restored": _not_restored(receipt.not_restored),
-        "revisions": [revision_to_dict(t) for t in receipt.revisions],
-        "acknowledged_at": isoformat(receipt.acknowledged_at),
-        "reason": receipt.reason,
-        "duplicate": receipt.duplicate,
-        "unforgotten": list(receipt.unforgotten),
-    }
+    return _UNDO(receipt)
+
+
+_ROLLBACK: Fields[RollbackReceipt] = Fields(
+    "tenant change_id extractor since events closed restored not_restored rederived held",
+    "acknowledged_at reason",
+    not_restored=lambda r: _NOT_RESTORED.each(r.not_restored),
+)
 
 
 def rollback_to_dict(receipt: RollbackReceipt) -> JsonObject:
-    return {
-        "tenant": receipt.tenant,
-        "change_id": receipt.change_id,
-        "extractor": receipt.extractor,
-        "since": iso_or_none(receipt.since),
-        "events": list(receipt.events),
-        "closed": list(receipt.closed),
-        "restored": list(receipt.restored),
-        "not_restored": _not_restored(receipt.not_restored),
-        "rederived": list(receipt.rederived),
-        "held": list(receipt.held),
-        "acknowledged_at": isoformat(receipt.acknowledged_at),
-        "reason": receipt.reason,
-    }
+    return _ROLLBACK(receipt)
+
+
+_COMPACTED: Fields[Compacted] = Fields("subject session summary covers start end")
+_COMPACTION: Fields[CompactionReceipt] = Fields(
+    "tenant change_id sessions before dry_run at",
+    sessions=lambda r: _COMPACTED.each(r.sessions),
+)
 
 
 def compaction_to_dict(receipt: CompactionReceipt) -> JsonObject:
-    return {
-        "tenant": receipt.tenant,
-        "change_id": receipt.change_id,
-        "sessions": [
-            {
-                "subject": c.subject,
-                "session": c.session,
-                "summary": c.summary,
-                "covers": list(c.covers),
-                "start": isoformat(c.start),
-                "end": isoformat(c.end),
-            }
-            for c in receipt.sessions
-        ],
-        "before": isoformat(receipt.before),
-        "dry_run": receipt.dry_run,
-        "at": isoformat(receipt.at),
-    }
+    return _COMPACTION(receipt)
+
+
+_MERGE: Fields[Merge] = Fields("subject family survivor duplicates into similarity")
+_CONSOLIDATION: Fields[ConsolidationReceipt] = Fields(
+    "tenant change_id merges families threshold dry_run at",
+    merges=lambda r: _MERGE.each(r.merges),
+)
 
 
 def consolidation_to_dict(receipt: ConsolidationReceipt) -> JsonObject:
-    return {
-        "tenant": receipt.tenant,
-        "change_id": receipt.change_id,
-        "merges": [
-            {
-                "subject": m.subject,
-                "family": m.family,
-                "survivor": m.survivor,
-                "duplicates": list(m.duplicates),
-                "into": m.into,
-                "similarity": m.similarity,
-            }
-            for m in receipt.merges
-        ],
-        "families": receipt.families,
-        "threshold": receipt.threshold,
-        "dry_run": receipt.dry_run,
-        "at": isoformat(receipt.at),
-    }
+    return _CONSOLIDATION(receipt)
+
+
+_CHANGE: Fields[Change] = Fields("tenant change_id kind at reason")
 
 
 def change_to_dict(change: Change) -> JsonObject:
-    return {
-        "tenant": change.tenant,
-        "change_id": change.change_id,
-        "kind": change.kind,
-        "at": isoformat(change.at),
-        "reason": change.reason,
-        **change.body(),
-        "undone_by": change.undone_by,
-    }
+    """A recorded change: what every change has, then what its kind adds
+    (:meth:`Change.body`)."""
+    return {**_CHANGE(change), **change.body(), "undone_by": change.undone_by}
+
+
+_REDERIVED: Fields[RederivedChange] = Fields(
+    "before after",
+    before=lambda c: record_to_dict(c.before),
+    after=lambda c: record_to_dict(c.after),
+)
+_REDERIVATION: Fields[Rederivation] = Fields(
+    "subject extractor events dry_run added closed changed unchanged",
+    dry_run=lambda d: True,
+    added=lambda d: [record_to_dict(r) for r in d.added],
+    closed=lambda d: [record_to_dict(r) for r in d.closed],
+    changed=lambda d: _REDERIVED.each(d.changed),
+)
 
 
 def rederivation_to_dict(diff: Rederivation, *, tenant: str) -> JsonObject:
     """A re-derivation's dry-run diff."""
-    return {
-        "tenant": tenant,
-        "subject": diff.subject,
-        "extractor": diff.extractor,
-        "events": diff.events,
-        "dry_run": True,
-        "added": [record_to_dict(r) for r in diff.added],
-        "closed": [record_to_dict(r) for r in diff.closed],
-        "changed": [
-            {"before": record_to_dict(c.before), "after": record_to_dict(c.after)}
-            for c in diff.changed
-        ],
-        "unchanged": diff.unchanged,
-    }
+    return {"tenant": tenant, **_REDERIVATION(diff)}

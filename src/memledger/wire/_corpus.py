@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from memledger.corpus import Chunk, CorpusHit, Document, stale_marker
-from memledger.wire._json import JsonObject, isoformat
+from memledger.wire._json import Fields, JsonObject
 
 __all__ = ["chunk_to_dict", "document_to_dict", "hit_to_dict"]
 
@@ -20,35 +20,22 @@ def _naming(path: str, named: tuple[str, str] | None) -> JsonObject:
     return {key: value}
 
 
+_DOCUMENT: Fields[Document] = Fields("title kind chunks sha256 last_modified indexed_at")
+
+
 def document_to_dict(document: Document, *, named: tuple[str, str] | None = None) -> JsonObject:
     """A document as indexed: its title, kind, chunk count, sha256 and times."""
-    return {
-        **_naming(document.path, named),
-        "title": document.title,
-        "kind": document.kind,
-        "chunks": document.chunks,
-        "sha256": document.sha256,
-        "last_modified": isoformat(document.last_modified),
-        "indexed_at": isoformat(document.indexed_at),
-    }
+    return {**_naming(document.path, named), **_DOCUMENT(document)}
+
+
+_CHUNK: Fields[Chunk] = Fields(
+    "title section text tokens start end is_table is_code indexed_at last_modified"
+)
 
 
 def chunk_to_dict(chunk: Chunk, *, named: tuple[str, str] | None = None) -> JsonObject:
     """A chunk: its text, where it stands in the document, and the document's times."""
-    return {
-        "chunk_id": chunk.chunk_id,
-        **_naming(chunk.path, named),
-        "title": chunk.title,
-        "section": chunk.section,
-        "text": chunk.text,
-        "tokens": chunk.tokens,
-        "start": chunk.start,
-        "end": chunk.end,
-        "is_table": chunk.is_table,
-        "is_code": chunk.is_code,
-        "indexed_at": isoformat(chunk.indexed_at),
-        "last_modified": isoformat(chunk.last_modified),
-    }
+    return {"chunk_id": chunk.chunk_id, **_naming(chunk.path, named), **_CHUNK(chunk)}
 
 
 def hit_to_dict(
