@@ -21,6 +21,7 @@ from memledger.api._bodies import (
     RetentionIn,
     RollbackIn,
     UndoIn,
+    id_path,
 )
 from memledger.api._consistency import token_response, write_token
 from memledger.api._problems import problem_responses
@@ -49,10 +50,7 @@ router = APIRouter(tags=["admin"])
 KeyId = Annotated[
     str, Path(pattern=r"^mlk_[0-9a-f]{12}$", description="The key's id, mlk_<12 hex>.")
 ]
-ReviewId = Annotated[
-    str,
-    Path(pattern=ID_PATTERN, max_length=255, description="The item's id, rev-..."),
-]
+ReviewId = Annotated[str, id_path("The item's id, rev-...")]
 
 
 @router.post(
@@ -118,7 +116,7 @@ def undo(body: UndoIn, svc: Svc, who: Admin, response: Response) -> JsonObject:
     responses={**problem_responses(404, 409), **token_response()},
 )
 def restore(
-    memory_id: Annotated[str, Path(pattern=ID_PATTERN, max_length=255)],
+    memory_id: Annotated[str, id_path()],
     body: ReasonIn,
     svc: Svc,
     who: Admin,

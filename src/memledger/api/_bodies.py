@@ -4,12 +4,17 @@
 Every body is a :class:`~memledger.api._strict.StrictBody`: unknown fields refused,
 no type coercion, every string text. ``tenant`` is accepted only so that a body naming
 another tenant than its key's can be refused (403): leave it out.
+
+An identifier, wherever a request holds one, follows :data:`ID_PATTERN` (255
+characters at most): :data:`Id` in a body, :func:`id_path` and :func:`id_query` for a
+route's path and query parameters.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
+from fastapi import Path, Query
 from pydantic import Field, StringConstraints
 from pydantic import JsonValue as Json
 
@@ -38,12 +43,26 @@ __all__ = [
     "ReasonIn",
     "RecallIn",
     "SearchIn",
+    "id_path",
+    "id_query",
 ]
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@/+\-]{0,254}$"
 """An identifier (tenant, subject, family, scope, event id ...), as the library checks it."""
 
 Id = Annotated[str, StringConstraints(pattern=ID_PATTERN, max_length=255)]
+
+
+def id_path(description: str | None = None) -> Any:
+    """A path parameter holding an identifier (``Annotated[str, id_path("Whose.")]``)."""
+    return Path(pattern=ID_PATTERN, max_length=255, description=description)
+
+
+def id_query(description: str) -> Any:
+    """A query parameter holding an identifier (``Annotated[str | None, id_query(...)]``)."""
+    return Query(pattern=ID_PATTERN, max_length=255, description=description)
+
+
 Tenant = Annotated[
     Id | None,
     Field(description="Leave it out: the key decides. Another tenant than the key's is refused."),

@@ -6,13 +6,13 @@ import copy
 import json
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path, Query, Request, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 
 from memledger import wire_models as wm
 from memledger.api import _extra
 from memledger.api._auth import Reader, Writer, same_tenant
-from memledger.api._bodies import ID_PATTERN, ProcessIn, ReasonIn
+from memledger.api._bodies import ProcessIn, ReasonIn, id_path
 from memledger.api._consistency import token_response, write_token
 from memledger.api._problems import problem_responses
 from memledger.api._services import Svc
@@ -40,7 +40,7 @@ __all__ = ["revision_tokens", "router"]
 
 router = APIRouter(tags=["events"])
 
-EventId = Annotated[str, Path(pattern=ID_PATTERN, max_length=255, description="The event's id.")]
+EventId = Annotated[str, id_path("The event's id.")]
 
 _ACTOR_NOTE = (
     "The event's tenant and actor come from the API key: `tenant` may be left out (another "

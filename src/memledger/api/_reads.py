@@ -1,16 +1,26 @@
 """Reads: recall, context packets, a subject's families and records, one memory; and
-revoking a memory. Every read takes the key's tenant and honours a consistency token."""
+revoking a memory. Every read takes the key's tenant and honours a consistency token.
+
+Every route of one subject (``/v1/subjects/{subject}/...``) is declared by
+:func:`_subject_read`, which documents a consistency token and its 409 where the route
+honours one, and each view of a family by :func:`_family_read` over it. A family's
+views (current, timeline, history, changes) take the subject and family of their
+path, with the memory and the key, as one :class:`FamilyView` (:data:`View`);
+:meth:`FamilyView.floor` makes their checks before reading."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query, Response
+from fastapi import APIRouter, Depends, Query, Response
+from fastapi.types import DecoratedCallable
 from pydantic import AwareDatetime
 
 from memledger import wire_models as wm
 from memledger.api._auth import Reader, Writer, readable, same_tenant
-from memledger.api._bodies import ID_PATTERN, ContextIn, ReasonIn, RecallIn
+from memledger.api._bodies import ContextIn, ReasonIn, RecallIn, id_path, id_query
 from memledger.api._consistency import (
     Consistency,
     check_floors,
@@ -20,11 +30,12 @@ from memledger.api._consistency import (
 )
 from memledger.api._events import revision_tokens
 from memledger.api._problems import problem_responses
-from memledger.api._services import Services, Svc
+from memledger.api._services import Svc
 from memledger.domain.budget import Budget
 from memledger.domain.keys import Principal
 from memledger.domain.records import MemoryRecord
 from memledger.errors import PermissionDeniedError
+from memledger.memory import Memory
 from memledger.read.context import Constraint, LiveState, Material
 from memledger.wire import (
     JsonObject,
@@ -40,9 +51,9 @@ __all__ = ["router"]
 
 router = APIRouter(tags=["reads"])
 
-Subject = Annotated[str, Path(pattern=ID_PATTERN, max_length=255, description="Whose.")]
-FamilyName = Annotated[str, Path(pattern=ID_PATTERN, max_length=255, description="The family.")]
-MemoryId = Annotated[str, Path(pattern=ID_PATTERN, max_length=255, description="The memory.")]
+Subject = Annotated[str, id_path("Whose.")]
+FamilyName = Annotated[str, id_path("The family.")]
+MemoryId = Annotated[str, id_path("The memory.")]
 ValidAt = Annotated[
     AwareDatetime | None,
     Query(description="Valid time: what was meant to be true then (default now)."),
@@ -50,9 +61,7 @@ ValidAt = Annotated[
 AsOf = Annotated[
     AwareDatetime | None, Query(description="Record time: what memledger held then (default now).")
 ]
-Scope = Annotated[
-    str | None, Query(pattern=ID_PATTERN, max_length=255, description="Only this scope.")
-]
+Scope = Annotated[str | None, id_query("Only this scope.")]
 Revoked = Annotated[bool, Query(description="An audit: include revoked records (admin keys only).")]
 
 _FLOOR = (
@@ -79,7 +88,7 @@ def _request_token(
 
 
 def _view_floor(
-    svc: Services,
+    memory: Memory,
     who: Principal,
     *,
     consistency: str | None,
@@ -90,7 +99,70 @@ def _view_floor(
     serve at the consistency token's floors; the ``min_revision`` to pass on."""
     readable(who, subject)
     token = read_token(consistency)
-    return check_floors(svc.memory, token, tenant=who.tenant, subject=subject, family=family)
+    return check_floors(memory, token, tenant=who.tenant, subject=subject, family=family)
+
+
+@dataclass(frozen=True, slots=True)
+class FamilyView:
+    """What a family's view reads: the subject and family its path names, in the app's
+    memory, with the request's key."""
+
+    subject: str
+    family: str
+    memory: Memory
+    who: Principal
+
+    @property
+    def tenant(self) -> str:
+        return self.who.tenant
+
+    def floor(self, consistency: str | None) -> int | None:
+        """:func:`_view_floor` of this family."""
+        return _view_floor(
+            self.memory, self.who, consistency=consistency, subject=self.subject, family=self.family
+        )
+
+
+def family_view(subject: Subject, family: FamilyName, svc: Svc, who: Reader) -> FamilyView:
+    return FamilyView(subject=subject, family=family, memory=svc.memory, who=who)
+
+
+View = Annotated[FamilyView, Depends(family_view)]
+"""The path and the key of a family's view (its query and header are the route's own)."""
+
+
+def _subject_read(
+    tail: str, *, model: Any, summary: str, description: str, floor: bool = False
+) -> Callable[[DecoratedCallable], DecoratedCallable]:
+    """The route of ``GET /v1/subjects/{subject}/<tail>``, a read of one subject; with
+    ``floor``, one that honours a consistency token (documented, and its 409 declared)."""
+    return router.get(
+        f"/v1/subjects/{{subject:path}}/{tail}",
+        response_model=model,
+        summary=summary,
+        description=f"{description}{_FLOOR}" if floor else description,
+        responses=problem_responses(404, 409) if floor else problem_responses(404),
+    )
+
+
+def _family_read(
+    view: str,
+    *,
+    summary: str,
+    description: str,
+    model: Any = list[wm.Record],
+    floor: bool = True,
+) -> Callable[[DecoratedCallable], DecoratedCallable]:
+    """The route of a family's view, ``GET /v1/subjects/{subject}/families/{family}/<view>``
+    (:func:`_subject_read`), documenting what an unknown or an empty family answers;
+    by default a list of records that honours a consistency token."""
+    return _subject_read(
+        f"families/{{family}}/{view}",
+        model=model,
+        summary=summary,
+        description=f"{description}{_VIEW}",
+        floor=floor,
+    )
 
 
 @router.post(
@@ -164,13 +236,12 @@ def context(body: ContextIn, svc: Svc, who: Reader, consistency: Consistency = N
     return packet.to_dict()
 
 
-@router.get(
-    "/v1/subjects/{subject:path}/families",
-    response_model=list[wm.FamilySlot],
+@_subject_read(
+    "families",
+    model=list[wm.FamilySlot],
     summary="The families of a subject, with revision and generation",
     description="Every family the subject has had a write in. `[]` for a subject with "
     "nothing, the same for another tenant's subject.",
-    responses=problem_responses(404),
 )
 def families(subject: Subject, svc: Svc, who: Reader) -> list[JsonObject]:
     readable(who, subject)
@@ -183,14 +254,13 @@ def families(subject: Subject, svc: Svc, who: Reader) -> list[JsonObject]:
     ]
 
 
-@router.get(
-    "/v1/subjects/{subject:path}/possible-updates",
-    response_model=list[wm.PossibleUpdate],
+@_subject_read(
+    "possible-updates",
+    model=list[wm.PossibleUpdate],
     summary="Updates extraction may have missed",
     description="Later turns of the subject that may change one of its current values where "
     "no claim did (`possible update not understood`), each beside the value it may change, "
     "for an operator to review. Read-only; `[]` when there are none.",
-    responses=problem_responses(404),
 )
 def possible_updates(subject: Subject, svc: Svc, who: Reader) -> list[JsonObject]:
     readable(who, subject)
@@ -198,13 +268,13 @@ def possible_updates(subject: Subject, svc: Svc, who: Reader) -> list[JsonObject
     return [possible_update_to_dict(i) for i in found]
 
 
-@router.get(
-    "/v1/subjects/{subject:path}/records",
-    response_model=list[wm.Record],
+@_subject_read(
+    "records",
+    model=list[wm.Record],
     summary="The current records of a subject, every family",
     description="The authorised values of each of the subject's families at `valid_at`, "
-    f"one per scope.{_FLOOR}",
-    responses=problem_responses(404, 409),
+    "one per scope.",
+    floor=True,
 )
 def records(
     subject: Subject,
@@ -213,7 +283,7 @@ def records(
     valid_at: ValidAt = None,
     consistency: Consistency = None,
 ) -> list[JsonObject]:
-    _view_floor(svc, who, consistency=consistency, subject=subject)
+    _view_floor(svc.memory, who, consistency=consistency, subject=subject)
     found: list[JsonObject] = []
     for slot in svc.memory.families(subject, tenant=who.tenant):
         found.extend(
@@ -231,101 +301,84 @@ def _audit(who: Principal, include_revoked: bool) -> bool:
     return include_revoked
 
 
-@router.get(
-    "/v1/subjects/{subject:path}/families/{family}/current",
-    response_model=list[wm.Record],
+@_family_read(
+    "current",
     summary="The current values of a family",
     description="The authorised values of the family, one per scope, meant to be true at "
     "`valid_at` as memledger held them at `as_of`. Observations and historical claims are "
-    f"never values.{_VIEW}{_FLOOR}",
-    responses=problem_responses(404, 409),
+    "never values.",
 )
 def current(
-    subject: Subject,
-    family: FamilyName,
-    svc: Svc,
-    who: Reader,
+    view: View,
     valid_at: ValidAt = None,
     as_of: AsOf = None,
     scope: Scope = None,
     include_revoked: Revoked = False,
     consistency: Consistency = None,
 ) -> list[JsonObject]:
-    floor = _view_floor(svc, who, consistency=consistency, subject=subject, family=family)
-    found = svc.memory.current(
-        subject,
-        family,
-        tenant=who.tenant,
+    floor = view.floor(consistency)
+    found = view.memory.current(
+        view.subject,
+        view.family,
+        tenant=view.tenant,
         scope=scope,
         valid_at=valid_at,
         as_of=as_of,
         min_revision=floor,
-        include_revoked=_audit(who, include_revoked),
+        include_revoked=_audit(view.who, include_revoked),
     )
     return [record_to_dict(r) for r in found]
 
 
-@router.get(
-    "/v1/subjects/{subject:path}/families/{family}/timeline",
-    response_model=list[wm.Record],
+@_family_read(
+    "timeline",
     summary="The valid-time windows of a family",
     description="Every authorised window of the family held at record time `as_of`, in "
-    f"valid-time order.{_VIEW}{_FLOOR}",
-    responses=problem_responses(404, 409),
+    "valid-time order.",
 )
 def timeline(
-    subject: Subject,
-    family: FamilyName,
-    svc: Svc,
-    who: Reader,
-    as_of: AsOf = None,
-    scope: Scope = None,
-    consistency: Consistency = None,
+    view: View, as_of: AsOf = None, scope: Scope = None, consistency: Consistency = None
 ) -> list[JsonObject]:
-    floor = _view_floor(svc, who, consistency=consistency, subject=subject, family=family)
-    found = svc.memory.timeline(
-        subject, family, tenant=who.tenant, scope=scope, as_of=as_of, min_revision=floor
+    floor = view.floor(consistency)
+    found = view.memory.timeline(
+        view.subject, view.family, tenant=view.tenant, scope=scope, as_of=as_of, min_revision=floor
     )
     return [record_to_dict(r) for r in found]
 
 
-@router.get(
-    "/v1/subjects/{subject:path}/families/{family}/history",
-    response_model=list[wm.Record],
+@_family_read(
+    "history",
     summary="Every record a family held",
     description="Closed, superseded, historical and observed records included, in record "
     "time order; nothing is overwritten. Revoked records only in an audit "
-    f"(`include_revoked`, admin keys).{_VIEW}{_FLOOR}",
-    responses=problem_responses(404, 409),
+    "(`include_revoked`, admin keys).",
 )
 def history(
-    subject: Subject,
-    family: FamilyName,
-    svc: Svc,
-    who: Reader,
-    include_revoked: Revoked = False,
-    consistency: Consistency = None,
+    view: View, include_revoked: Revoked = False, consistency: Consistency = None
 ) -> list[JsonObject]:
     token = read_token(consistency)
-    readable(who, subject)
-    check_floors(svc.memory, token, tenant=who.tenant, subject=subject, family=family)
-    found = svc.memory.history(
-        subject, family, tenant=who.tenant, include_revoked=_audit(who, include_revoked)
+    readable(view.who, view.subject)
+    check_floors(view.memory, token, tenant=view.tenant, subject=view.subject, family=view.family)
+    found = view.memory.history(
+        view.subject,
+        view.family,
+        tenant=view.tenant,
+        include_revoked=_audit(view.who, include_revoked),
     )
     return [record_to_dict(r) for r in found]
 
 
-@router.get(
-    "/v1/subjects/{subject:path}/families/{family}/changes",
-    response_model=list[wm.HistoryEntry],
+@_family_read(
+    "changes",
     summary="The append-only change log of a family",
     description="Every record written, closed or revoked, and every review resolved, with "
-    f"the revision and generation after it (ids and actions, no values).{_VIEW}",
-    responses=problem_responses(404),
+    "the revision and generation after it (ids and actions, no values).",
+    model=list[wm.HistoryEntry],
+    floor=False,
 )
-def changes(subject: Subject, family: FamilyName, svc: Svc, who: Reader) -> list[JsonObject]:
-    readable(who, subject)
-    found = svc.memory.changes(subject, family, tenant=who.tenant)
+def changes(view: View) -> list[JsonObject]:
+    readable(view.who, view.subject)
+    found = view.memory.changes(view.subject, view.family, tenant=view.tenant)
     return [history_entry_to_dict(c) for c in found]
 
 

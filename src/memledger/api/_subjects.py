@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from memledger.api._auth import Reader
-from memledger.api._bodies import ID_PATTERN
+from memledger.api._bodies import id_query
 from memledger.api._problems import problem_responses
 from memledger.api._services import Svc
 from memledger.wire import JsonObject, isoformat
@@ -35,21 +35,9 @@ MAX_LIMIT = 1000
 def subjects(
     svc: Svc,
     who: Reader,
-    prefix: Annotated[
-        str | None,
-        Query(
-            pattern=ID_PATTERN,
-            max_length=255,
-            description="Only subjects whose name starts with this.",
-        ),
-    ] = None,
+    prefix: Annotated[str | None, id_query("Only subjects whose name starts with this.")] = None,
     after: Annotated[
-        str | None,
-        Query(
-            pattern=ID_PATTERN,
-            max_length=255,
-            description="Subjects after this one (the previous page's `next`).",
-        ),
+        str | None, id_query("Subjects after this one (the previous page's `next`).")
     ] = None,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Subjects per page.")] = 50,
 ) -> JsonObject:

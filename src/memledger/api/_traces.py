@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Query
 
 from memledger import wire_models as wm
 from memledger.api._auth import Reader, readable
-from memledger.api._bodies import ID_PATTERN
+from memledger.api._bodies import id_path, id_query
 from memledger.api._problems import problem_responses
 from memledger.api._services import Svc
 from memledger.domain.keys import Principal
@@ -22,9 +22,7 @@ __all__ = ["router"]
 
 router = APIRouter(tags=["traces"])
 
-TraceId = Annotated[
-    str, Path(pattern=ID_PATTERN, max_length=255, description="The packet's trace id, ctx-...")
-]
+TraceId = Annotated[str, id_path("The packet's trace id, ctx-...")]
 
 
 @router.get(
@@ -39,9 +37,7 @@ TraceId = Annotated[
 def recent(
     svc: Svc,
     who: Reader,
-    subject: Annotated[
-        str | None, Query(pattern=ID_PATTERN, max_length=255, description="Only this subject's.")
-    ] = None,
+    subject: Annotated[str | None, id_query("Only this subject's.")] = None,
     limit: Annotated[int, Query(ge=1, le=1000, description="How many, newest first.")] = 20,
 ) -> list[JsonObject]:
     readable(who, subject)
