@@ -23,13 +23,12 @@ from memledger.testing.scenarios import FAMILY, SUBJECT, TENANT, day, event
 from memledger.web import STATIC
 from web_helpers import (
     ARTIFACTS,
-    CHROMIUM,
-    CHROMIUM_ARGS,
     INJECTED,
     INJECTED_SUBJECT,
     NOW,
     REVIEW_SUBJECT,
     TRACE_REQUEST,
+    chromium,
     open_memory,
     seed,
 )
@@ -60,14 +59,8 @@ class Site:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is missing: apt-get install chromium")
-    with playwright.sync_playwright() as driver:
-        launched = driver.chromium.launch(
-            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
-        )
+    with chromium() as launched:
         yield launched
-        launched.close()
 
 
 @pytest.fixture

@@ -1,10 +1,15 @@
-"""Helpers of the web page tests: the seeded store, the browser's launch options and
-where screenshots go."""
+"""Helpers of the web page tests: the seeded store, the browser and its launch options,
+and where screenshots go."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from memledger import Memory
 from memledger.index.derived import DerivedIndex
@@ -29,6 +34,24 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+
+
+@contextmanager
+def chromium() -> Iterator[Any]:
+    """Headless :data:`CHROMIUM` under Playwright (a ``Browser``); skips the test when
+    either is missing."""
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} is missing: apt-get install chromium")
+    playwright = pytest.importorskip("playwright.sync_api")
+    with playwright.sync_playwright() as driver:
+        launched = driver.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+        )
+        try:
+            yield launched
+        finally:
+            launched.close()
+
 
 NOW: datetime = day(10, 28)
 """The instant the server's clock and the browser's clock both stand at: the seed story's

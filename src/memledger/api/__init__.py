@@ -9,7 +9,8 @@ call, translate errors), built with FastAPI. Needs the ``server`` extra.
 
     uvicorn.run(create_app(Memory.open("sqlite:///memledger.db")), port=8000)
 
-The OpenAPI document is served at ``/openapi.json``; the wire models the routes
+The OpenAPI document is served at ``/openapi.json`` and the Swagger page at ``/docs``
+(its files served by the app itself, so it works offline); the wire models the routes
 answer are in :mod:`memledger.wire_models` (importable without FastAPI).
 """
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 try:
     import fastapi  # noqa: F401
+    import fastapi_offline  # noqa: F401
     import prometheus_client  # noqa: F401
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess by the tests
     raise ImportError(

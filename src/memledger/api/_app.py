@@ -17,6 +17,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from memledger.api import _admin, _corpus, _events, _health, _memories, _reads, _subjects, _traces
 from memledger.api._admission import Admission, AdmissionMiddleware, ServiceLimits
 from memledger.api._bodies import ID_PATTERN
+from memledger.api._docs import serve_docs
 from memledger.api._extra import Shelf
 from memledger.api._metrics import CONTENT_TYPE, Metrics, MetricsMiddleware
 from memledger.api._problems import (
@@ -119,7 +120,8 @@ def create_app(
     past it the next is refused at once with a 503 ``overloaded`` problem. ``limits``:
     what one tenant may ask at once: requests in flight, material and document sizes,
     the work budget of a request (:class:`~memledger.api.ServiceLimits`, its defaults
-    when ``None``). ``docs``: serve the Swagger page at ``/docs``.
+    when ``None``). ``docs``: serve the Swagger page at ``/docs``, its script and
+    stylesheet from the app itself (no network needed), and redirect ``/redoc`` to it.
     """
     for name, value in (
         ("max_body_bytes", max_body_bytes),
@@ -156,7 +158,7 @@ def create_app(
         title="memledger",
         version=__version__,
         description=DESCRIPTION,
-        docs_url="/docs" if docs else None,
+        docs_url=None,  # served from the app's own files by serve_docs
         redoc_url=None,
         lifespan=lifespan,
     )
@@ -178,6 +180,8 @@ def create_app(
     )
     if metrics:
         _serve_metrics(app, memory, admission)
+    if docs:
+        serve_docs(app)
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
