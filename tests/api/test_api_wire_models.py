@@ -17,14 +17,17 @@ from memledger.read import trace
 from memledger.testing import FrozenClock
 from memledger.testing.scenarios import FAMILY, SUBJECT, TENANT, day, event, pref
 from memledger.wire import (
+    added_to_dict,
     change_to_dict,
     claim_to_dict,
     consolidation_to_dict,
     family_to_dict,
     forget_to_dict,
     history_entry_to_dict,
+    item_to_dict,
     job_to_dict,
     key_to_dict,
+    memory_change_to_dict,
     recall_to_dict,
     receipt_to_dict,
     record_to_dict,
@@ -169,3 +172,21 @@ def test_the_public_surfaces_are_sorted_and_resolve() -> None:
         assert module.__all__ == sorted(module.__all__, key=isort_style), module.__name__
         for name in module.__all__:
             assert getattr(module, name) is not None, name
+
+
+def test_the_short_paths_models_match_its_dict_helpers(tmp_path: Path) -> None:
+    with Memory.open(tmp_path / "short.db", clock=FrozenClock(day(10, 1))) as memory:
+        added = memory.add(
+            [
+                {"role": "user", "content": "I live in Lisbon."},
+                {"role": "assistant", "content": "Ok."},
+            ],
+            user_id="alice",
+            session="s1",
+        )
+        _exact(wire_models.Added, added_to_dict(added))
+        found = memory.search("where does alice live?", user_id="alice")
+        _exact(wire_models.MemorySearch, {"results": [item_to_dict(i) for i in found]})
+        memory.delete(found[0].id)
+        for change in memory.history(found[0].id):
+            _exact(wire_models.MemoryChange, memory_change_to_dict(change))

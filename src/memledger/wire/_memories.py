@@ -1,55 +1,36 @@
 """The short path on the wire: a memory as an application reads it
 (:func:`item_to_dict`), what an add did (:func:`added_to_dict`) and a memory's history
-(:func:`memory_change_to_dict`)."""
+(:func:`memory_change_to_dict`), each declared once as
+:class:`~memledger.wire._json.Fields`."""
 
 from __future__ import annotations
 
 from memledger.domain.items import MemoryChange, MemoryItem
-from memledger.wire._json import JsonObject, iso_or_none, isoformat
+from memledger.wire._json import Fields, JsonObject
 from memledger.wire._records import receipt_to_dict
 from memledger.write.messages import Added
 
 __all__ = ["added_to_dict", "item_to_dict", "memory_change_to_dict"]
 
+_ITEM: Fields[MemoryItem] = Fields(
+    "id memory kind family user_id agent_id session role value",
+    "created_at valid_from valid_until source_event_id score relevant",
+)
+_ADDED: Fields[Added] = Fields(
+    "event_ids receipts memories skipped duplicate pending",
+    receipts=lambda a: [receipt_to_dict(r) for r in a.receipts],
+    memories=lambda a: _ITEM.each(a.memories),
+)
+_CHANGE: Fields[MemoryChange] = Fields("memory_id action status memory at cause note")
+
 
 def item_to_dict(item: MemoryItem) -> JsonObject:
-    return {
-        "id": item.id,
-        "memory": item.memory,
-        "kind": item.kind,
-        "family": item.family,
-        "user_id": item.user_id,
-        "agent_id": item.agent_id,
-        "session": item.session,
-        "role": item.role,
-        "value": item.value,
-        "created_at": isoformat(item.created_at),
-        "valid_from": isoformat(item.valid_from),
-        "valid_until": iso_or_none(item.valid_until),
-        "source_event_id": item.source_event_id,
-        "score": item.score,
-        "relevant": item.relevant,
-    }
+    return _ITEM(item)
 
 
 def added_to_dict(added: Added) -> JsonObject:
-    return {
-        "event_ids": list(added.event_ids),
-        "receipts": [receipt_to_dict(r) for r in added.receipts],
-        "memories": [item_to_dict(m) for m in added.memories],
-        "skipped": added.skipped,
-        "duplicate": added.duplicate,
-        "pending": list(added.pending),
-    }
+    return _ADDED(added)
 
 
 def memory_change_to_dict(change: MemoryChange) -> JsonObject:
-    return {
-        "memory_id": change.memory_id,
-        "action": change.action,
-        "status": change.status,
-        "memory": change.memory,
-        "at": isoformat(change.at),
-        "cause": change.cause,
-        "note": change.note,
-    }
+    return _CHANGE(change)
