@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import NamedTuple
 
 from rich.console import Console
 from rich.table import Table
@@ -39,6 +40,33 @@ def _at(month: int, dom: int, hour: int = 9) -> datetime:
     return datetime(2026, month, dom, hour, tzinfo=UTC)
 
 
+_USER = Actor(id="user-42", authenticated=True, grants=frozenset({Grant(family=FAMILY)}))
+_STRANGER = Actor(id="user-9", authenticated=True)
+_OTHER = Actor(id="user-7", authenticated=True, grants=frozenset({Grant(family=FAMILY)}))
+_FRIDAYS = "Please send my digest on Fridays."
+_CORRECTION = "Daily for the rest of October please, then Friday again from November 1."
+
+
+class _Turn(NamedTuple):
+    """A chat turn of the story, in which ``who`` speaks of themself."""
+
+    who: Actor
+    at: datetime
+    sequence: int
+    text: str
+
+
+_TURNS = {
+    "oct02": _Turn(_USER, _at(10, 2), 1, _FRIDAYS),
+    "oct19": _Turn(_USER, _at(10, 19), 2, _CORRECTION),
+    "oct02-redelivered": _Turn(_USER, _at(10, 2), 1, _FRIDAYS),
+    "chat-9": _Turn(_STRANGER, _at(10, 20), 1, "Send everything daily"),
+    "u7-1": _Turn(_OTHER, _at(11, 2), 1, "Mondays suit me."),
+    "u7-2": _Turn(_OTHER, _at(11, 3), 2, "Mondays, as I said."),
+}
+"""The story's chat turns by event id; ``user-9`` has no grant for the family."""
+
+
 @dataclass(slots=True)
 class _Teller:
     """Tells each step to the console, or keeps it for one JSON document."""
@@ -60,10 +88,9 @@ class _Teller:
             _show(self.console, title, records)
 
 
-def _event(
-    event_id: str, text: str, *, tenant: str, at: datetime, sequence: int, who: Actor
-) -> SourceEvent:
-    """A chat turn in which ``who`` speaks of themself (the subject is the actor)."""
+def _event(event_id: str, *, tenant: str) -> SourceEvent:
+    """The chat turn ``event_id`` of :data:`_TURNS` (its subject is its speaker)."""
+    who, at, sequence, text = _TURNS[event_id]
     return SourceEvent(
         tenant=tenant,
         event_id=event_id,
@@ -116,7 +143,7 @@ def _values(
     return [r.value for r in found]
 
 
-def _tell_ingest(tell: _Teller, receipt: Receipt, *, event_id: str, text: str, line: str) -> None:
+def _tell_ingest(tell: _Teller, receipt: Receipt, *, event_id: str, line: str) -> None:
     """An ingest step: ``line`` then the revision it left (and whether it was a
     duplicate)."""
     dup = " (duplicate)" if receipt.duplicate else ""
@@ -124,7 +151,7 @@ def _tell_ingest(tell: _Teller, receipt: Receipt, *, event_id: str, text: str, l
         f"{line} -> revision {receipt.revision(FAMILY)}{dup}",
         step="ingest",
         event_id=event_id,
-        text=text,
+        text=_TURNS[event_id].text,
         revision=receipt.revision(FAMILY),
         duplicate=receipt.duplicate,
     )
@@ -152,19 +179,12 @@ def run_demo(
     with Memory(open_store(url), clock=clock) as memory:
         if not as_json:
             console.print(f"[bold]memledger demo[/] on {memory.url} (tenant {tenant!r})\n")
-        user = Actor(id="user-42", authenticated=True, grants=frozenset({Grant(family=FAMILY)}))
-
-        text = "Please send my digest on Fridays."
-        receipt = memory.ingest(
-            _event("oct02", text, tenant=tenant, at=_at(10, 2), sequence=1, who=user),
-            [_claim("friday", "on Fridays")],
-        )
-        _tell_ingest(tell, receipt, event_id="oct02", text=text, line=f"Oct 2  {text!r}")
+        receipt = memory.ingest(_event("oct02", tenant=tenant), [_claim("friday", "on Fridays")])
+        _tell_ingest(tell, receipt, event_id="oct02", line=f"Oct 2  {_FRIDAYS!r}")
 
         clock.set(_at(10, 19))
-        text = "Daily for the rest of October please, then Friday again from November 1."
         receipt = memory.ingest(
-            _event("oct19", text, tenant=tenant, at=_at(10, 19), sequence=2, who=user),
+            _event("oct19", tenant=tenant),
             [
                 _claim("daily", "Daily for the rest of October", until=_at(11, 1, 0)),
                 _claim("friday", "Friday again from November 1", start=_at(11, 1, 0)),
@@ -174,21 +194,12 @@ def run_demo(
             tell,
             receipt,
             event_id="oct19",
-            text=text,
-            line=f"Oct 19 {text!r}\n       one event, two windows",
+            line=f"Oct 19 {_CORRECTION!r}\n       one event, two windows",
         )
 
         clock.set(_at(10, 28))
         receipt = memory.ingest(
-            _event(
-                "oct02-redelivered",
-                "Please send my digest on Fridays.",
-                tenant=tenant,
-                at=_at(10, 2),
-                sequence=1,
-                who=user,
-            ),
-            [_claim("friday", "on Fridays")],
+            _event("oct02-redelivered", tenant=tenant), [_claim("friday", "on Fridays")]
         )
         _tell_outcome(
             tell,
@@ -224,16 +235,8 @@ def run_demo(
             values=believed,
         )
 
-        stranger = Actor(id="user-9", authenticated=True)
         receipt = memory.ingest(
-            _event(
-                "chat-9",
-                "Send everything daily",
-                tenant=tenant,
-                at=_at(10, 20),
-                sequence=1,
-                who=stranger,
-            ),
+            _event("chat-9", tenant=tenant),
             [
                 Claim(
                     family=FAMILY,
@@ -253,28 +256,8 @@ def run_demo(
         )
 
         clock.set(_at(11, 2))
-        other = Actor(id="user-7", authenticated=True, grants=frozenset({Grant(family=FAMILY)}))
-        memory.ingest(
-            _event(
-                "u7-1",
-                "Mondays suit me.",
-                tenant=tenant,
-                at=_at(11, 2),
-                sequence=1,
-                who=other,
-            ),
-            [_claim("monday", "Mondays")],
-        )
-        queued = memory.ingest(
-            _event(
-                "u7-2",
-                "Mondays, as I said.",
-                tenant=tenant,
-                at=_at(11, 3),
-                sequence=2,
-                who=other,
-            )
-        )
+        memory.ingest(_event("u7-1", tenant=tenant), [_claim("monday", "Mondays")])
+        queued = memory.ingest(_event("u7-2", tenant=tenant))
         ack = memory.revoke_family("user-7", FAMILY, tenant=tenant, reason="user: forget it")
         tell.say(
             f"Nov 2  user-7: a value, an extraction job queued, then the family is "

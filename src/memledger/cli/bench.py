@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -54,6 +54,16 @@ def _write_json(path: Path | None, body: object) -> None:
         path.write_text(json.dumps(body, indent=2) + "\n")
 
 
+def _server_option(each: str) -> Any:
+    """``--store URL`` of a benchmark run on SQLite files unless it names a PostgreSQL
+    server, where ``each`` says what it puts in a scratch database."""
+    return typer.Option(
+        metavar="URL",
+        help="A PostgreSQL server (postgresql://..., allowed to create databases): each "
+        f"{each} Default: SQLite files.",
+    )
+
+
 def _check_server(store: str | None) -> None:
     if store is not None and not is_postgres(store):
         raise CliError(f"--store takes a postgresql:// URL, got {store!r}")
@@ -81,12 +91,7 @@ def write(
     ] = "1,2",
     json_out: JsonOut = None,
     store: Annotated[
-        str | None,
-        typer.Option(
-            metavar="URL",
-            help="A PostgreSQL server (postgresql://..., allowed to create databases): each "
-            "run in a scratch database there, dropped after it. Default: SQLite files.",
-        ),
+        str | None, _server_option("run in a scratch database there, dropped after it.")
     ] = None,
     prefill: Annotated[
         int,
@@ -195,12 +200,7 @@ def recall(
     ] = "hashing,none",
     json_out: JsonOut = None,
     store: Annotated[
-        str | None,
-        typer.Option(
-            metavar="URL",
-            help="A PostgreSQL server (postgresql://..., allowed to create databases): each "
-            "size's canonical store in a scratch database there. Default: SQLite files.",
-        ),
+        str | None, _server_option("size's canonical store in a scratch database there.")
     ] = None,
     feed: Annotated[
         str,
@@ -522,23 +522,20 @@ def serve(
     another tenant's flood of large-material contexts, and a burst of writes then a read;
     offered and answered rates, p50/p95/p99, errors, shed and unanswered requests. Every
     phase stops at its duration (plus a bounded grace) whatever the server does."""
-    from memledger.errors import InvalidInputError
     from memledger.eval import bench_serve
 
-    try:
-        config = bench_serve.ServeBenchConfig(
-            duration=duration,
-            concurrency=concurrency,
-            rate=rate,
-            recall_share=recall_share,
-            subjects=subjects,
-            quiet_concurrency=quiet_concurrency,
-            noisy_concurrency=noisy_concurrency,
-            material_chars=material_chars,
-            burst=burst,
-        )
-    except InvalidInputError as exc:
-        raise CliError(str(exc)) from exc
+    # a value it refuses is an InvalidInputError: a caller mistake
+    config = bench_serve.ServeBenchConfig(
+        duration=duration,
+        concurrency=concurrency,
+        rate=rate,
+        recall_share=recall_share,
+        subjects=subjects,
+        quiet_concurrency=quiet_concurrency,
+        noisy_concurrency=noisy_concurrency,
+        material_chars=material_chars,
+        burst=burst,
+    )
     if (url is None) != (key is None):
         raise CliError("--url and --key go together")
     if noisy_key is not None and url is None:

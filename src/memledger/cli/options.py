@@ -4,7 +4,8 @@ Every option or argument that more than one command takes is declared here once,
 Typer ``Annotated`` alias (``Db``, ``Tenant``, ``OnlyTenant``, ``AsJson``, ``Subject``,
 ``MemoryId``, ``FamilyName``, ``OneSubject``, ``IncludeResolved``, ``ReviewId``,
 ``IndexEmbedder``, ``CorpusEmbedder``, ``JsonOut``...); an option only one command
-takes stays beside that command. Then their parsing: :func:`parse_moment`, :func:`require_tenant`,
+takes stays beside that command (:func:`moment_option` declares one that takes a
+moment). Then their parsing: :func:`parse_moment`, :func:`require_tenant`,
 :func:`check_tenant_id`, :func:`store_url`, :func:`check_store_path`,
 :func:`embedder_named` and :func:`read_input`.
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 import typer
@@ -46,6 +47,11 @@ def parse_moment(text: str) -> datetime:
             f"{text!r} has no time zone; add 'Z' or an offset such as '+02:00'"
         )
     return value
+
+
+def moment_option(flag: str, help: str) -> Any:
+    """An option taking a moment as a timezone-aware ISO 8601 datetime (:func:`parse_moment`)."""
+    return typer.Option(flag, metavar="ISO", parser=parse_moment, help=help, show_default=False)
 
 
 Db = Annotated[
@@ -105,22 +111,12 @@ FamilyName = Annotated[
 Scope = Annotated[str | None, typer.Option("--scope", metavar="SCOPE", help="Only this scope.")]
 ValidAt = Annotated[
     datetime | None,
-    typer.Option(
-        "--valid-at",
-        metavar="ISO",
-        parser=parse_moment,
-        help="Valid time to read at (timezone-aware). Default: now.",
-        show_default=False,
-    ),
+    moment_option("--valid-at", "Valid time to read at (timezone-aware). Default: now."),
 ]
 AsOf = Annotated[
     datetime | None,
-    typer.Option(
-        "--as-of",
-        metavar="ISO",
-        parser=parse_moment,
-        help="Record time: what memledger held then (timezone-aware). Default: now.",
-        show_default=False,
+    moment_option(
+        "--as-of", "Record time: what memledger held then (timezone-aware). Default: now."
     ),
 ]
 MinRevision = Annotated[

@@ -11,7 +11,6 @@ from memledger.cli import render
 from memledger.cli._run import CliError
 from memledger.cli.extractors import ExtractorChoice, describe, open_extractor
 from memledger.cli.options import BATCH, Batch, Db, Poll, settings_of, store_url
-from memledger.errors import InvalidInputError
 from memledger.memory import Memory
 
 
@@ -175,34 +174,29 @@ def serve_command(
         raise CliError(str(exc)) from exc
     settings = settings_of(ctx)
     url = store_url(ctx, db)
-    try:
-        config = ServeConfig(
-            host=host,
-            port=port,
-            tenant=tenant or settings.tenant or "default",
-            worker=not no_worker,
-            poll=poll,
-            batch=batch,
-            expire_every=expire_every or None,
-            key_file=key_file,
-            max_concurrency=max_concurrency,
-            max_in_flight=max_in_flight,
-            limits=ServiceLimits(
-                tenant_in_flight=tenant_in_flight,
-                tenant_heavy_in_flight=tenant_heavy_in_flight,
-                tenant_heavy_share=tenant_heavy_share,
-                max_material_chars=max_material_chars,
-                max_document_chars=max_document_chars,
-                request_seconds=request_seconds,
-            ),
-        )
-    except InvalidInputError as exc:
-        raise CliError(str(exc)) from exc
-    try:
-        opened = Memory.open(url, replicas=replica or (), replica_wait=replica_wait)
-    except InvalidInputError as exc:
-        raise CliError(str(exc)) from exc
-    with opened as memory:
+    # a value refused here, or a replica the store cannot use below, raises
+    # InvalidInputError: a caller mistake (exit code 2)
+    config = ServeConfig(
+        host=host,
+        port=port,
+        tenant=tenant or settings.tenant or "default",
+        worker=not no_worker,
+        poll=poll,
+        batch=batch,
+        expire_every=expire_every or None,
+        key_file=key_file,
+        max_concurrency=max_concurrency,
+        max_in_flight=max_in_flight,
+        limits=ServiceLimits(
+            tenant_in_flight=tenant_in_flight,
+            tenant_heavy_in_flight=tenant_heavy_in_flight,
+            tenant_heavy_share=tenant_heavy_share,
+            max_material_chars=max_material_chars,
+            max_document_chars=max_document_chars,
+            request_seconds=request_seconds,
+        ),
+    )
+    with Memory.open(url, replicas=replica or (), replica_wait=replica_wait) as memory:
         admin = ensure_admin_key(memory, config)
         with open_extractor(extractor, settings, schema=memory.schema) as chosen:
             expiring = f", erasing what expired every {expire_every:g} s" if expire_every else ""

@@ -11,7 +11,7 @@ import typer
 
 from memledger.cli import render
 from memledger.cli._app import app, open_memory
-from memledger.cli._command import Call, store_command
+from memledger.cli._command import Call, TenantsCall, each, every_tenant_command, store_command
 from memledger.cli.extractors import (
     ExtractorName,
     open_extractor,
@@ -22,12 +22,10 @@ from memledger.cli.options import (
     FamilyName,
     MemoryId,
     OneSubject,
-    OnlyTenant,
     Reason,
     Subject,
     Tenant,
-    check_tenant_id,
-    parse_moment,
+    moment_option,
     read_input,
     settings_of,
 )
@@ -35,6 +33,7 @@ from memledger.domain.limits import check_claims, check_event
 from memledger.domain.quotas import Quotas
 from memledger.domain.records import JsonValue, Receipt
 from memledger.errors import InvalidInputError, MemledgerError
+from memledger.freshness import Freshness
 from memledger.memory import Memory
 from memledger.wire import (
     ParsedEvent,
@@ -48,6 +47,7 @@ from memledger.wire import (
     rollback_to_dict,
     undo_to_dict,
 )
+from memledger.write.erase import ErasureReceipt
 
 # -- writes -----------------------------------------------------------------------------
 
@@ -145,9 +145,11 @@ def revoke(
 ) -> None:
     """Revoke one memory (and the remnants of its claim), and its words in the other
     records of its source event. Nothing brings it back."""
-    with call.memory() as memory:
-        receipt = memory.revoke(memory_id, tenant=call.tenant, reason=reason)
-    call.show(revocation_to_dict(receipt), render.revocation, receipt)
+    call.answer(
+        lambda memory: memory.revoke(memory_id, tenant=call.tenant, reason=reason),
+        revocation_to_dict,
+        render.revocation,
+    )
 
 
 @app.command()
@@ -160,9 +162,11 @@ def forget(
 ) -> None:
     """Stop using everything a source event gave, in every family; nothing is written
     from it again. The ledger keeps the event (deleting it is erasure)."""
-    with call.memory() as memory:
-        receipt = memory.forget(event_id, tenant=call.tenant, reason=reason)
-    call.show(forget_to_dict(receipt), render.forgotten, receipt)
+    call.answer(
+        lambda memory: memory.forget(event_id, tenant=call.tenant, reason=reason),
+        forget_to_dict,
+        render.forgotten,
+    )
 
 
 @app.command()
@@ -183,9 +187,11 @@ def undo(
     """Undo a revocation, a forgotten event, a correction or a rollback: what it closed
     comes back as new records at the next revision (over the valid time nothing open
     holds), what it wrote is closed. History keeps both."""
-    with call.memory() as memory:
-        receipt = memory.undo(change_id, tenant=call.tenant, reason=reason)
-    call.show(undo_to_dict(receipt), render.undone, receipt)
+    call.answer(
+        lambda memory: memory.undo(change_id, tenant=call.tenant, reason=reason),
+        undo_to_dict,
+        render.undone,
+    )
 
 
 @app.command()
@@ -198,9 +204,11 @@ def restore(
 ) -> None:
     """Undo the change that closed MEMORY_ID (see undo): it, and whatever else that
     change closed, comes back."""
-    with call.memory() as memory:
-        receipt = memory.restore(memory_id, tenant=call.tenant, reason=reason)
-    call.show(undo_to_dict(receipt), render.undone, receipt)
+    call.answer(
+        lambda memory: memory.restore(memory_id, tenant=call.tenant, reason=reason),
+        undo_to_dict,
+        render.undone,
+    )
 
 
 @app.command("change-log")
@@ -212,9 +220,11 @@ def change_log(
 ) -> None:
     """The tenant's recorded changes, newest first: revocations, forgotten events,
     undone corrections, rollbacks and undos, each with what it closed and opened."""
-    with call.memory() as memory:
-        found = memory.change_log(tenant=call.tenant, limit=limit)
-    call.show([change_to_dict(c) for c in found], render.change_log, found)
+    call.answer(
+        lambda memory: memory.change_log(tenant=call.tenant, limit=limit),
+        each(change_to_dict),
+        render.change_log,
+    )
 
 
 @app.command()
@@ -235,12 +245,8 @@ def compact(
     ] = None,
     before: Annotated[
         datetime | None,
-        typer.Option(
-            "--before",
-            metavar="ISO",
-            parser=parse_moment,
-            help="Sessions whose every turn is before this time (instead of --older-than).",
-            show_default=False,
+        moment_option(
+            "--before", "Sessions whose every turn is before this time (instead of --older-than)."
         ),
     ] = None,
     min_turns: Annotated[
@@ -257,8 +263,8 @@ def compact(
     """Compress old sessions into session summary records: each names the episodes it
     covers, which leave the index and stay in the store; one recorded change that undo
     reverses."""
-    with call.memory() as memory:
-        receipt = memory.compact(
+    call.answer(
+        lambda memory: memory.compact(
             tenant=call.tenant,
             subject=subject,
             older_than=None if older_than is None else timedelta(days=older_than),
@@ -267,8 +273,10 @@ def compact(
             max_tokens=max_tokens,
             dry_run=dry_run,
             reason=reason,
-        )
-    call.show(compaction_to_dict(receipt), render.compacted, receipt)
+        ),
+        compaction_to_dict,
+        render.compacted,
+    )
 
 
 @app.command()
@@ -297,16 +305,18 @@ def consolidate(
 ) -> None:
     """Merge near-duplicate open records of one family and subject into one (mentions
     summed, every source kept), as one recorded change that undo reverses."""
-    with call.memory() as memory:
-        receipt = memory.consolidate(
+    call.answer(
+        lambda memory: memory.consolidate(
             tenant=call.tenant,
             subject=subject,
             family=family,
             threshold=threshold,
             dry_run=dry_run,
             reason=reason,
-        )
-    call.show(consolidation_to_dict(receipt), render.consolidated, receipt)
+        ),
+        consolidation_to_dict,
+        render.consolidated,
+    )
 
 
 @app.command()
@@ -325,13 +335,7 @@ def rollback(
     ],
     since: Annotated[
         datetime | None,
-        typer.Option(
-            "--since",
-            metavar="ISO",
-            parser=parse_moment,
-            help="Only what it wrote at or after this record time.",
-            show_default=False,
-        ),
+        moment_option("--since", "Only what it wrote at or after this record time."),
     ] = None,
     rederive: Annotated[
         ExtractorName | None,
@@ -387,11 +391,13 @@ def erase(
     print the receipt (each store's status). Use stops first, as with forget; a replay
     of an erased event is refused. Erasing the same target again finishes a store that
     failed."""
-    with call.memory() as memory:
-        receipt = memory.erase(
+    receipt = call.answer(
+        lambda memory: memory.erase(
             tenant=call.tenant, event=event, memory_id=memory_id, subject=subject, reason=reason
-        )
-    call.show(receipt.to_dict(), render.erasure, receipt)
+        ),
+        ErasureReceipt.to_dict,
+        render.erasure,
+    )
     if not receipt.complete:
         raise typer.Exit(1)
 
@@ -400,30 +406,26 @@ def erase(
 @store_command
 def erasures(call: Call) -> None:
     """The tenant's erasure receipts, oldest first."""
-    with call.memory() as memory:
-        done = memory.erasures(tenant=call.tenant)
-    call.show([r.to_dict() for r in done], render.erasures, done)
+    call.answer(
+        lambda memory: memory.erasures(tenant=call.tenant),
+        each(ErasureReceipt.to_dict),
+        render.erasures,
+    )
 
 
 @app.command()
-def expire(
-    ctx: typer.Context,
-    *,
-    tenant: OnlyTenant = None,
-    db: Db = None,
-    as_json: AsJson = False,
-) -> None:
+@every_tenant_command
+def expire(call: TenantsCall) -> None:
     """Erase every record whose expiry has come (its TTL, or its tenant's retention of
     its kind), with the events left without records; print the erasure receipts. Of
     one tenant with --tenant, else of every tenant. `worker --expire-every` does this
     on a schedule."""
-    check_tenant_id(tenant)
-    with open_memory(ctx, db) as memory:
-        done = memory.expire(tenant=tenant)
-    if as_json:
-        render.print_json([r.to_dict() for r in done])
-    else:
-        render.erasures(render.make_console(), done, empty="nothing has expired")
+    done = call.answer(
+        lambda memory: memory.expire(tenant=call.tenant),
+        each(ErasureReceipt.to_dict),
+        render.erasures,
+        empty="nothing has expired",
+    )
     if not all(r.complete for r in done):
         raise typer.Exit(1)
 
@@ -459,23 +461,16 @@ def retention(
 
 
 @app.command()
-def status(
-    ctx: typer.Context,
-    *,
-    tenant: OnlyTenant = None,
-    db: Db = None,
-    as_json: AsJson = False,
-) -> None:
+@every_tenant_command
+def status(call: TenantsCall) -> None:
     """How fresh memory is: the extraction backlog and lag (jobs of the last hour), the
     index lag, and with --tenant the erasures' times (docs/freshness.md)."""
-    check_tenant_id(tenant)
-    with open_memory(ctx, db) as memory:
+
+    def freshness(memory: Memory) -> Freshness:
         memory.index  # noqa: B018 - open it: its lag is part of the status
-        found = memory.freshness(tenant=tenant)
-    if as_json:
-        render.print_json(found.to_dict())
-    else:
-        render.freshness(render.make_console(), found)
+        return memory.freshness(tenant=call.tenant)
+
+    call.answer(freshness, Freshness.to_dict, render.freshness)
 
 
 @app.command()
@@ -529,6 +524,8 @@ def revoke_family(
     reason: Reason = "revoked",
 ) -> None:
     """Revoke every open record of a family for a subject."""
-    with call.memory() as memory:
-        receipt = memory.revoke_family(subject, family, tenant=call.tenant, reason=reason)
-    call.show(revocation_to_dict(receipt), render.revocation, receipt)
+    call.answer(
+        lambda memory: memory.revoke_family(subject, family, tenant=call.tenant, reason=reason),
+        revocation_to_dict,
+        render.revocation,
+    )

@@ -31,30 +31,29 @@ def current(
     console: Console, records: Sequence[MemoryRecord], *, subject: str, family: str
 ) -> None:
     """The current value(s) of a family, one per scope."""
-    _windows(
-        console,
-        records,
-        title=f"current {family!r} of {subject!r}",
-        empty=f"no current value of {family!r} for {subject!r}",
-    )
+    title = f"current {family!r} of {subject!r}"
+    if heading(
+        console, records, title=title, empty=f"no current value of {_about(subject, family)}"
+    ):
+        _windows(console, records)
 
 
 def timeline(
     console: Console, records: Sequence[MemoryRecord], *, subject: str, family: str
 ) -> None:
     """Every valid-time window of a family."""
-    _windows(
-        console,
-        records,
-        title=f"timeline of {family!r} for {subject!r}",
-        empty=f"no timeline of {family!r} for {subject!r}",
-    )
+    about = _about(subject, family)
+    if heading(console, records, title=f"timeline of {about}", empty=f"no timeline of {about}"):
+        _windows(console, records)
 
 
-def _windows(console: Console, records: Sequence[MemoryRecord], *, title: str, empty: str) -> None:
+def _about(subject: str, family: str) -> str:
+    """What a listing of one family of one subject is about, in its title."""
+    return f"{family!r} for {subject!r}"
+
+
+def _windows(console: Console, records: Sequence[MemoryRecord]) -> None:
     """Current values or a timeline: one row per valid-time window."""
-    if not heading(console, records, title=title, empty=empty):
-        return
     table = new_table(
         "memory id",
         "scope",
@@ -85,10 +84,8 @@ def history(
     console: Console, records: Sequence[MemoryRecord], *, subject: str, family: str
 ) -> None:
     """Every record of a family, closed ones included, with both time axes."""
-    title = f"history of {family!r} for {subject!r}"
-    if not heading(
-        console, records, title=title, empty=f"no records of {family!r} for {subject!r}"
-    ):
+    about = _about(subject, family)
+    if not heading(console, records, title=f"history of {about}", empty=f"no records of {about}"):
         return
     table = new_table(
         "memory id",
@@ -121,10 +118,8 @@ def changes(
     console: Console, entries: Sequence[HistoryEntry], *, subject: str, family: str
 ) -> None:
     """A family's change log, one row per entry."""
-    title = f"changes of {family!r} for {subject!r}"
-    if not heading(
-        console, entries, title=title, empty=f"no changes of {family!r} for {subject!r}"
-    ):
+    about = _about(subject, family)
+    if not heading(console, entries, title=f"changes of {about}", empty=f"no changes of {about}"):
         return
     table = new_table(
         "seq", "revision", "generation", "action", "memory id", "status", "at", "cause"
