@@ -152,6 +152,10 @@ def test_deleted_memories_never_come_back_through_search_or_get_all(memory: Memo
     assert memory.get(fact.id).status == "revoked"  # the record stays, closed
     with pytest.raises(MemoryNotFoundError):
         memory.delete("mem-missing")
+    # forgetting a turn takes every memory it gave out of the list
+    (city,) = [m for m in memory.get_all(user_id="alice") if m.family == "home_city"]
+    memory.forget(city.source_event_id, tenant="default")
+    assert city.source_event_id not in {m.source_event_id for m in memory.get_all(user_id="alice")}
 
 
 def test_get_all_is_newest_first_and_bounded(memory: Memory, clock: FrozenClock) -> None:

@@ -81,12 +81,11 @@ def get_all(
     now = ports.clock.now()
     held: list[MemoryRecord] = []
     with ports.store.read() as unit:
-        for slot in unit.families(tenant, subject):
-            revoked = unit.revoked_sources(tenant, subject, slot.family)
+        for slot in unit.families(tenant, subject):  # a revocation closes what it revokes
             held.extend(
                 r
                 for r in unit.family_records(tenant, subject, slot.family, open_only=True)
-                if r.status == "active" and r.source_event_id not in revoked and not r.expired(now)
+                if r.status == "active" and not r.expired(now)
             )
     held.sort(key=lambda r: (r.recorded_at, r.valid_from, r.memory_id), reverse=True)
     return tuple(item_of(r) for r in held[:limit])
