@@ -201,3 +201,16 @@ def test_a_memorys_history_follows_its_corrections(memory: Memory, clock: Frozen
         memory.history("mem-missing")
     with pytest.raises(InvalidQueryError, match="include_revoked"):
         memory.history(porto.memory_id, include_revoked=True)  # type: ignore[call-overload]
+
+
+def test_get_all_leaves_out_late_stale_values_and_what_has_expired(
+    memory: Memory, clock: FrozenClock
+) -> None:
+    memory.add("I live in Porto.", user_id="hal", at=NOW - timedelta(days=30))
+    memory.add("I live in Lisbon.", user_id="hal", at=NOW - timedelta(days=31))  # late, older
+    listed = {(m.family, m.memory) for m in memory.get_all(user_id="hal")}
+    assert ("home_city", "Lives in Porto") in listed
+    assert ("home_city", "Lives in Lisbon") not in listed  # kept as historical, not a value
+    memory.set_retention("episode", 1, tenant="default")
+    clock.advance(timedelta(days=2))  # the turns expired: out of every read before erasure
+    assert {m.family for m in memory.get_all(user_id="hal")} == {"home_city"}
