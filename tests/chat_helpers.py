@@ -5,6 +5,8 @@ as their tests check it over a ``FakeChatServer``:
 * ``CHAT_FAILURES``, replies of a failing server and bodies that are no chat completion,
   each with the reason and the words of the error the client raises for it;
 * ``built_for``: a client of a ``FakeChatServer`` as the tests build it;
+* ``proposal`` and ``claims_answer``: a claim object and an extractor's answer as a
+  model writes them, for the fake model to send;
 * ``the_chat_request``: the one request a client sent, checked as every client sends it;
 * ``check_failure``: the error a client raises for a reply of such a table.
 
@@ -61,6 +63,29 @@ def built_for(server: FakeChatServer, make: Callable[..., C]) -> C:
     """``make`` (a client class) for ``server``: model ``fake-model``, key ``KEY``, a
     timeout of 2 s."""
     return make(base_url=server.base_url, model="fake-model", api_key=KEY, timeout=2.0)
+
+
+def proposal(**fields: object) -> dict[str, object]:
+    """One claim object as a model writes it: ``fields`` over a fact that the subject
+    lives in Lyon, grounded in ``I moved to Lyon``."""
+    claim: dict[str, object] = {
+        "family": "home_city",
+        "kind": "fact",
+        "statement": "The subject lives in Lyon.",
+        "value": "lyon",
+        "scope": "global",
+        "valid_from": None,
+        "valid_until": None,
+        "grounding": "I moved to Lyon",
+        "confidence": None,
+    }
+    claim.update(fields)
+    return claim
+
+
+def claims_answer(*claims: object, complete: bool = True) -> str:
+    """An extractor's answer as a model writes it: ``claims``, and whether they are all."""
+    return json.dumps({"claims": list(claims), "complete": complete})
 
 
 def the_chat_request(server: FakeChatServer, *, name: str, schema: object) -> tuple[str, str]:

@@ -1,8 +1,9 @@
 """Fixtures shared across the tests: the Hypothesis profiles; ``db``, a SQLite store
 file in the test's folder; ``memory``, a ``Memory`` over it on the module's ``clock``;
 ``indexed_memory``, one with a lexical derived index on a clock frozen at a given time;
-``index``, a derived index lexical-only and with vectors; the fake OpenAI-compatible
-``server``; a private ``postgres``; and the ``scratch_databases`` a benchmark makes."""
+``index``, a derived index lexical-only and with vectors; ``backend_url``, a new store
+of each backend; the fake OpenAI-compatible ``server``; a private ``postgres``; and the
+``scratch_databases`` a benchmark makes."""
 
 from __future__ import annotations
 
@@ -79,6 +80,17 @@ def index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[DerivedInd
     index = DerivedIndex(tmp_path / "m.index", embedder=embedder)
     yield index
     index.close()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def backend_url(request: pytest.FixtureRequest, db: Path) -> str:
+    """The URL of a new store of each backend: every test that takes it runs on the SQLite
+    file ``db`` and on a new database of the private ``postgres`` (a module narrows a test
+    to one with ``pytest.mark.parametrize("backend_url", ["sqlite"], indirect=True)``)."""
+    if request.param == "postgresql":
+        url: str = request.getfixturevalue("postgres").create_database()
+        return url
+    return f"sqlite:///{db}"
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ import json
 import random
 import shutil
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -87,6 +88,17 @@ def _index(tmp_path: Path, threshold: int | None = THRESHOLD) -> DerivedIndex:
     return DerivedIndex(tmp_path / "m.index", embedder=HashingEmbedder(), ann_threshold=threshold)
 
 
+@contextmanager
+def _built(tmp_path: Path, memory: Memory | None = None) -> Iterator[DerivedIndex]:
+    """The index ``m.index`` with the tenant's graph built by a first search (after a sync
+    from ``memory``'s store when given); closed, and so its graph saved, on leaving."""
+    with _index(tmp_path) as index:
+        if memory is not None:
+            index.sync(memory.store)
+        index.search_vectors(QUERIES[0], tenant=TENANT, k=10)
+        yield index
+
+
 @pytest.fixture
 def exact(tmp_path: Path, memory: Memory) -> Iterator[DerivedIndex]:
     index = _index(tmp_path, None)
@@ -120,8 +132,7 @@ def _same(found: list[Hit], expected: list[Hit]) -> None:
 def test_tenant_wide_search_finds_the_exact_top_hits_on_clustered_data(
     tmp_path: Path, memory: Memory, exact: DerivedIndex
 ) -> None:
-    index = _index(tmp_path)
-    try:
+    with _index(tmp_path) as index:
         for query in QUERIES:
             for k in (1, 10, 40):
                 _same(
@@ -131,8 +142,6 @@ def test_tenant_wide_search_finds_the_exact_top_hits_on_clustered_data(
         assert index.vector_searches == {"exact": 0, "ann": 3 * len(QUERIES)}
         assert exact.vector_searches == {"exact": 3 * len(QUERIES), "ann": 0}
         assert _graph(index).builds == 1 and _graph(index).searches == 3 * len(QUERIES)
-    finally:
-        index.close()
 
 
 def test_the_ann_ranking_and_scores_are_the_exact_paths_on_its_hits(
@@ -140,8 +149,7 @@ def test_the_ann_ranking_and_scores_are_the_exact_paths_on_its_hits(
 ) -> None:
     """The median baseline is estimated from a sample of rows: every score of a query
     moves alike, so the order of the hits is the exact order of their cosines."""
-    index = _index(tmp_path)
-    try:
+    with _index(tmp_path) as index:
         everything = {
             h.memory_id: h for h in exact.search_vectors(QUERIES[0], tenant=TENANT, k=300)
         }
@@ -151,17 +159,12 @@ def test_the_ann_ranking_and_scores_are_the_exact_paths_on_its_hits(
         assert [h.cosine for h in hits] == pytest.approx(cosines)
         offsets = {round(h.score - everything[h.memory_id].score, 6) for h in hits}
         assert len(offsets) == 1  # one shift for the whole query (here 0: every row sampled)
-    finally:
-        index.close()
 
 
 def test_removed_rows_never_come_back_from_the_ann(
     tmp_path: Path, memory: Memory, exact: DerivedIndex
 ) -> None:
-    index = _index(tmp_path)
-    try:
-        index.sync(memory.store)
-        index.search_vectors(QUERIES[0], tenant=TENANT, k=10)  # builds the graph
+    with _built(tmp_path, memory) as index:
         gone = [
             memory.get(h.memory_id, tenant=TENANT).source_event_id
             for h in exact.search_vectors(QUERIES[0], tenant=TENANT, k=5)
@@ -188,37 +191,29 @@ def test_removed_rows_never_come_back_from_the_ann(
         assert index.vector_searches["ann"] == len(QUERIES) + 4
         (hit, *_) = index.search_vectors("cat shelter pepper twins", tenant=TENANT, k=1)
         assert hit.memory_id == kept
-    finally:
-        index.close()
 
 
 def test_a_row_removed_while_the_graph_was_on_disk_is_never_returned(
     tmp_path: Path, memory: Memory, exact: DerivedIndex
 ) -> None:
-    index = _index(tmp_path)
-    index.search_vectors(QUERIES[0], tenant=TENANT, k=10)
-    index.close()  # saves the new graph
+    _saved(tmp_path)  # the new graph
     removed = exact.search_vectors(QUERIES[2], tenant=TENANT, k=3)
     for hit in removed:
         memory.forget(memory.get(hit.memory_id, tenant=TENANT).source_event_id, tenant=TENANT)
     exact.sync(memory.store)  # another handle applies the removals; the file is stale now
-    index = _index(tmp_path)
-    try:
+    with _index(tmp_path) as index:
         found = index.search_vectors(QUERIES[2], tenant=TENANT, k=50)
         status = _graph(index)
         assert (status.loads, status.builds, status.repaired) == (1, 0, len(removed))
         assert not {h.memory_id for h in found} & {h.memory_id for h in removed}
         _same(found, exact.search_vectors(QUERIES[2], tenant=TENANT, k=50))
-    finally:
-        index.close()
 
 
-def _saved(tmp_path: Path, memory: Memory) -> Path:
-    """Build and save the graph; the folder it is in."""
-    index = _index(tmp_path)
-    index.sync(memory.store)
-    index.search_vectors(QUERIES[0], tenant=TENANT, k=10)
-    index.close()
+def _saved(tmp_path: Path, memory: Memory | None = None) -> Path:
+    """Build (after a sync from ``memory``'s store when given) and save the graph; the
+    folder it is in."""
+    with _built(tmp_path, memory):
+        pass
     folder = ann_folder(tmp_path / "m.index")
     assert sorted(p.suffix for p in folder.iterdir()) == [".json", ".usearch"]
     return folder
@@ -244,22 +239,16 @@ def test_a_missing_or_damaged_file_is_rebuilt(
     else:
         body = json.loads(sidecar.read_text())
         sidecar.write_text(json.dumps({**body, "epoch": body["epoch"] - 1}))
-    index = _index(tmp_path)
-    try:
+    with _index(tmp_path) as index:
         for query in QUERIES:
             _same(
                 index.search_vectors(query, tenant=TENANT, k=10),
                 exact.search_vectors(query, tenant=TENANT, k=10),
             )
         assert (_graph(index).loads, _graph(index).builds) == (0, 1)
-    finally:
-        index.close()
-    reopened = _index(tmp_path)
-    try:
+    with _index(tmp_path) as reopened:
         reopened.search_vectors(QUERIES[0], tenant=TENANT, k=10)
         assert (_graph(reopened).loads, _graph(reopened).builds) == (1, 0)  # saved again
-    finally:
-        reopened.close()
 
 
 def test_a_stale_file_is_repaired_on_load(
@@ -272,22 +261,16 @@ def test_a_stale_file_is_repaired_on_load(
     removed = exact.search_vectors(QUERIES[4], tenant=TENANT, k=4)
     for hit in removed:
         memory.forget(memory.get(hit.memory_id, tenant=TENANT).source_event_id, tenant=TENANT)
-    newer = _index(tmp_path)
-    newer.sync(memory.store)
-    newer.search_vectors(QUERIES[0], tenant=TENANT, k=10)
-    newer.close()
+    _saved(tmp_path, memory)
     shutil.rmtree(folder)
     shutil.copytree(old, folder)  # the graph from before the changes
     exact.sync(memory.store)
-    index = _index(tmp_path)
-    try:
+    with _index(tmp_path) as index:
         found = index.search_vectors(QUERIES[4], tenant=TENANT, k=60)
         assert _graph(index).loads == 1 and _graph(index).repaired == len(added) + len(removed)
         assert not {h.memory_id for h in found} & {h.memory_id for h in removed}
         assert {h.memory_id for h in found} & set(added)
         _same(found, exact.search_vectors(QUERIES[4], tenant=TENANT, k=60))
-    finally:
-        index.close()
 
 
 def test_rebuild_and_reindex_recreate_the_graph(
@@ -318,23 +301,16 @@ def test_another_embedder_resets_the_index_and_drops_the_graph(
     tmp_path: Path, memory: Memory
 ) -> None:
     folder = _saved(tmp_path, memory)
-    other = DerivedIndex(
-        tmp_path / "m.index",
-        embedder=HashingEmbedder(dimensions=64),
-        ann_threshold=THRESHOLD,
-    )
-    try:
+    with DerivedIndex(
+        tmp_path / "m.index", embedder=HashingEmbedder(dimensions=64), ann_threshold=THRESHOLD
+    ):
         assert not list(folder.iterdir())
-    finally:
-        other.close()
 
 
 def test_subject_scoped_searches_never_use_the_ann(
     tmp_path: Path, memory: Memory, exact: DerivedIndex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    index = _index(tmp_path)
-    try:
-        index.search_vectors(QUERIES[0], tenant=TENANT, k=10)
+    with _built(tmp_path) as index:
         asked: list[int] = []
         original = TenantAnn.candidates
 
@@ -351,8 +327,6 @@ def test_subject_scoped_searches_never_use_the_ann(
         assert asked == [] and index.vector_searches == {"exact": 18, "ann": 1}
         index.search_vectors(QUERIES[0], tenant=TENANT, k=7)
         assert asked == [7]
-    finally:
-        index.close()
 
 
 def test_below_the_threshold_or_without_usearch_searches_stay_exact(
@@ -373,22 +347,15 @@ def test_below_the_threshold_or_without_usearch_searches_stay_exact(
         small.close()
         other.close()
     monkeypatch.setattr(_ann, "available", lambda: False)
-    index = _index(tmp_path)
-    try:
-        index.sync(memory.store)
-        index.search_vectors(QUERIES[0], tenant=TENANT, k=10)
+    with _built(tmp_path, memory) as index:
         assert index.vector_searches == {"exact": 1, "ann": 0}
         assert not ann_folder(tmp_path / "m.index").exists()
-    finally:
-        index.close()
 
 
 def test_sync_follows_the_rows_and_saves_only_when_enough_changed(
     tmp_path: Path, memory: Memory, exact: DerivedIndex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    index = _index(tmp_path)
-    try:
-        index.search_vectors(QUERIES[0], tenant=TENANT, k=10)
+    with _built(tmp_path) as index:
         index.sync(memory.store)  # saves the new graph
         assert _graph(index).saves == 1
         for query in QUERIES:
@@ -405,17 +372,14 @@ def test_sync_follows_the_rows_and_saves_only_when_enough_changed(
         assert _graph(index).saves == 2
         sidecar = json.loads(next(ann_folder(tmp_path / "m.index").glob("*.json")).read_text())
         assert sidecar["size"] == 302 and sidecar["stamp"] == index._stamp
-    finally:
-        index.close()
 
 
 def test_a_matrix_read_again_after_a_prune_is_followed_whole(
     tmp_path: Path, memory: Memory, exact: DerivedIndex
 ) -> None:
-    index = DerivedIndex(
+    with DerivedIndex(
         tmp_path / "m.index", embedder=HashingEmbedder(), ann_threshold=THRESHOLD, prune_after=1
-    )
-    try:
+    ) as index:
         index.search_vectors(QUERIES[3], tenant=TENANT, k=10)
         removed = exact.search_vectors(QUERIES[3], tenant=TENANT, k=2)
         for hit in removed:
@@ -426,14 +390,11 @@ def test_a_matrix_read_again_after_a_prune_is_followed_whole(
         assert not {h.memory_id for h in found} & {h.memory_id for h in removed}
         _same(found, exact.search_vectors(QUERIES[3], tenant=TENANT, k=20))
         assert _graph(index).vectors == 298
-    finally:
-        index.close()
 
 
 def test_tenants_get_graphs_of_their_own(tmp_path: Path, memory: Memory) -> None:
     _clustered(memory, 120, tenant="globex/eu:team+1@x")
-    index = _index(tmp_path)
-    try:
+    with _index(tmp_path) as index:
         index.sync(memory.store)
         for tenant in (TENANT, "globex/eu:team+1@x"):
             hits = index.search_vectors(QUERIES[0], tenant=tenant, k=20)
@@ -442,8 +403,6 @@ def test_tenants_get_graphs_of_their_own(tmp_path: Path, memory: Memory) -> None
         assert len(list(ann_folder(tmp_path / "m.index").glob("*.usearch"))) == 0  # not saved
         index.sync(memory.store)  # saves both
         assert len(list(ann_folder(tmp_path / "m.index").glob("*.usearch"))) == 2
-    finally:
-        index.close()
 
 
 @pytest.mark.parametrize("bad", [0, -1, True, 1.5, "100"])
@@ -461,13 +420,9 @@ def test_an_erasure_rebuilds_the_graph_without_the_erased_vectors(
 
     from memledger.index.lexical import entry_text
 
-    index = _index(tmp_path)
-    try:
-        index.sync(memory.store)
-        index.search_vectors(QUERIES[0], tenant=TENANT, k=10)  # builds the graph
-        index.close()  # and saves it
-        index = _index(tmp_path)
-        (graph_file,) = ann_folder(tmp_path / "m.index").glob("*.usearch")
+    folder = _saved(tmp_path, memory)
+    with _index(tmp_path) as index:
+        (graph_file,) = folder.glob("*.usearch")
         gone = [memory.get(h.memory_id, tenant=TENANT) for h in index.search_vectors(
             QUERIES[2], tenant=TENANT, k=3)]  # fmt: skip
         vectors = [
@@ -479,14 +434,12 @@ def test_an_erasure_rebuilds_the_graph_without_the_erased_vectors(
             memory.erase(tenant=TENANT, event=record.source_event_id, reason="asked")
         index.sync(memory.store)
         index.search_vectors(QUERIES[2], tenant=TENANT, k=10)  # the graph follows...
-        index.close()  # ...and is saved with the removed vectors still in it
-        assert any(v in graph_file.read_bytes() for v in vectors)
-        index = _index(tmp_path)
+    # ...and is saved with the removed vectors still in it
+    assert any(v in graph_file.read_bytes() for v in vectors)
+    with _index(tmp_path) as index:
         index.purge(TENANT)
         assert not any(v in graph_file.read_bytes() for v in vectors)
         status = _graph(index)
         assert status.builds == 1
         found = index.search_vectors(QUERIES[2], tenant=TENANT, k=50)
         assert not {h.memory_id for h in found} & {r.memory_id for r in gone}
-    finally:
-        index.close()

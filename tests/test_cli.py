@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from cli_helpers import assert_one_error, run, snapshot
+from cli_helpers import assert_one_error, event_json, run, snapshot
 from memledger.errors import InvalidInputError
 from memledger.memory import Memory
 from memledger.settings import Settings
@@ -39,24 +39,20 @@ def claim(value: Any = "daily", **fields: Any) -> dict[str, Any]:
 
 
 def event(event_id: str = "evt-1", **fields: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "tenant": "acme",
-        "event_id": event_id,
-        "subject": "user-42",
-        "actor": {
-            "id": "user-42",
-            "authenticated": True,
-            "grants": ["delivery_preference", "home_city:global"],
-        },
-        "channel": "chat",
-        "sequence": 1,
-        "occurred_at": "2026-10-02T09:00:00Z",
-        "text": TEXT,
-        "metadata": {"turn": 3},
-        "claims": [claim()],
-    }
-    body.update(fields)
-    return body
+    """``TEXT`` with its delivery claim, granted the delivery preference and the home city."""
+    grants = ["delivery_preference", "home_city:global"]
+    said = {"text": TEXT, "metadata": {"turn": 3}, "claims": [claim()], **fields}
+    return event_json(event_id, grants=grants, **said)
+
+
+def fridays(**fields: Any) -> dict[str, Any]:
+    """``evt-2``, a day after ``evt-1``: then Fridays (``fields`` added to the claim)."""
+    return event(
+        "evt-2",
+        sequence=2,
+        occurred_at="2026-10-03T09:00:00Z",
+        claims=[claim("friday", grounding="then Fridays", **fields)],
+    )
 
 
 def write(path: Path, payload: object) -> Path:
@@ -150,12 +146,7 @@ def test_ingest_from_stdin(db: Path) -> None:
 def test_ingest_list_in_order_each_its_own_receipt(db: Path, tmp_path: Path) -> None:
     events = [
         event("evt-1"),
-        event(
-            "evt-2",
-            sequence=2,
-            occurred_at="2026-10-03T09:00:00Z",
-            claims=[claim("friday", grounding="then Fridays")],
-        ),
+        fridays(),
         event("evt-3", sequence=3, occurred_at="2026-10-04T09:00:00Z", claims=None),
     ]
     receipts = ok_json(["ingest", str(write(tmp_path / "list.json", events)), "--db", str(db)])
@@ -198,12 +189,7 @@ def two_windows(db: Path, tmp_path: Path) -> dict[str, str]:
     """``daily`` until Nov 1, then (a later event) ``friday`` from Nov 1."""
     events = [
         event("evt-1", claims=[claim(valid_until="2026-11-01T00:00:00Z")]),
-        event(
-            "evt-2",
-            sequence=2,
-            occurred_at="2026-10-03T09:00:00Z",
-            claims=[claim("friday", grounding="then Fridays", valid_from="2026-11-01T00:00:00Z")],
-        ),
+        fridays(valid_from="2026-11-01T00:00:00Z"),
     ]
     receipts = ok_json(["ingest", str(write(tmp_path / "w.json", events)), "--db", str(db)])
     return {"daily": memory_id_of(receipts[0]), "friday": memory_id_of(receipts[1])}
@@ -262,15 +248,7 @@ def test_timeline_lists_windows_in_order(db: Path, two_windows: dict[str, str]) 
 
 
 def test_history_and_changes_show_the_superseded_window(db: Path, tmp_path: Path) -> None:
-    events = [
-        event("evt-1"),
-        event(
-            "evt-2",
-            sequence=2,
-            occurred_at="2026-10-03T09:00:00Z",
-            claims=[claim("friday", grounding="then Fridays", valid_from="2026-10-10T00:00:00Z")],
-        ),
-    ]
+    events = [event("evt-1"), fridays(valid_from="2026-10-10T00:00:00Z")]
     receipts = ok_json(["ingest", str(write(tmp_path / "u.json", events)), "--db", str(db)])
     original = memory_id_of(receipts[0])
     scope = ["user-42", "delivery_preference", "--db", str(db), "--tenant", "acme"]

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from cli_helpers import assert_one_error, run, snapshot
+from cli_helpers import assert_one_error, event_json, run, snapshot
 
 GRANTS = ["home_city", "delivery_preference"]
 ACME = ["--tenant", "acme"]
@@ -40,19 +40,10 @@ def ok_json(args: Sequence[str], **kwargs: Any) -> Any:
 
 
 def event(event_id: str, text: str, *, hour: int, **fields: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "tenant": "acme",
-        "event_id": event_id,
-        "subject": "user-42",
-        "actor": {"id": "user-42", "authenticated": True, "grants": GRANTS},
-        "channel": "chat",
-        "sequence": hour,
-        "occurred_at": f"2026-10-02T{hour:02d}:00:00Z",
-        "text": text,
-        "metadata": {"session": "s1"},
-    }
-    body.update(fields)
-    return body
+    """``text`` said at ``hour`` on Oct 2 (its sequence too), in session ``s1``."""
+    when = {"sequence": hour, "occurred_at": f"2026-10-02T{hour:02d}:00:00Z"}
+    said = {**when, "metadata": {"session": "s1"}, **fields}
+    return event_json(event_id, grants=GRANTS, text=text, **said)
 
 
 def recall(db: Path, query: str, *extra: str, embedder: str = "hashing") -> dict[str, Any]:

@@ -13,7 +13,6 @@ import json
 import os
 import selectors
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -25,7 +24,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner, Result
 
-from cli_helpers import assert_one_error
+import chat_helpers
+from chat_helpers import claims_answer
+from cli_helpers import assert_one_error, event_json, snapshot
 from memledger.cli import app
 from memledger.domain.records import Claim, SourceEvent
 from memledger.errors import ExtractionError
@@ -82,27 +83,8 @@ def cells(table: str, first: str) -> list[str]:
     return row
 
 
-def snapshot(db: Path) -> list[str]:
-    conn = sqlite3.connect(db)
-    try:
-        return list(conn.iterdump())
-    finally:
-        conn.close()
-
-
 def event(event_id: str = "evt-1", **fields: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "tenant": "acme",
-        "event_id": event_id,
-        "subject": "user-42",
-        "actor": {"id": "user-42", "authenticated": True, "grants": GRANTS},
-        "channel": "chat",
-        "sequence": 1,
-        "occurred_at": "2026-10-02T09:00:00Z",
-        "text": TEXT,
-    }
-    body.update(fields)
-    return body
+    return event_json(event_id, grants=GRANTS, **{"text": TEXT, **fields})
 
 
 def ingest(db: Path, *events: dict[str, Any]) -> list[dict[str, Any]]:
@@ -137,28 +119,14 @@ def jobs(db: Path, *extra: str) -> list[dict[str, Any]]:
 
 
 def proposal(**fields: object) -> dict[str, object]:
-    claim: dict[str, object] = {
-        "family": "home_city",
-        "kind": "fact",
-        "statement": "The user lives in Lyon.",
-        "value": "lyon",
-        "scope": "global",
-        "valid_from": None,
-        "valid_until": None,
-        "grounding": "I live in Lyon",
-        "confidence": None,
-    }
-    claim.update(fields)
-    return claim
-
-
-def answer(*claims: dict[str, object]) -> str:
-    return json.dumps({"claims": list(claims), "complete": True})
+    """A claim object (``chat_helpers.proposal``) grounded in ``TEXT``: lives in Lyon."""
+    lyon = {"statement": "The user lives in Lyon.", "grounding": "I live in Lyon"}
+    return chat_helpers.proposal(**{**lyon, **fields})
 
 
 def lyon(request: RecordedRequest) -> str:
     """The model: a home city for every turn that names Lyon, nothing otherwise."""
-    return answer(proposal()) if "Lyon" in request.content_of("user") else answer()
+    return claims_answer(proposal()) if "Lyon" in request.content_of("user") else claims_answer()
 
 
 @pytest.fixture
@@ -283,7 +251,7 @@ def test_stats_counts_rejections_and_gate_drops(db: Path) -> None:
     # the family is revoked after the job was queued: its claim is stale when it lands
     ok(["revoke-family", "user-42", "home_city", "--db", str(db), *TENANT])
     ungrounded = proposal(family="plan", statement="Trip to Paris", value="on", grounding="Paris")
-    with FakeChatServer(lambda request: answer(proposal(), ungrounded)) as model:
+    with FakeChatServer(lambda request: claims_answer(proposal(), ungrounded)) as model:
         ok(["worker", "--extractor", "llm", "--drain", "--db", str(db)], env=llm_env(model))
     assert ok_json(["stats", "--db", str(db), *TENANT])["counters"] == {
         "gate:ungrounded": 1,
@@ -378,7 +346,7 @@ def rederiver(request: RecordedRequest) -> str:
         value="every day",
         grounding="deliver daily",
     )
-    return answer(proposal(), every_day)
+    return claims_answer(proposal(), every_day)
 
 
 def test_rederive_with_llm_prints_the_diff_and_writes_nothing(db: Path) -> None:

@@ -13,7 +13,7 @@ import sys
 import threading
 import typing
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from pathlib import Path
 
@@ -41,7 +41,16 @@ from memledger.index.embedders import HashingEmbedder
 from memledger.serve import ServeConfig, build_app
 from memledger.testing import FrozenClock
 from memledger.testing.http import serve
-from memledger.testing.scenarios import FAMILY, SUBJECT, TENANT, day, event, pref
+from memledger.testing.scenarios import (
+    FAMILY,
+    SEED_000_WINDOWS,
+    SUBJECT,
+    TENANT,
+    day,
+    event,
+    pref,
+    seed_000,
+)
 from memledger.wire_models import CONSISTENCY_HEADER, Receipt, Record, SubjectPage
 
 
@@ -96,24 +105,11 @@ def client(base_url: str, keys: Keys) -> Iterator[Client]:
 
 def story(client: Client, clock: FrozenClock) -> tuple[Receipt, Receipt]:
     """Seed 000: Oct 2, Fridays; Oct 19, daily through October and Friday from Nov 1."""
-    clock.set(day(10, 2))
-    first = client.ingest(
-        event("evt-oct02", "Deliver my digest on Fridays.", occurred_at=day(10, 2, 9), sequence=1),
-        [pref("friday", grounding="on Fridays")],
-    )
-    clock.set(day(10, 19))
-    second = client.ingest(
-        event(
-            "evt-oct19",
-            "Daily for the rest of October please, then Friday again from November 1.",
-            occurred_at=day(10, 19, 9),
-            sequence=2,
-        ),
-        [
-            pref("daily", valid_until=day(11, 1, 0), grounding="Daily for the rest of October"),
-            pref("friday", valid_from=day(11, 1, 0), grounding="Friday again from November 1"),
-        ],
-    )
+    receipts: list[Receipt] = []
+    for told in seed_000():
+        clock.set(told.at)
+        receipts.append(client.ingest(told.event, told.claims))
+    first, second = receipts
     return first, second
 
 
@@ -137,11 +133,7 @@ def test_the_seed_story_through_the_client(client: Client, clock: FrozenClock) -
     assert at(valid_at=day(10, 5)) == ["friday"]
     assert at(valid_at=day(10, 1)) == []
     timeline = client.timeline(SUBJECT, FAMILY)
-    assert [(r.value, r.valid_from, r.valid_until) for r in timeline] == [
-        ("friday", day(10, 2, 9), day(10, 19, 9)),
-        ("daily", day(10, 19, 9), day(11, 1, 0)),
-        ("friday", day(11, 1, 0), None),
-    ]
+    assert [(r.value, r.valid_from, r.valid_until) for r in timeline] == [*SEED_000_WINDOWS]
     assert all(r.claim_faithful_to_source for r in timeline)
     assert not any(r.operational_setting_confirmed for r in timeline)  # chat is no setting
     # record time: what memledger believed before the Oct 19 correction
@@ -182,20 +174,10 @@ def test_a_late_retry_is_a_duplicate_and_a_redelivery_historical(
 ) -> None:
     story(client, clock)
     clock.set(day(10, 28))
-    again = client.ingest(
-        event("evt-oct02", "Deliver my digest on Fridays.", occurred_at=day(10, 2, 9), sequence=1),
-        [pref("friday", grounding="on Fridays")],
-    )
+    (oct02, _) = seed_000()
+    again = client.ingest(oct02.event, oct02.claims)
     assert again.duplicate and again.outcome == "committed"
-    late = client.ingest(
-        event(
-            "evt-oct02-redelivered",
-            "Deliver my digest on Fridays.",
-            occurred_at=day(10, 2, 9),
-            sequence=1,
-        ),
-        [pref("friday")],
-    )
+    late = client.ingest(replace(oct02.event, event_id="evt-oct02-redelivered"), [pref("friday")])
     assert [(r.disposition, r.reason) for r in late.results] == [("historical", "older_sequence")]
     assert values(client.current(SUBJECT, FAMILY, valid_at=day(10, 28))) == ["daily"]  # type: ignore[arg-type]
     # the same id with other content is the library's EventConflictError

@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from embedder_helpers import HashingWrapper
+from index_helpers import entries
 from memledger import Claim, InvalidQueryError, Memory
 from memledger.errors import EmbedderError, InvalidInputError
 from memledger.index.derived import DerivedIndex, IndexStatus, default_index_path
@@ -40,19 +41,15 @@ from memledger.write.worker import episode_of
 AnyIndex: TypeAlias = DerivedIndex | PostgresIndex
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def memory(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Memory]:
+@pytest.fixture
+def memory(backend_url: str) -> Iterator[Memory]:
     """A store of each backend; its index (:func:`index_at`) is of the same backend."""
-    if request.param == "postgresql":
-        store = open_store(request.getfixturevalue("postgres").create_database())
-    else:
-        store = open_store(tmp_path / "m.db")
-    memory = Memory(store, clock=FrozenClock(day(10, 2)))
+    memory = Memory(open_store(backend_url), clock=FrozenClock(day(10, 2)))
     yield memory
     memory.close()
 
 
-sqlite_only = pytest.mark.parametrize("memory", ["sqlite"], indirect=True)
+sqlite_only = pytest.mark.parametrize("backend_url", ["sqlite"], indirect=True)
 """For what only the SQLite index file has (its file, vectors held in memory, pruning)."""
 
 
@@ -67,16 +64,7 @@ def index_at(memory: Memory, folder: Path, name: str, **options: Any) -> AnyInde
 
 def entry_rows(index: AnyIndex, tenant: str) -> list[tuple[object, ...]]:
     """``(id, memory_id, changed)`` of each of ``tenant``'s entries, by id."""
-    if isinstance(index, PostgresIndex):
-        with index._connection() as conn:
-            return conn.execute(
-                f"SELECT id, memory_id, changed FROM {index.ns}.entries WHERE tenant = %s"
-                " ORDER BY id",
-                (tenant,),
-            ).fetchall()
-    return index._conn.execute(
-        "SELECT id, memory_id, changed FROM entries WHERE tenant = ? ORDER BY id", (tenant,)
-    ).fetchall()
+    return entries(index, "id, memory_id, changed", "tenant = ? ORDER BY id", (tenant,))
 
 
 @pytest.fixture

@@ -28,18 +28,13 @@ from memledger.testing import FrozenClock
 ASK = "When should the digest be delivered?"
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def memory(
-    tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[Memory]:
+@pytest.fixture
+def memory(backend_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Memory]:
     """On both stores: the hot tiers stamp what they hold with the canonical store's
     revisions, whichever store that is."""
-    if request.param == "postgresql":
+    if backend_url.startswith("postgresql://"):
         monkeypatch.setenv("MEMLEDGER_INDEX_DIR", str(tmp_path))  # the full tier's index
-        url = request.getfixturevalue("postgres").create_database()
-    else:
-        url = f"sqlite:///{tmp_path / 'm.db'}"
-    memory = Memory(open_store(url), clock=FrozenClock(NOW))
+    memory = Memory(open_store(backend_url), clock=FrozenClock(NOW))
     memory.ingest(event(1, "Send me the digest fridays please."), digest("fridays"))
     yield memory
     memory.close()

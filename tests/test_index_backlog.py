@@ -43,32 +43,25 @@ QUERY = "what delivery plan is my digest on?"
 """Names the family (its overlay) and matches every value's words (its stale entries)."""
 
 
-def _open(
-    backend: str,
-    folder: Path,
-    *,
-    request: pytest.FixtureRequest,
-    embedder: Embedder | None = None,
-) -> Memory:
-    if backend == "postgresql":
-        store = open_store(request.getfixturevalue("postgres").create_database())
+def _open(url: str, folder: Path, *, embedder: Embedder | None = None) -> Memory:
+    store = open_store(url)
+    if url.startswith("postgresql://"):
         index: Index = PostgresIndex(store, namespace="ix_backlog", embedder=embedder)
     else:
-        store = open_store(folder / "m.db")
         index = DerivedIndex(folder / "m.db.index", embedder=embedder)
     return Memory(store, clock=FrozenClock(day(10, 2)), index=index, catch_up=CatchUp(rows=BOUND))
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def memory(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Memory]:
+@pytest.fixture
+def memory(backend_url: str, tmp_path: Path) -> Iterator[Memory]:
     """A store of each backend with a lexical index of the same backend; reads apply at
     most :data:`BOUND` rows."""
-    opened = _open(request.param, tmp_path, request=request)
+    opened = _open(backend_url, tmp_path)
     yield opened
     opened.close()
 
 
-sqlite_only = pytest.mark.parametrize("memory", ["sqlite"], indirect=True)
+sqlite_only = pytest.mark.parametrize("backend_url", ["sqlite"], indirect=True)
 
 
 def _burst(memory: Memory, count: int = BURST, *, first: int = 1) -> Receipt:
@@ -197,11 +190,10 @@ class _SlowEmbedder(HashingWrapper):
         return super().embed(texts)
 
 
-@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_a_read_spends_at_most_its_time_budget_on_the_backlog(
-    request: pytest.FixtureRequest, tmp_path: Path, backend: str
+    backend_url: str, tmp_path: Path
 ) -> None:
-    memory = _open(backend, tmp_path, request=request, embedder=_SlowEmbedder())
+    memory = _open(backend_url, tmp_path, embedder=_SlowEmbedder())
     try:
         _burst(memory, 200)
         backlog = _lag(memory)

@@ -21,6 +21,8 @@ from chat_helpers import (
     KEY,
     built_for,
     check_failure,
+    claims_answer,
+    proposal,
     the_chat_request,
 )
 from memledger.domain.families import Family, Schema
@@ -47,27 +49,6 @@ EVENT = SourceEvent(
 )
 
 
-def proposal(**fields: object) -> dict[str, object]:
-    """One claim object as a model would write it; ``fields`` override the defaults."""
-    claim: dict[str, object] = {
-        "family": "home_city",
-        "kind": "fact",
-        "statement": "The subject lives in Lyon.",
-        "value": "lyon",
-        "scope": "global",
-        "valid_from": None,
-        "valid_until": None,
-        "grounding": "I moved to Lyon",
-        "confidence": None,
-    }
-    claim.update(fields)
-    return claim
-
-
-def answer(*claims: dict[str, object], complete: bool = True) -> str:
-    return json.dumps({"claims": list(claims), "complete": complete})
-
-
 pytestmark = pytest.mark.usefixtures("no_proxies")
 
 
@@ -84,7 +65,7 @@ def test_a_good_answer_becomes_claims_with_lineage(
     server: FakeChatServer, extractor: LLMExtractor
 ) -> None:
     server.push(
-        answer(
+        claims_answer(
             proposal(confidence=0.9),
             proposal(
                 family="plan",
@@ -131,7 +112,7 @@ def test_a_good_answer_becomes_claims_with_lineage(
 def test_the_request_carries_model_temperature_schema_key_text_and_families(
     server: FakeChatServer, extractor: LLMExtractor
 ) -> None:
-    server.push(answer())
+    server.push(claims_answer())
     extractor.extract(EVENT)
 
     schema = claims_v3.response_schema(Schema.default())
@@ -153,7 +134,7 @@ def test_claims_v2_carries_polarity_and_claims_v1_stays_as_it_was(server: FakeCh
         grounding="Our trip to Lisbon is off",
         polarity="retract",
     )
-    server.push(answer(proposal(polarity="assert"), retraction, proposal(polarity=None)))
+    server.push(claims_answer(proposal(polarity="assert"), retraction, proposal(polarity=None)))
     with LLMExtractor(base_url=server.base_url, model="m", prompt_version="claims-v2") as extractor:
         claims = extractor.extract(EVENT).claims
     assert [(c.family, c.value, c.polarity) for c in claims] == [
@@ -167,7 +148,7 @@ def test_claims_v2_carries_polarity_and_claims_v1_stays_as_it_was(server: FakeCh
     assert items["properties"]["polarity"]["enum"] == ["assert", "retract"]
     assert "polarity" in items["required"]
 
-    server.push(answer(retraction))
+    server.push(claims_answer(retraction))
     with LLMExtractor(base_url=server.base_url, model="m", prompt_version="claims-v1") as old:
         (claim,) = old.extract(EVENT).claims
         assert old.info.prompt_version == "claims-v1"
@@ -178,7 +159,7 @@ def test_claims_v2_carries_polarity_and_claims_v1_stays_as_it_was(server: FakeCh
 
 
 def test_a_claim_with_an_unknown_polarity_is_dropped(server: FakeChatServer) -> None:
-    server.push(answer(proposal(polarity="negate"), proposal()))
+    server.push(claims_answer(proposal(polarity="negate"), proposal()))
     with LLMExtractor(base_url=server.base_url, model="m") as extractor:
         extraction = extractor.extract(EVENT)
     assert len(extraction.claims) == 1
@@ -192,7 +173,7 @@ def test_an_unknown_prompt_version_is_refused() -> None:
 
 
 def test_without_a_key_no_authorization_header_is_sent(server: FakeChatServer) -> None:
-    server.push(answer())
+    server.push(claims_answer())
     with LLMExtractor(base_url=server.base_url + "/", model="m") as extractor:
         extractor.extract(EVENT)
     (request,) = server.requests
@@ -217,7 +198,9 @@ def test_a_custom_schema_gets_its_own_families(server: FakeChatServer) -> None:
         [Family(name="pet", kinds=frozenset({"fact"}), description="Pets; scope pet:<slug>.")]
     )
     server.push(
-        answer(proposal(family="pet", scope="pet:rex", value="dog", grounding="Lyon"), proposal())
+        claims_answer(
+            proposal(family="pet", scope="pet:rex", value="dog", grounding="Lyon"), proposal()
+        )
     )
     with LLMExtractor(base_url=server.base_url, model="m", schema=pets) as extractor:
         extraction = extractor.extract(EVENT)
@@ -257,7 +240,7 @@ def test_bad_claims_are_dropped_with_reasons_and_good_ones_survive(
     server: FakeChatServer, extractor: LLMExtractor
 ) -> None:
     good = proposal(family="employer", statement="The subject works at Acme.", value="acme")
-    server.push(answer(*(bad for bad, _ in BAD_CLAIMS), good))
+    server.push(claims_answer(*(bad for bad, _ in BAD_CLAIMS), good))
 
     extraction = extractor.extract(EVENT)
 
@@ -277,7 +260,7 @@ def test_bad_claims_are_dropped_with_reasons_and_good_ones_survive(
 def test_a_truncated_answer_that_parses_is_returned_incomplete(
     server: FakeChatServer, extractor: LLMExtractor
 ) -> None:
-    server.push(Reply(content=answer(proposal()), finish_reason="length"))
+    server.push(Reply(content=claims_answer(proposal()), finish_reason="length"))
     extraction = extractor.extract(EVENT)
     assert not extraction.complete
     assert [c.family for c in extraction.claims] == ["home_city"]
@@ -286,14 +269,14 @@ def test_a_truncated_answer_that_parses_is_returned_incomplete(
 def test_the_model_may_say_it_left_claims_out(
     server: FakeChatServer, extractor: LLMExtractor
 ) -> None:
-    server.push(answer(proposal(), complete=False))
+    server.push(claims_answer(proposal(), complete=False))
     assert not extractor.extract(EVENT).complete
 
 
 def test_a_json_answer_in_a_code_fence_is_read(
     server: FakeChatServer, extractor: LLMExtractor
 ) -> None:
-    server.push(f"```json\n{answer(proposal())}\n```")
+    server.push(f"```json\n{claims_answer(proposal())}\n```")
     assert len(extractor.extract(EVENT).claims) == 1
 
 
@@ -379,7 +362,7 @@ def test_settings_build_the_extractor_and_hide_the_key(server: FakeChatServer) -
         KEY,
     )
     assert KEY not in repr(settings)
-    server.push(answer(proposal()))
+    server.push(claims_answer(proposal()))
     with settings.llm_extractor(timeout=2.0) as extractor:
         assert len(extractor.extract(EVENT).claims) == 1
     assert server.requests[0].headers["authorization"] == f"Bearer {KEY}"

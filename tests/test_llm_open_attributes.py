@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from chat_helpers import claims_answer, proposal
 from memledger import Memory
 from memledger.domain.families import Schema
 from memledger.testing.openai_server import FakeChatServer, RecordedRequest
@@ -34,24 +35,8 @@ pytestmark = pytest.mark.usefixtures("no_proxies")
 
 def attribute(scope: str, value: object, statement: str, grounding: str, **fields: object) -> Any:
     """One ``attribute`` claim object as a model would write it."""
-    claim: dict[str, object] = {
-        "family": "attribute",
-        "kind": "fact",
-        "statement": statement,
-        "value": value,
-        "scope": scope,
-        "valid_from": None,
-        "valid_until": None,
-        "grounding": grounding,
-        "confidence": None,
-        "polarity": "assert",
-    }
-    claim.update(fields)
-    return claim
-
-
-def answer(*claims: object) -> str:
-    return json.dumps({"claims": list(claims), "complete": True})
+    said = {"statement": statement, "value": value, "scope": scope, "grounding": grounding}
+    return proposal(**{"family": "attribute", **said, "polarity": "assert", **fields})
 
 
 class Script:
@@ -65,7 +50,7 @@ class Script:
         for text, reply in self.answers.items():
             if text in user:
                 return reply
-        return answer()
+        return claims_answer()
 
 
 @pytest.fixture
@@ -112,7 +97,7 @@ def run(memory: Memory, extractor: LLMExtractor, script: Script) -> Run:
 
 VEGETARIAN = (
     "I'm vegetarian.",
-    answer(attribute("diet", "vegetarian", "Is vegetarian", "vegetarian")),
+    claims_answer(attribute("diet", "vegetarian", "Is vegetarian", "vegetarian")),
 )
 
 
@@ -131,7 +116,7 @@ def test_claims_v3_is_the_default_and_its_request_allows_family_attribute(
     server: FakeChatServer, extractor: LLMExtractor
 ) -> None:
     assert DEFAULT_PROMPT_VERSION == "claims-v3" == extractor.info.prompt_version
-    server.push(answer())
+    server.push(claims_answer())
     extractor.extract(said(1, "I'm vegetarian."))
 
     (request,) = server.requests
@@ -226,7 +211,7 @@ def test_a_new_diet_closes_the_old_window_at_the_time_the_turn_gives(
     memory: Memory, extractor: LLMExtractor, script: Script
 ) -> None:
     since = datetime(2026, 7, 1, tzinfo=UTC)  # "last month", said on 2026-08-14
-    script.answers["I've been pescatarian since last month."] = answer(
+    script.answers["I've been pescatarian since last month."] = claims_answer(
         attribute(
             "diet",
             "pescatarian",
@@ -235,7 +220,7 @@ def test_a_new_diet_closes_the_old_window_at_the_time_the_turn_gives(
             valid_from="2026-07-01T00:00:00Z",
         )
     )
-    script.answers["I'm vegetarian."] = answer(
+    script.answers["I'm vegetarian."] = claims_answer(
         attribute("diet", "vegetarian", "Is vegetarian", "I'm vegetarian")
     )
     memory.ingest(said(1, "I'm vegetarian."))
@@ -257,7 +242,7 @@ def test_an_additive_attribute_keeps_every_value(memory: Memory, run: Run) -> No
     run(
         (
             "I have a dog named Rex.",
-            answer(
+            claims_answer(
                 attribute(
                     "pet:dog-named-rex", "dog named rex", "Has a dog named Rex", "a dog named Rex"
                 )
@@ -265,7 +250,7 @@ def test_an_additive_attribute_keeps_every_value(memory: Memory, run: Run) -> No
         ),
         (
             "We also adopted a cat.",
-            answer(attribute("pet:cat", "cat", "Has a cat", "We also adopted a cat")),
+            claims_answer(attribute("pet:cat", "cat", "Has a cat", "We also adopted a cat")),
         ),
     )
     assert current(memory) == {("pet:dog-named-rex", "dog named rex"), ("pet:cat", "cat")}
@@ -278,7 +263,7 @@ def test_another_persons_attribute_is_theirs_and_leaves_the_speakers_alone(
         VEGETARIAN,
         (
             "My sister is vegan, and she's a nurse.",
-            answer(
+            claims_answer(
                 attribute("person:sister/diet", "vegan", "Sister: is vegan", "My sister is vegan"),
                 attribute(
                     "person:sister/role", "nurse", "Sister: works as a nurse", "she's a nurse"
@@ -298,14 +283,14 @@ def test_a_retraction_closes_the_value_as_retracted(memory: Memory, run: Run) ->
     run(
         (
             "I'm allergic to cats and to peanuts.",
-            answer(
+            claims_answer(
                 attribute("allergy:cats", "cats", "Is allergic to cats", "allergic to cats"),
                 attribute("allergy:peanuts", "peanuts", "Is allergic to peanuts", "to peanuts"),
             ),
         ),
         (
             "I'm not allergic to cats any more.",
-            answer(
+            claims_answer(
                 attribute(
                     "allergy:cats",
                     "cats",
@@ -329,13 +314,13 @@ def test_an_off_convention_spelling_lands_in_the_rule_extractors_slot(
         VEGETARIAN,
         (
             "Now I'm vegan.",
-            answer(
+            claims_answer(
                 attribute(" Diet:Vegan ", "Vegan", "Is vegan", "Now I'm vegan", kind="preference")
             ),
         ),
         (
             "My dad has a dog named Rex.",
-            answer(
+            claims_answer(
                 attribute(
                     "person:Dad/Pet: Dog Named Rex",
                     "a dog named Rex",
@@ -358,7 +343,7 @@ def test_a_scope_of_no_attributes_shape_drops_that_claim_only(
 ) -> None:
     text = "I'm vegetarian, I work as a nurse and I love jazz."
     server.push(
-        answer(
+        claims_answer(
             attribute("diet", "vegetarian", "Is vegetarian", "I'm vegetarian"),
             attribute("food preferences", "vegetarian", "Is vegetarian", "I'm vegetarian"),
             attribute("role", "nurse", "Works as a nurse", "I work as a nurse"),
@@ -383,7 +368,7 @@ def test_a_scope_of_no_attributes_shape_drops_that_claim_only(
 
 
 def test_claims_v2_is_unchanged(server: FakeChatServer) -> None:
-    server.push(answer(attribute("Diet", "Vegetarian", "Is vegetarian", "I'm vegetarian")))
+    server.push(claims_answer(attribute("Diet", "Vegetarian", "Is vegetarian", "I'm vegetarian")))
     with LLMExtractor(base_url=server.base_url, model="m", prompt_version="claims-v2") as old:
         (claim,) = old.extract(said(1, "I'm vegetarian.")).claims
         assert old.info.prompt_version == "claims-v2"
@@ -402,7 +387,7 @@ def test_the_prompt_says_who_spoke_and_the_assistants_words_set_nothing(
     turn = replace(said(1, text), role="assistant")
     body: Any = extractor.request_body(turn)  # nested JSON, navigated freely
     assert "Speaker: assistant" in body["messages"][1]["content"]
-    script.answers[text] = answer(attribute("diet", "vegetarian", "Is vegetarian", text))
+    script.answers[text] = claims_answer(attribute("diet", "vegetarian", "Is vegetarian", text))
     memory.ingest(turn)
     memory.process(extractor=extractor)
     assert current(memory) == set()  # the assistant's words are nobody's own say

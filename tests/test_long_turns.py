@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from index_helpers import entries
 from memledger import Actor, LimitExceededError, Memory, SourceEvent
 from memledger.cli import app
 from memledger.eval.bench_long_turn import PHRASE, text_of
@@ -38,13 +39,10 @@ TWO_MB = long_text(2_000_000)
 PASTE = long_text(300_000, seed=11)
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def memory(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Memory]:
+@pytest.fixture
+def memory(backend_url: str) -> Iterator[Memory]:
     """A store of each backend, its index of the same backend (hashing vectors)."""
-    if request.param == "postgresql":
-        store = open_store(request.getfixturevalue("postgres").create_database())
-    else:
-        store = open_store(tmp_path / "m.db")
+    store = open_store(backend_url)
     index = open_index(store, embedder=HashingEmbedder())
     memory = Memory(store, clock=FrozenClock(AT), index=index)
     yield memory
@@ -67,19 +65,9 @@ def turn(event_id: str, text: str, *, minute: int = 0) -> SourceEvent:
 def rows_of(memory: Memory, memory_id: str) -> list[tuple[int, int | None, int | None]]:
     """``(part, span_start, span_end)`` of each index entry of ``memory_id``."""
     index = memory.index
-    if isinstance(index, PostgresIndex):
-        with index._connection() as conn:
-            return conn.execute(
-                f"SELECT part, span_start, span_end FROM {index.ns}.entries"
-                " WHERE tenant = 'acme' AND memory_id = %s ORDER BY part",
-                (memory_id,),
-            ).fetchall()
-    assert isinstance(index, DerivedIndex)
-    return index._conn.execute(
-        "SELECT part, span_start, span_end FROM entries"
-        " WHERE tenant = 'acme' AND memory_id = ? ORDER BY part",
-        (memory_id,),
-    ).fetchall()
+    assert isinstance(index, DerivedIndex | PostgresIndex)
+    where = "tenant = 'acme' AND memory_id = ? ORDER BY part"
+    return entries(index, "part, span_start, span_end", where, (memory_id,))
 
 
 def episode_id(memory: Memory, event_id: str) -> str:

@@ -4,7 +4,6 @@ history entries, and are idempotent."""
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import timedelta
 from pathlib import Path
 
@@ -21,7 +20,6 @@ from memledger import (
 )
 from memledger.domain.records import CALLER
 from memledger.ports import Extraction
-from memledger.store import sqlite as sqlite_store
 from memledger.testing import FrozenClock, FunctionExtractor
 from memledger.testing.scenarios import (
     FAMILY,
@@ -33,6 +31,7 @@ from memledger.testing.scenarios import (
     pref,
     snapshot,
 )
+from store_helpers import old_sqlite_store
 
 REVIEWED_AT = day(10, 10)
 
@@ -289,40 +288,32 @@ def test_bad_requests_change_nothing(memory: Memory, clock: FrozenClock, db: Pat
     assert file_snapshot(db) == before
 
 
-def test_an_item_held_before_schema_7_can_be_resolved_after_the_upgrade(
-    db: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_an_item_held_before_schema_7_can_be_resolved_after_the_upgrade(db: Path) -> None:
     """Rows written before review decisions were recorded have no extractor, job or
     revocation mark: they are the caller's, and "now" is when their work began."""
-    original = sqlite_store.load_migrations
-    monkeypatch.setattr(sqlite_store, "load_migrations", lambda: original()[:6])
-    sqlite_store.SQLiteStore(db).close()
-    conn = sqlite3.connect(db)
-    conn.execute(
-        "INSERT INTO events VALUES ('acme', 'evt-1', 'hash', 'user-42', 'user-42', 1,"
-        " '[[\"delivery_preference\", \"*\"]]', 'chat', NULL, 1, '2026-10-02T12:00:00.000000Z',"
-        " 'Mondays', '{}', '2026-10-02T12:00:00.000000Z', NULL)"
-    )
-    conn.execute(
-        "INSERT INTO event_outcomes VALUES ('acme', 'evt-1', 'review', ?, "
-        "'2026-10-02T12:00:00.000000Z')",
-        (
-            '{"event_id":"evt-1","job_id":null,"outcome":"review","reason":"held",'
-            '"results":[],"review_id":"rev-1","revisions":[],"tenant":"acme"}',
-        ),
-    )
-    conn.execute(
-        "INSERT INTO review_queue VALUES ('acme', 'rev-1', 'evt-1', 'user-42', 'held', ?,"
-        " '2026-10-02T12:00:00.000000Z', NULL, NULL)",
-        (
-            '[{"confidence":0.65,"family":"delivery_preference","grounding":null,'
-            '"kind":"preference","scope":"global","statement":"Delivery: monday",'
-            '"subject":null,"valid_from":null,"valid_until":null,"value":"monday"}]',
-        ),
-    )
-    conn.commit()
-    conn.close()
-    monkeypatch.setattr(sqlite_store, "load_migrations", original)
+    with old_sqlite_store(db, 6) as conn:
+        conn.execute(
+            "INSERT INTO events VALUES ('acme', 'evt-1', 'hash', 'user-42', 'user-42', 1,"
+            " '[[\"delivery_preference\", \"*\"]]', 'chat', NULL, 1, '2026-10-02T12:00:00.000000Z',"
+            " 'Mondays', '{}', '2026-10-02T12:00:00.000000Z', NULL)"
+        )
+        conn.execute(
+            "INSERT INTO event_outcomes VALUES ('acme', 'evt-1', 'review', ?, "
+            "'2026-10-02T12:00:00.000000Z')",
+            (
+                '{"event_id":"evt-1","job_id":null,"outcome":"review","reason":"held",'
+                '"results":[],"review_id":"rev-1","revisions":[],"tenant":"acme"}',
+            ),
+        )
+        conn.execute(
+            "INSERT INTO review_queue VALUES ('acme', 'rev-1', 'evt-1', 'user-42', 'held', ?,"
+            " '2026-10-02T12:00:00.000000Z', NULL, NULL)",
+            (
+                '[{"confidence":0.65,"family":"delivery_preference","grounding":null,'
+                '"kind":"preference","scope":"global","statement":"Delivery: monday",'
+                '"subject":null,"valid_from":null,"valid_until":null,"value":"monday"}]',
+            ),
+        )
     with Memory.open(db, clock=FrozenClock(day(10, 3))) as memory:
         (item,) = memory.reviews(tenant=TENANT)
         assert (item.extractor, item.job_id, item.revocation_mark) == (CALLER, None, None)

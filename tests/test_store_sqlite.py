@@ -16,6 +16,7 @@ from memledger.store import open_store
 from memledger.store import sqlite as sqlite_store
 from memledger.testing import FrozenClock
 from memledger.testing.scenarios import FAMILY, SUBJECT, TENANT, day, event, pref
+from store_helpers import old_sqlite_store
 
 
 def test_urls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -155,33 +156,25 @@ def test_processes_creating_one_store_at_once_all_succeed(tmp_path: Path) -> Non
         )
 
 
-def test_schema_2_upgrades_to_3_with_its_queued_jobs_and_old_grants(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_schema_2_upgrades_to_3_with_its_queued_jobs_and_old_grants(tmp_path: Path) -> None:
     """A store written before the hardening migration keeps working: its queued job
     (no revocation mark: every revocation after the upgrade is later than it) runs,
     and grants stored as "family:scope" text read back exactly, never wider."""
     path = tmp_path / "old.db"
-    original = sqlite_store.load_migrations
-    monkeypatch.setattr(sqlite_store, "load_migrations", lambda: original()[:2])
-    sqlite_store.SQLiteStore(path).close()
-    conn = sqlite3.connect(path)
-    conn.execute(
-        "INSERT INTO events VALUES ('acme', 'evt-1', 'hash', 'user-42', 'user-42', 1, ?,"
-        " 'chat', NULL, NULL, '2026-10-02T12:00:00.000000Z', 'Send it on Fridays please.',"
-        " '{}', '2026-10-02T12:00:00.000000Z')",
-        (json.dumps(["delivery_preference:*", "home_city:"]),),
-    )
-    conn.execute(
-        "INSERT INTO jobs (tenant, job_id, event_id, generations, status, attempts, created_at)"
-        " VALUES ('acme', 'job-1', 'evt-1', '{}', 'queued', 0, '2026-10-02T12:00:00.000000Z')"
-    )
-    conn.commit()
-    conn.close()
-    monkeypatch.setattr(sqlite_store, "load_migrations", original)
+    with old_sqlite_store(path, 2) as conn:
+        conn.execute(
+            "INSERT INTO events VALUES ('acme', 'evt-1', 'hash', 'user-42', 'user-42', 1, ?,"
+            " 'chat', NULL, NULL, '2026-10-02T12:00:00.000000Z', 'Send it on Fridays please.',"
+            " '{}', '2026-10-02T12:00:00.000000Z')",
+            (json.dumps(["delivery_preference:*", "home_city:"]),),
+        )
+        conn.execute(
+            "INSERT INTO jobs (tenant, job_id, event_id, generations, status, attempts, created_at)"
+            " VALUES ('acme', 'job-1', 'evt-1', '{}', 'queued', 0, '2026-10-02T12:00:00.000000Z')"
+        )
     memory = Memory.open(path, clock=FrozenClock(day(10, 3)))
     try:
-        assert memory.store.schema_version() == len(original())  # type: ignore[attr-defined]
+        assert memory.store.schema_version() == len(sqlite_store.load_migrations())  # type: ignore[attr-defined]
         assert memory.event("evt-1", tenant=TENANT).actor.grants == frozenset(
             {Grant(family="delivery_preference")}
         )

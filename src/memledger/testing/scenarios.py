@@ -1,5 +1,6 @@
-"""Building blocks of the conformance suite: the seed stories' actors and events,
-a comparable snapshot of a store, and workers that run in child processes.
+"""Building blocks of the conformance suite: the seed stories' actors and events
+(``seed_000``, each event ``Told`` with its claims, and the ``SEED_000_WINDOWS`` it
+leaves), a comparable snapshot of a store, and workers that run in child processes.
 
 Workers are module-level functions so that ``multiprocessing`` can start them
 with the ``spawn`` method on any platform.
@@ -133,6 +134,50 @@ def fact(
         subject=subject,
         valid_from=valid_from,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Told:
+    """One event of a seed story, the claims it makes, and when (the clock) it is written."""
+
+    at: datetime
+    event: SourceEvent
+    claims: tuple[Claim, ...]
+
+
+def seed_000(who: Actor = GRANTED) -> tuple[Told, ...]:
+    """Seed 000, the delivery-preference story, said by ``who``: on Oct 2, Fridays
+    (``evt-oct02``); on Oct 19, one event (``evt-oct19``): daily through October, then
+    Friday again from Nov 1. Each event is said at 09:00 of the day it is told on, its
+    sequence its place in the story."""
+    said = (
+        (2, "evt-oct02", "Deliver my digest on Fridays.", [pref("friday", grounding="on Fridays")]),
+        (
+            19,
+            "evt-oct19",
+            "Daily for the rest of October please, then Friday again from November 1.",
+            [
+                pref("daily", valid_until=day(11, 1, 0), grounding="Daily for the rest of October"),
+                pref("friday", valid_from=day(11, 1, 0), grounding="Friday again from November 1"),
+            ],
+        ),
+    )
+    return tuple(
+        Told(
+            day(10, dom),
+            event(event_id, text, occurred_at=day(10, dom, 9), sequence=n, who=who),
+            tuple(claims),
+        )
+        for n, (dom, event_id, text, claims) in enumerate(said, start=1)
+    )
+
+
+SEED_000_WINDOWS = (
+    ("friday", day(10, 2, 9), day(10, 19, 9)),
+    ("daily", day(10, 19, 9), day(11, 1, 0)),
+    ("friday", day(11, 1, 0), None),
+)
+"""Seed 000's timeline once told: the value, valid from and valid until of each window."""
 
 
 @dataclass(frozen=True, slots=True)

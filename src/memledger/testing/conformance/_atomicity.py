@@ -153,6 +153,29 @@ def _reference(
     return steps, before, after
 
 
+def _set_up(
+    url: str, operation: Operation, failpoint: StepFailpoint | None = None
+) -> tuple[Memory, FrozenClock]:
+    """A memory over the store at ``url`` (with ``failpoint``) holding ``operation``'s
+    setup, and its clock, at the setup's time."""
+    clock = FrozenClock(operation.setup_at)
+    memory = Memory(open_store(url, failpoint=failpoint), clock=clock)
+    operation.setup(memory)
+    return memory, clock
+
+
+def _recovers(
+    memory: Memory, operation: Operation, *, before: Snapshot, after: Snapshot, where: str
+) -> None:
+    """``memory``, after ``operation`` was interrupted, holds ``before`` (the state before
+    the interrupted transaction), and a retry gives ``after``, the uninterrupted run's
+    (but for attempt counts); ``memory`` is closed."""
+    assert _snapshot(memory, operation) == before, where
+    operation.run(memory)  # the retry
+    assert _settled(_snapshot(memory, operation)) == _settled(after), where
+    memory.close()
+
+
 def _raise(error: type[Exception]) -> Callable[[str], None]:
     def act(step: str) -> None:
         raise error(f"injected failure before {step}")
@@ -335,19 +358,14 @@ class AtomicityChecks:
             failpoint = StepFailpoint(crash_at, _raise(InjectedFailure), armed=False)
 
             where = f"{name}: failure before step {crash_at} ({step})"
-            clock = FrozenClock(operation.setup_at)
-            memory = Memory(open_store(fresh_url(), failpoint=failpoint), clock=clock)
-            operation.setup(memory)
+            memory, clock = _set_up(fresh_url(), operation, failpoint)
             failpoint.arm()
             clock.set(operation.run_at)
             with pytest.raises(InjectedFailure):
                 operation.run(memory)
             assert failpoint.count == crash_at, where
-            assert _snapshot(memory, operation) == before[transaction], where
             failpoint.disarm()
-            operation.run(memory)  # the retry
-            assert _settled(_snapshot(memory, operation)) == _settled(after), where
-            memory.close()
+            _recovers(memory, operation, before=before[transaction], after=after, where=where)
 
     @pytest.mark.parametrize("name", sorted(OPERATIONS))
     def test_process_killed_at_every_step_of_every_write_transaction(
@@ -358,15 +376,10 @@ class AtomicityChecks:
         for crash_at, (transaction, step) in _kill_points(steps):
             where = f"{name}: killed before step {crash_at} ({step})"
             url = fresh_url()
-            clock = FrozenClock(operation.setup_at)
-            setup = Memory(open_store(url), clock=clock)
-            operation.setup(setup)
+            setup, clock = _set_up(url, operation)
             setup.close()
             proc = SPAWN.Process(target=crash_operation, args=(url, name, crash_at))
             assert _run([proc]) == [17], f"{where}: the child did not reach its crash point"
             clock.set(operation.run_at)
             reopened = Memory(open_store(url), clock=clock)
-            assert _snapshot(reopened, operation) == before[transaction], where
-            operation.run(reopened)  # the retry
-            assert _settled(_snapshot(reopened, operation)) == _settled(after), where
-            reopened.close()
+            _recovers(reopened, operation, before=before[transaction], after=after, where=where)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 import pytest
@@ -12,6 +13,7 @@ from memledger.memory import Memory
 from memledger.testing import FrozenClock
 from memledger.testing.scenarios import (
     FAMILY,
+    SEED_000_WINDOWS,
     SUBJECT,
     TENANT,
     UNGRANTED,
@@ -20,6 +22,7 @@ from memledger.testing.scenarios import (
     event,
     overlaps,
     pref,
+    seed_000,
     snapshot,
 )
 
@@ -29,33 +32,11 @@ def values(records: tuple[MemoryRecord, ...]) -> list[object]:
 
 
 def story(memory: Memory, clock: FrozenClock, *, granted: bool = True) -> None:
-    """Oct 2: Friday. Oct 19: one event, daily through Oct 31 and Friday from Nov 1."""
-    who = actor(FAMILY) if granted else UNGRANTED
-    clock.set(day(10, 2))
-    memory.ingest(
-        event(
-            "evt-oct02",
-            "Deliver my digest on Fridays.",
-            occurred_at=day(10, 2, 9),
-            sequence=1,
-            who=who,
-        ),
-        [pref("friday", grounding="on Fridays")],
-    )
-    clock.set(day(10, 19))
-    memory.ingest(
-        event(
-            "evt-oct19",
-            "Daily for the rest of October please, then Friday again from November 1.",
-            occurred_at=day(10, 19, 9),
-            sequence=2,
-            who=who,
-        ),
-        [
-            pref("daily", valid_until=day(11, 1, 0), grounding="Daily for the rest of October"),
-            pref("friday", valid_from=day(11, 1, 0), grounding="Friday again from November 1"),
-        ],
-    )
+    """Seed 000: Oct 2, Friday. Oct 19: one event, daily through Oct 31 and Friday from
+    Nov 1."""
+    for told in seed_000(actor(FAMILY) if granted else UNGRANTED):
+        clock.set(told.at)
+        memory.ingest(told.event, told.claims)
 
 
 class StoryChecks:
@@ -70,11 +51,7 @@ class StoryChecks:
         assert at(day(10, 5)) == ["friday"]
         assert at(day(10, 1)) == []  # before the first event's valid time
         timeline = memory.timeline(SUBJECT, FAMILY, tenant=TENANT)
-        assert [(r.value, r.valid_from, r.valid_until) for r in timeline] == [
-            ("friday", day(10, 2, 9), day(10, 19, 9)),
-            ("daily", day(10, 19, 9), day(11, 1, 0)),
-            ("friday", day(11, 1, 0), None),
-        ]
+        assert [(r.value, r.valid_from, r.valid_until) for r in timeline] == [*SEED_000_WINDOWS]
         assert all(r.claim_faithful_to_source for r in timeline)
         assert not any(r.operational_setting_confirmed for r in timeline)  # chat is no setting
         assert overlaps(memory) == []
@@ -114,23 +91,13 @@ class StoryChecks:
         before = snapshot(memory, event_ids=["evt-oct02"])
         clock.set(day(10, 28))
         # the Oct 2 extraction retried: the same event again is a duplicate ...
-        again = memory.ingest(
-            event(
-                "evt-oct02", "Deliver my digest on Fridays.", occurred_at=day(10, 2, 9), sequence=1
-            ),
-            [pref("friday", grounding="on Fridays")],
-        )
+        (oct02, _) = seed_000()
+        again = memory.ingest(oct02.event, oct02.claims)
         assert again.duplicate and again.outcome == "committed"
         assert snapshot(memory, event_ids=["evt-oct02"]) == before
         # ... and a redelivery under a new id with the old sequence is kept as historical
         late = memory.ingest(
-            event(
-                "evt-oct02-redelivered",
-                "Deliver my digest on Fridays.",
-                occurred_at=day(10, 2, 9),
-                sequence=1,
-            ),
-            [pref("friday")],
+            replace(oct02.event, event_id="evt-oct02-redelivered"), [pref("friday")]
         )
         assert [(r.disposition, r.reason) for r in late.results] == [
             ("historical", "older_sequence")

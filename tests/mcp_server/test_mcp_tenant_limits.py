@@ -28,7 +28,6 @@ from mcp_helpers import (
     TENANT,
     error_of,
     http_client,
-    open_memory,
     payload,
     serving,
     stdio_params,
@@ -38,17 +37,6 @@ from memledger.api import ServiceLimits
 from memledger.errors import EventNotFoundError
 from memledger.serve import ServeConfig, build_app
 from memledger.testing.scenarios import day, event
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Path:
-    return tmp_path / "mem.db"
-
-
-@pytest.fixture
-def memory(store: Path) -> Iterator[Memory]:
-    with open_memory(store) as opened:
-        yield opened
 
 
 def _admin(memory: Memory, tenant: str, actor: str) -> str:

@@ -6,25 +6,16 @@ answered as missing ones. Real store, real uvicorn server, the SDK's HTTP client
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import anyio
-import pytest
 
-from mcp_helpers import TENANT, error_of, http_client, open_memory, payload, serving
+from mcp_helpers import TENANT, error_of, http_client, payload, serving
 from memledger import Claim, Memory, SourceEvent
 from memledger.mcp import streamable_http_app
 
 FAMILY = "delivery_preference"
-
-
-@pytest.fixture
-def memory(tmp_path: Path) -> Iterator[Memory]:
-    with open_memory(tmp_path / "mem.db") as opened:
-        yield opened
 
 
 def _said(memory: Memory, event_id: str, value: str, *, customer: str) -> dict[str, str]:

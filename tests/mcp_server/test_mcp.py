@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -31,7 +31,6 @@ from mcp_helpers import (
     error_of,
     http_client,
     make_keys,
-    open_memory,
     payload,
     recalled_ids,
     serving,
@@ -42,17 +41,6 @@ from memledger.domain.keys import REFUSED
 from memledger.errors import MemoryNotFoundError, PermissionDeniedError, StoreLockedError
 from memledger.mcp import CURRENT_URI, build_server, error_code, streamable_http_app
 from memledger.mcp._server import derived_event_id
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Path:
-    return tmp_path / "mem.db"
-
-
-@pytest.fixture
-def memory(store: Path) -> Iterator[Memory]:
-    with open_memory(store) as opened:
-        yield opened
 
 
 @pytest.fixture
