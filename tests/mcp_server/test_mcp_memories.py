@@ -4,15 +4,12 @@ the key deciding whose memory a call may touch."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import anyio
-import pytest
 from mcp import Client
 
-from mcp_helpers import TENANT, error_of, open_memory, payload
+from mcp_helpers import TENANT, error_of, payload
 from memledger import Memory
 from memledger.mcp import build_server
 
@@ -21,12 +18,6 @@ CHAT = [
     {"role": "assistant", "content": "Noted!"},
     {"role": "user", "content": "I live in Lisbon."},
 ]
-
-
-@pytest.fixture
-def memory(tmp_path: Path) -> Iterator[Memory]:
-    with open_memory(tmp_path / "mem.db") as opened:
-        yield opened
 
 
 def calls(memory: Memory, token: str, *steps: tuple[str, dict[str, Any]]) -> list[Any]:
