@@ -1,6 +1,7 @@
 """How admission learns a request's tenant: the first requests of one token, arriving
-together, share one look-up (a burst from a new key is not refused for it), and a wrong
-secret for a known key id is another token, never counted under that key's tenant."""
+together, share one look-up (a burst from a new key is not refused for it), a wrong
+secret for a known key id is another token, never counted under that key's tenant, and
+a key sent as ``Token`` (mem0's clients) counts as one sent as ``Bearer``."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ RIGHT = f"{KEY_ID}.{'a' * 43}"
 WRONG = f"{KEY_ID}.{'b' * 43}"
 
 
-def _scope(token: str) -> dict[str, object]:
-    return {"type": "http", "headers": [(b"authorization", f"Bearer {token}".encode())]}
+def _scope(token: str, scheme: str = "Bearer") -> dict[str, object]:
+    return {"type": "http", "headers": [(b"authorization", f"{scheme} {token}".encode())]}
 
 
 class SlowLookups:
@@ -58,3 +59,13 @@ def test_a_wrong_secret_for_a_known_key_id_is_not_counted_under_its_tenant() -> 
 
     assert asyncio.run(both()) == ("tenant:acme", ANONYMOUS, ANONYMOUS)
     assert lookups.calls == [RIGHT, WRONG, WRONG]  # an unknown token is looked up each time
+
+
+def test_a_key_sent_as_mem0_sends_it_counts_under_its_tenant() -> None:
+    lookups = SlowLookups()
+    admission = Admission(max_in_flight=16, tenant_in_flight=4, tenant_of=lookups)
+
+    async def schemes() -> list[str]:
+        return [await admission.bucket(_scope(RIGHT, s)) for s in ("Token", "token", "Basic")]
+
+    assert asyncio.run(schemes()) == ["tenant:acme", "tenant:acme", ANONYMOUS]

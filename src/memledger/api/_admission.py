@@ -33,16 +33,17 @@
   before they write; a request past it answers 503 ``budget_exceeded`` and leaves
   nothing written.
 
-The tenant of a request is its key's: the first request of a bearer token
-(``mlk_<id>.<secret>``) authenticates it (in a worker thread, counted under the shared
-bucket below while it does; the first requests of one token arriving together wait for
-that one look-up) and the token is counted under its tenant from then on, so every key
-of a tenant shares that tenant's cap. A token that does not authenticate (a wrong
-secret for a known key id included), and a request without one, count under one shared
-bucket (the route refuses them at once). Health, readiness, metrics and the OpenAPI
-document are never shed. The MCP endpoint that ``memledger serve`` mounts is admitted
-by the same :class:`Admission` (:mod:`memledger.mcp._http`): a tenant's requests over
-HTTP and MCP count together against one cap.
+The tenant of a request is its key's: the first request of a key
+(``mlk_<id>.<secret>``, sent as a ``Bearer`` or a ``Token``) authenticates it (in a
+worker thread, counted under the shared bucket below while it does; the first requests
+of one token arriving together wait for that one look-up) and the token is counted
+under its tenant from then on, so every key of a tenant shares that tenant's cap. A
+token that does not authenticate (a wrong secret for a known key id included), and a
+request without one, count under one shared bucket (the route refuses them at once).
+Health, readiness, metrics and the OpenAPI document are never shed. The MCP endpoint
+that ``memledger serve`` mounts is admitted by the same :class:`Admission`
+(:mod:`memledger.mcp._http`): a tenant's requests over HTTP and MCP count together
+against one cap.
 
 :attr:`Admission.refused` counts refusals by reason and :attr:`Admission.in_flight`
 the requests in flight; ``/metrics`` exports both, with no tenant in any label.
@@ -89,7 +90,9 @@ TENANT_OVERLOADED = REQUEST_PROBLEMS["tenant_overloaded"]
 
 ANONYMOUS = "anonymous"
 """The bucket of requests without a valid key (and of look-ups of new key ids)."""
-_TOKEN = re.compile(rb"^\s*bearer\s+((mlk_[0-9a-f]{12})\.[A-Za-z0-9_-]{43})\s*$", re.IGNORECASE)
+_TOKEN = re.compile(
+    rb"^\s*(?:bearer|token)\s+((mlk_[0-9a-f]{12})\.[A-Za-z0-9_-]{43})\s*$", re.IGNORECASE
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -14,7 +14,17 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memledger.api import _admin, _corpus, _events, _health, _memories, _reads, _subjects, _traces
+from memledger.api import (
+    _admin,
+    _corpus,
+    _events,
+    _health,
+    _mem0,
+    _memories,
+    _reads,
+    _subjects,
+    _traces,
+)
 from memledger.api._admission import Admission, AdmissionMiddleware, ServiceLimits
 from memledger.api._bodies import ID_PATTERN
 from memledger.api._docs import serve_docs
@@ -38,10 +48,14 @@ __all__ = ["create_app"]
 DESCRIPTION = f"""A long-term memory layer for AI agents, over HTTP.
 
 Every route but `/healthz`, `/readyz`, `/metrics` and this document needs an API key:
-`Authorization: Bearer mlk_<id>.<secret>`. The key decides the tenant and the actor of
-the request; a body or query naming another tenant is refused (403), and ids of another
-tenant are answered exactly as missing ones. `read` keys read, `write` keys also write,
-`admin` keys also manage keys, families, the review queue and the shared corpus.
+`Authorization: Bearer mlk_<id>.<secret>` (or `Token mlk_...`, as mem0's clients send
+it). The key decides the tenant and the actor of the request; a body or query naming
+another tenant is refused (403), and ids of another tenant are answered exactly as
+missing ones. `read` keys read, `write` keys also write, `admin` keys also manage keys,
+families, the review queue and the shared corpus.
+
+The routes tagged `mem0` are a subset of mem0's Platform API, for mem0's own clients
+(`docs/mem0.md`); the rest of mem0's API answers 501 `not_supported`.
 
 Writes answer their revision tokens in the `{CONSISTENCY_HEADER}` header
 (`user-42/delivery_preference@3,...`); reads given it do not answer below it.
@@ -59,6 +73,7 @@ _ROUTERS = (
     _admin.router,
     _traces.router,
     _corpus.router,
+    _mem0.router,
 )
 
 

@@ -2,10 +2,11 @@
 
 ``Authorization: Bearer mlk_...`` is checked by :meth:`Memory.authenticate`; the
 :class:`~memledger.domain.keys.Principal` it gives is the request's tenant and actor,
-whatever the body or the query says. A ``tenant`` named anywhere else (a body field,
-a ``?tenant=`` parameter) must be the key's own, or the request is refused (403)
-before anything is read or written. A query parameter the route does not read is
-refused too (422).
+whatever the body or the query says. ``Authorization: Token mlk_...`` (the scheme
+mem0's clients send) carries the same key on every route. A ``tenant`` named anywhere
+else (a body field, a ``?tenant=`` parameter) must be the key's own, or the request is
+refused (403) before anything is read or written. A query parameter the route does not
+read is refused too (422).
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ bearer = HTTPBearer(
     auto_error=False,
     scheme_name="apiKey",
     description="An API key, `Authorization: Bearer mlk_<id>.<secret>` (`memledger keys "
-    "create`, or `POST /v1/keys` with an admin key). The key decides the tenant and the "
-    "actor of every request.",
+    "create`, or `POST /v1/keys` with an admin key); `Authorization: Token mlk_...`, as "
+    "mem0's clients send it, is the same key. The key decides the tenant and the actor of "
+    "every request.",
 )
 
 MISSING = "This route needs an API key: send 'Authorization: Bearer mlk_<id>.<secret>'."
@@ -53,9 +55,10 @@ def principal(
     svc: Svc,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
 ) -> Principal:
-    if credentials is None:
+    token = credentials.credentials if credentials is not None else _token_scheme(request)
+    if token is None:
         raise AuthenticationError(MISSING)
-    found = svc.memory.authenticate(credentials.credentials)
+    found = svc.memory.authenticate(token)
     for named in request.query_params.getlist("tenant"):
         same_tenant(found, named)
     unknown = sorted(set(request.query_params) - _declared(request.scope.get("route")))
@@ -67,6 +70,13 @@ def principal(
             ]
         )
     return found
+
+
+def _token_scheme(request: Request) -> str | None:
+    """The key of an ``Authorization: Token <key>`` header, else ``None``."""
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    token = token.strip()
+    return token if scheme.lower() == "token" and token else None
 
 
 def _declared(route: object) -> frozenset[str]:

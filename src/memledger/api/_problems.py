@@ -93,6 +93,7 @@ REQUEST_PROBLEMS: Mapping[str, ProblemKind] = {
         retry_after=1,
     ),
     "refused": ProblemKind(status=400, code="request_refused", title="Request refused"),
+    "not_supported": ProblemKind(status=501, code="not_supported", title="Not supported"),
     "not_ready": ProblemKind(
         status=503,
         code="not_ready",
