@@ -18,6 +18,7 @@ import re
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from memledger._openai_http import Fail, M, excerpt, validate_body
+from memledger.domain.faults import listing
 from memledger.domain.records import JsonValue
 
 
@@ -95,14 +96,14 @@ def read_answer(
         )
 
 
-def error_summary(exc: ValidationError, limit: int = 3) -> str:
-    """The first ``limit`` errors of ``exc``, each as ``location: message``."""
-    parts = [
-        f"{'.'.join(str(p) for p in error['loc']) or '(root)'}: {error['msg']}"
-        for error in exc.errors(include_url=False)[:limit]
-    ]
-    more = exc.error_count() - limit
-    return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
+def error_summary(exc: ValidationError) -> str:
+    """Every error of ``exc`` (the first ten, with the count), each as ``place: message``."""
+    return listing(
+        [
+            f"{'.'.join(str(p) for p in error['loc']) or '(root)'}: {error['msg']}"
+            for error in exc.errors(include_url=False)
+        ]
+    )
 
 
 _FENCE = re.compile(r"^```[A-Za-z0-9_-]*\s*\n(.*)\n\s*```$", re.DOTALL)

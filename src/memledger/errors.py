@@ -39,9 +39,15 @@ who do not know memledger's classes::
 
 Backend driver exceptions never escape: the store adapters translate them at
 their edge (see ``memledger.store.sqlite``).
+
+An :class:`InvalidInputError` that found several problems in its input names them in
+its message (the first ten, with the count: :mod:`memledger.domain.faults`) and holds
+every one as data, :attr:`InvalidInputError.faults`.
 """
 
 from __future__ import annotations
+
+from typing import TypeAlias
 
 __all__ = [
     "AuthenticationError",
@@ -83,8 +89,16 @@ class MemledgerError(Exception):
     """Base class of every error memledger raises on purpose."""
 
 
+Fault: TypeAlias = tuple[tuple[str | int, ...], str]
+"""One problem of an input: its place (``("claims", 0, "kind")``) and what is wrong there."""
+
+
 class InvalidInputError(MemledgerError, ValueError):
     """The caller sent something memledger cannot use. Nothing was written."""
+
+    faults: tuple[Fault, ...] = ()
+    """Every problem found, where the message tells several (empty otherwise): the HTTP
+    API lists them as a problem's ``errors``."""
 
 
 class InvalidEventError(InvalidInputError):

@@ -133,7 +133,8 @@ def problem(response: httpx.Response, status: int, code: str) -> dict[str, objec
     assert response.status_code == status, (response.status_code, response.text)
     assert response.headers["content-type"] == "application/problem+json", response.headers
     body = response.json()
-    assert set(body) <= {"type", "title", "status", "detail", "code", "errors"}, body
+    assert set(body) <= {"type", "title", "status", "detail", "code", "errors", "error_count"}
+    assert ("errors" in body) == ("error_count" in body), body
     assert body["status"] == status and body["code"] == code, body
     assert body["type"] == f"https://memledger.dev/problems/{code}"
     assert isinstance(body["title"], str) and body["title"]

@@ -22,6 +22,7 @@ from memledger.api._extra import NAME_PATTERN, MediaType
 from memledger.api._strict import Moment, StrictBody
 from memledger.corpus import DEFAULT_FLOOR, MAX_K, MAX_QUERY
 from memledger.domain.budget import MAX_TOKENS, Section
+from memledger.domain.faults import names
 from memledger.domain.keys import KeyRole, PrincipalKind
 from memledger.domain.records import Kind
 from memledger.read.context import MAX_REQUEST
@@ -205,6 +206,10 @@ class EraseIn(StrictBody):
     )
     reason: Text = "erased"
     tenant: Tenant = None
+
+    @classmethod
+    def needs(cls) -> str:
+        return f"a JSON object with one of {names(['event', 'memory_id', 'subject'], last='or')}"
 
 
 class RetentionIn(StrictBody):

@@ -14,9 +14,10 @@ from memledger.api import _extra
 from memledger.api._auth import Reader, Writer, same_tenant
 from memledger.api._bodies import ProcessIn, ReasonIn, id_path
 from memledger.api._consistency import token_response, write_token
-from memledger.api._problems import problem_responses
+from memledger.api._problems import body_faults, problem_responses
 from memledger.api._services import Svc
 from memledger.api._visibility import visible_jobs
+from memledger.domain.faults import names, with_faults
 from memledger.domain.keys import Principal
 from memledger.domain.records import FamilyRevision, RevocationReceipt
 from memledger.errors import (
@@ -25,6 +26,7 @@ from memledger.errors import (
     MemledgerError,
 )
 from memledger.wire import (
+    EventIn,
     JsonObject,
     ParsedEvent,
     event_to_dict,
@@ -33,6 +35,7 @@ from memledger.wire import (
     parse_event_json,
     parse_events_json,
     receipt_to_dict,
+    required_fields,
     work_report_to_dict,
 )
 
@@ -41,6 +44,8 @@ __all__ = ["revision_tokens", "router"]
 router = APIRouter(tags=["events"])
 
 EventId = Annotated[str, id_path("The event's id.")]
+_DEFAULTS = ProcessIn()
+"""``POST /v1/process`` without a body: run at most the default number of jobs."""
 
 _ACTOR_NOTE = (
     "The event's tenant and actor come from the API key: `tenant` may be left out (another "
@@ -78,7 +83,23 @@ def _prepare(item: object, who: Principal) -> None:
 
 
 def parse_events(body: bytes, who: Principal, *, many: bool, most: int) -> list[ParsedEvent]:
-    """The events of a body, each checked for its tenant before the wire parser runs."""
+    """The events of a body, each checked for its tenant before the wire parser runs;
+    what is wrong with them placed in the body (the problem's ``errors``)."""
+    with body_faults():
+        return _parse_events(body, who, many=many, most=most)
+
+
+def _missing(*, many: bool) -> InvalidEventError:
+    """The error of an empty body: what it needs (``actor`` is the key's)."""
+    needed = names([name for name in required_fields(EventIn) if name != "actor"])
+    what = "a JSON list of event objects, each" if many else "one JSON event object"
+    told = f"the body is missing; it needs {what} with {needed}"
+    return with_faults(InvalidEventError(told), [((), told)])
+
+
+def _parse_events(body: bytes, who: Principal, *, many: bool, most: int) -> list[ParsedEvent]:
+    if not body.strip():
+        raise _missing(many=many)
     data = _decode(body)
     if many:
         if not isinstance(data, list):
@@ -230,10 +251,10 @@ def forget(
     "the server's extractor (the offline rule-based one unless configured), and reports them "
     "by outcome. A failing extractor leaves its job queued for a retry (reported in "
     "`errors`); it never writes part of an event. Other tenants' jobs are never run. Needs a "
-    "write key.",
+    "write key. The body may be left out: every field has its default.",
     responses=problem_responses(),
 )
-def process(body: ProcessIn, svc: Svc, who: Writer) -> JsonObject:
+def process(svc: Svc, who: Writer, body: ProcessIn = _DEFAULTS) -> JsonObject:
     same_tenant(who, body.tenant)
     most = min(body.max_jobs, svc.max_process)
     report = svc.memory.process(extractor=svc.extractor, tenant=who.tenant, limit=most)

@@ -20,7 +20,7 @@ from memledger.api._auth import Reader, Writer, readable, same_tenant
 from memledger.api._bodies import Id
 from memledger.api._consistency import token_response, write_token
 from memledger.api._events import revision_tokens
-from memledger.api._problems import problem_responses
+from memledger.api._problems import body_faults, problem_responses
 from memledger.api._reads import MemoryId
 from memledger.api._services import Svc
 from memledger.api._strict import Moment, StrictBody
@@ -34,6 +34,7 @@ from memledger.wire import (
     memory_change_to_dict,
     revocation_to_dict,
 )
+from memledger.write.messages import Added
 
 __all__ = ["AddIn", "MemorySearchIn", "router", "whose"]
 
@@ -106,7 +107,14 @@ def whose(
 )
 def add(body: AddIn, svc: Svc, who: Writer, response: Response) -> JsonObject:
     same_tenant(who, body.tenant)
-    added = svc.memory.add_as(
+    with body_faults():  # what is wrong with the messages, placed in the body
+        added = _add(body, svc, who)
+    write_token(response, [t for r in added.receipts for t in r.revisions])
+    return added_to_dict(added)
+
+
+def _add(body: AddIn, svc: Svc, who: Principal) -> Added:
+    return svc.memory.add_as(
         who,
         body.messages,
         user_id=body.user_id,
@@ -118,8 +126,6 @@ def add(body: AddIn, svc: Svc, who: Writer, response: Response) -> JsonObject:
         extractor=svc.extractor,
         most_jobs=svc.max_process,
     )
-    write_token(response, [t for r in added.receipts for t in r.revisions])
-    return added_to_dict(added)
 
 
 @router.post(

@@ -17,6 +17,7 @@ import logging
 import math
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
@@ -27,7 +28,9 @@ from starlette.exceptions import HTTPException
 from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memledger.errors import MemledgerError, QuotaExceededError
+from memledger.api._request_faults import request_fault
+from memledger.domain.faults import SHOWN, listing
+from memledger.errors import InvalidInputError, MemledgerError, QuotaExceededError
 from memledger.wire_models import (
     PROBLEMS,
     Problem,
@@ -41,6 +44,7 @@ __all__ = [
     "REQUEST_PROBLEMS",
     "CatchAll",
     "OddPath",
+    "body_faults",
     "http_problem",
     "install_handlers",
     "problem_response",
@@ -112,12 +116,13 @@ def problem_response(
     kind: ProblemKind,
     detail: str | None = None,
     *,
-    errors: Sequence[ProblemError] | None = None,
+    errors: Sequence[ProblemError] = (),
     request: Request | None = None,
     status: int | None = None,
 ) -> JSONResponse:
     """The response telling ``kind``: its fixed detail if it has one, else ``detail``;
-    with ``status`` instead of the kind's (``refused`` only)."""
+    with ``status`` instead of the kind's (``refused`` only); listing the first
+    :data:`~memledger.domain.faults.SHOWN` of ``errors`` and their count."""
     if status is not None:
         kind = replace(kind, status=status)
     body = Problem(
@@ -126,7 +131,8 @@ def problem_response(
         status=kind.status,
         detail=kind.detail or detail or kind.title,
         code=kind.code,
-        errors=list(errors) if errors is not None else None,
+        errors=list(errors[:SHOWN]) if errors else None,
+        error_count=len(errors) if errors else None,
     )
     headers: dict[str, str] = {}
     if kind.retry_after is not None:
@@ -159,15 +165,13 @@ async def _memledger_error(request: Request, exc: Exception) -> JSONResponse:
     kind = problem_kind(exc) or _INTERNAL
     if kind.status >= 500:
         log.error("%s on %s %s: %s", type(exc).__name__, request.method, _route(request), exc)
-    response = problem_response(kind, str(exc), request=request)
+    faults = exc.faults if isinstance(exc, InvalidInputError) else ()
+    errors = [ProblemError(loc=list(loc), msg=msg) for loc, msg in faults]
+    response = problem_response(kind, str(exc), errors=errors, request=request)
     wait = getattr(exc, "retry_after", None)
     if isinstance(exc, QuotaExceededError) and wait is not None:
         response.headers["Retry-After"] = str(max(1, math.ceil(wait)))
     return response
-
-
-def _location(loc: Sequence[Any]) -> list[str | int]:
-    return [part if isinstance(part, int) else str(part) for part in loc]
 
 
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
@@ -179,17 +183,24 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
             "The body is not valid JSON.",
             request=request,
         )
-    # the messages only: an error's ``input`` and ``ctx`` may echo what was sent
-    errors = [
-        ProblemError(loc=_location(e.get("loc", ())), msg=str(e.get("msg", ""))) for e in found
-    ][:20]
-    where = ", ".join(".".join(str(p) for p in err.loc) for err in errors[:5])
+    told = [request_fault(request, e) for e in found]
     return problem_response(
         REQUEST_PROBLEMS["invalid_request"],
-        f"The request does not match the route's schema at: {where or 'the request'}.",
-        errors=errors,
+        f"The request does not match the route's schema: {listing([t for _, t in told])}.",
+        errors=[error for error, _ in told],
         request=request,
     )
+
+
+@contextmanager
+def body_faults() -> Iterator[None]:
+    """Places the faults of an input error raised inside (a source event's, chat
+    messages') in the request's body, ``["body", ...]``, where a schema's own are."""
+    try:
+        yield
+    except InvalidInputError as exc:
+        exc.faults = tuple((("body", *loc), msg) for loc, msg in exc.faults)
+        raise
 
 
 _HTTP_ERRORS = {

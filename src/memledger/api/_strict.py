@@ -13,7 +13,8 @@ every other body: the base model :class:`StrictBody` and the datetime type
   :data:`~memledger.domain.records.MAX_DEPTH` levels, as an event's metadata does.
 
 A body that breaks any of these is an ``invalid_request`` problem (422) naming
-the field, and nothing runs.
+the field, and nothing runs; a missing one names what the body needs
+(:meth:`StrictBody.needs`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from typing import Annotated, Any
 
 from pydantic import AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
+from memledger.domain.faults import names
 from memledger.domain.records import MAX_DEPTH, require_text
+from memledger.wire import required_fields
 
 __all__ = ["Moment", "StrictBody", "require_body_text"]
 
@@ -72,3 +75,12 @@ class StrictBody(BaseModel):
     def _text_only(cls, data: Any) -> Any:
         require_body_text(data)
         return data
+
+    @classmethod
+    def needs(cls) -> str:
+        """What a body of this model must hold, as a problem about a missing body says
+        it: ``a JSON object with `reason```."""
+        required = required_fields(cls)
+        if not required:
+            return "a JSON object (`{}` takes every default)"
+        return f"a JSON object with {names(required)}"

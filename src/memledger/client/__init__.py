@@ -16,6 +16,8 @@ consistency tokens of what they wrote (:attr:`Client.consistency`), and raise th
 library's own errors (a ``404 memory_not_found`` is a
 :class:`~memledger.errors.MemoryNotFoundError`; the problem is :func:`problem_of` the
 error). A service that cannot be reached raises :class:`~memledger.errors.StoreError`.
+A dict they take may hold aware datetimes, dates and UUIDs at any depth
+(:mod:`memledger.client._json`); a naive datetime is refused before anything is sent.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from memledger import wire_models as wm
+from memledger.client._json import plain
 from memledger.client._requests import (
     Call,
     ClaimInput,
@@ -32,9 +33,16 @@ def _claim_json(claim: ClaimInput) -> object:
 
 
 def event_body(
-    event: EventInput, claims: Sequence[ClaimInput] | None = None, *, complete: bool = True
-) -> dict[str, object]:
-    """The JSON of one event with its claims (``None``: queue it for extraction)."""
+    event: EventInput,
+    claims: Sequence[ClaimInput] | None = None,
+    *,
+    complete: bool = True,
+    what: str = "the event",
+) -> object:
+    """The JSON of one event with its claims (``None``: queue it for extraction); its
+    datetimes, dates and UUIDs written as the API reads them, at any depth, and
+    :class:`~memledger.errors.InvalidEventError` naming the place in ``what`` of a naive
+    datetime or of anything else that is not JSON."""
     body: dict[str, object]
     if isinstance(event, SourceEvent):
         body = dict(event_to_dict(event))
@@ -54,7 +62,7 @@ def event_body(
         body["claims"] = [_claim_json(c) for c in claims]
     if not complete:
         body["complete"] = False
-    return body
+    return plain(body, what=what, error=InvalidEventError)
 
 
 def ingest(
@@ -76,8 +84,10 @@ def ingest_batch(
     failing event; those before it stay written, and sending the batch again is safe).
     An item is an event, or an ``(event, claims)`` pair."""
     bodies = [
-        event_body(item[0], item[1]) if isinstance(item, tuple) else event_body(item)
-        for item in events
+        event_body(item[0], item[1], what=f"event #{n}")
+        if isinstance(item, tuple)
+        else event_body(item, what=f"event #{n}")
+        for n, item in enumerate(events, 1)
     ]
     if not bodies:
         raise InvalidEventError("a batch needs at least one event")

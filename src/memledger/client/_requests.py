@@ -10,7 +10,8 @@
   wire model, one adapter per model), :func:`nothing` (an answer without one).
 * Its parts: :func:`segment`, :func:`path_param` and :func:`subject_path` quote paths;
   :func:`when` checks and writes a datetime; :func:`params` writes a query and
-  :func:`given` the optional fields of a body; :func:`encode` a body as JSON.
+  :func:`given` the optional fields of a body; :func:`encode` a body as JSON (datetimes,
+  dates and UUIDs in it too).
 
 Pure: no I/O, no clock, no client state.
 """
@@ -28,8 +29,9 @@ from urllib.parse import quote
 from pydantic import TypeAdapter
 
 from memledger import wire_models as wm
+from memledger.client._json import plain
 from memledger.domain.records import Claim, SourceEvent
-from memledger.errors import InvalidInputError, InvalidQueryError, MemledgerError
+from memledger.errors import InvalidQueryError, MemledgerError
 from memledger.wire import isoformat
 
 __all__ = [
@@ -218,9 +220,9 @@ def given(**fields: object) -> dict[str, object]:
 
 
 def encode(body: Json) -> bytes:
-    """``body`` as the JSON the API reads; :class:`InvalidInputError` naming what is not
-    JSON (the client never sends ``NaN`` or an object it would have to guess at)."""
-    try:
-        return json.dumps(body, ensure_ascii=False, allow_nan=False).encode()
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise InvalidInputError(f"the request body is not JSON: {exc}") from None
+    """``body`` as the JSON the API reads: datetimes, dates and UUIDs written as the API
+    reads them, at any depth (:func:`~memledger.client._json.plain`);
+    :class:`InvalidInputError` naming the place of a naive datetime or of anything else
+    that is not JSON (the client never sends ``NaN`` or an object it would have to guess
+    at)."""
+    return json.dumps(plain(body), ensure_ascii=False, allow_nan=False).encode()

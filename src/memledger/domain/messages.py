@@ -19,17 +19,19 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Final, Literal
 
+from memledger.domain.faults import listing, place, with_faults
 from memledger.domain.records import Actor, JsonValue, Role, SourceEvent, require_id
-from memledger.errors import InvalidEventError, InvalidQueryError
+from memledger.errors import Fault, InvalidEventError, InvalidQueryError
 
 __all__ = ["Message", "ParsedMessages", "events_of", "ids_of", "normalise", "subject_of"]
+
+Place = tuple[str | int, ...]
 
 SKIPPED_ROLES: Final = frozenset({"system", "developer"})
 """Roles whose messages are instructions to a model, not things anyone said: they are
 left out (counted in :attr:`ParsedMessages.skipped`)."""
 
 _ROLES: Final[Mapping[str, Role]] = {"user": "user", "assistant": "assistant", "tool": "tool"}
-_MAX_PROBLEMS: Final = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,53 +90,57 @@ def normalise(messages: object) -> ParsedMessages:
         raise InvalidEventError("messages is empty: nothing to add")
     kept: list[Message] = []
     skipped = 0
-    problems: list[str] = []
+    problems: list[Fault] = []
     for n, item in enumerate(items):
-        where = "messages" if len(items) == 1 and item is messages else f"messages[{n}]"
-        read = _message(item, where, problems)
+        at: Place = ("messages",) if len(items) == 1 and item is messages else ("messages", n)
+        read = _message(item, at, problems)
         if read == "skip":
             skipped += 1
         elif read is not None:
             kept.append(read)
     if problems:
-        shown = "; ".join(problems[:_MAX_PROBLEMS])
-        more = len(problems) - _MAX_PROBLEMS
-        raise InvalidEventError(
+        shown = listing([place(loc) + text for loc, text in problems])
+        error = InvalidEventError(
             f"{len(problems)} problem{'s' if len(problems) > 1 else ''} in messages: {shown}"
-            + (f" (and {more} more not shown)" if more > 0 else "")
         )
+        raise with_faults(error, [(loc, text.strip()) for loc, text in problems])
     if not kept:
         raise InvalidEventError("messages holds only system or developer messages: nothing to add")
     return ParsedMessages(tuple(kept), skipped)
 
 
-def _message(item: object, where: str, problems: list[str]) -> Message | Literal["skip"] | None:
+def _message(item: object, at: Place, problems: list[Fault]) -> Message | Literal["skip"] | None:
+    """``item`` read as a message, or ``None`` with its problems added (each at its place,
+    with what is wrong as it follows the place in a message)."""
     if isinstance(item, str):
         if not item.strip():
-            problems.append(f"{where} is empty")
+            problems.append((at, " is empty"))
             return None
         return Message("user", item)
     if not isinstance(item, Mapping):
-        problems.append(f"{where} must be a string or a mapping, got {type(item).__name__}")
+        problems.append((at, f" must be a string or a mapping, got {type(item).__name__}"))
         return None
     role = item.get("role", "user")
     if role in SKIPPED_ROLES:
         return "skip"
     if not isinstance(role, str) or role not in _ROLES:
         problems.append(
-            f"{where}.role must be one of user, assistant, tool, system, developer, got {role!r}"
+            (
+                (*at, "role"),
+                f" must be one of user, assistant, tool, system, developer, got {role!r}",
+            )
         )
         role = None
     if "content" not in item:
-        problems.append(f"{where} has no content")
+        problems.append((at, " has no content"))
         return None
-    content = _content(item["content"], f"{where}.content", problems)
+    content = _content(item["content"], (*at, "content"), problems)
     if content is None or role is None:
         return None
     return Message(_ROLES[role], content)
 
 
-def _content(value: object, where: str, problems: list[str]) -> str | None:
+def _content(value: object, at: Place, problems: list[Fault]) -> str | None:
     if isinstance(value, str):
         text = value
     elif isinstance(value, Sequence) and not isinstance(value, (bytes, bytearray)):
@@ -147,16 +153,16 @@ def _content(value: object, where: str, problems: list[str]) -> str | None:
             ):
                 texts.append(part["text"])
             else:
-                problems.append(f"{where}[{n}] must be a {{'type': 'text', 'text': ...}} part")
+                problems.append(((*at, n), " must be a {'type': 'text', 'text': ...} part"))
                 return None
         text = "\n".join(texts)
     else:
         problems.append(
-            f"{where} must be a string or a list of text parts, got {type(value).__name__}"
+            (at, f" must be a string or a list of text parts, got {type(value).__name__}")
         )
         return None
     if not text.strip():
-        problems.append(f"{where} is empty")
+        problems.append((at, " is empty"))
         return None
     return text
 

@@ -4,7 +4,8 @@ Input is parsed by strict pydantic models (unknown fields, naive datetimes and
 type coercions such as ``"1"`` for a number are rejected) and converted to the
 domain dataclasses, whose own validation then runs as well. Whatever is wrong,
 the caller gets one :class:`~memledger.errors.InvalidInputError` whose message
-is a single line naming the fields at fault. An event looks like::
+is a single line naming the fields at fault (the first ten, with the count; its
+``faults`` hold every one). An event looks like::
 
     {"tenant": "acme", "event_id": "evt-1", "subject": "user-42",
      "actor": {"id": "user-42", "authenticated": true, "grants": ["delivery_preference"]},
@@ -22,7 +23,8 @@ The parts, each a private module of this package:
 
 * ``_parse``: the input models (:class:`EventIn`, :class:`ClaimIn`, :class:`ActorIn`),
   :func:`parse_event_json` and :func:`parse_events_json`, and the one-line messages
-  made of pydantic's errors;
+  made of pydantic's errors (each problem also an error's ``faults``);
+  :func:`required_fields`, those of a model a JSON object must hold;
 * ``_records``: what is held: records, a family's change log and revision tokens, events,
   ingest receipts, claims, reviews, jobs, worker runs, keys, families and recalls;
 * ``_changes``: what a change did: revocations, forgets, undos, rollbacks, compactions,
@@ -57,6 +59,7 @@ from memledger.wire._parse import (
     ParsedEvent,
     parse_event_json,
     parse_events_json,
+    required_fields,
 )
 from memledger.wire._records import (
     claim_to_dict,
@@ -105,6 +108,7 @@ __all__ = [
     "receipt_to_dict",
     "record_to_dict",
     "rederivation_to_dict",
+    "required_fields",
     "review_resolution_to_dict",
     "review_to_dict",
     "revision_to_dict",

@@ -14,6 +14,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationErro
 from pydantic import JsonValue as WireValue
 from pydantic_core import ErrorDetails
 
+from memledger.domain.faults import listing, names, place, with_faults
 from memledger.domain.records import (
     CHANNELS,
     KINDS,
@@ -35,10 +36,17 @@ from memledger.errors import (
     UnknownKindError,
 )
 
-__all__ = ["ActorIn", "ClaimIn", "EventIn", "ParsedEvent", "parse_event_json", "parse_events_json"]
+__all__ = [
+    "ActorIn",
+    "ClaimIn",
+    "EventIn",
+    "ParsedEvent",
+    "parse_event_json",
+    "parse_events_json",
+    "required_fields",
+]
 
 _STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
-_MAX_PROBLEMS = 5
 
 
 # -- input ------------------------------------------------------------------------------
@@ -111,6 +119,11 @@ class EventIn(BaseModel):
     complete: bool = True
 
 
+def required_fields(model: type[BaseModel]) -> list[str]:
+    """The fields a JSON object of ``model`` must hold, in the model's order."""
+    return [name for name, info in model.model_fields.items() if info.is_required()]
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ParsedEvent:
     """What ``Memory.ingest`` needs: the event, its claims (``None``: queue extraction)
@@ -130,7 +143,7 @@ def parse_event_json(text: str, *, tenant: str | None = None) -> ParsedEvent:
     data = _load(text)
     if isinstance(data, list):
         raise InvalidEventError("expected one JSON event object, got a list")
-    return _parse_one(data, tenant=tenant, label=None)
+    return _parse_one(data, tenant=tenant, index=None)
 
 
 def parse_events_json(text: str, *, tenant: str | None = None) -> tuple[ParsedEvent, ...]:
@@ -140,12 +153,10 @@ def parse_events_json(text: str, *, tenant: str | None = None) -> tuple[ParsedEv
     """
     data = _load(text)
     if not isinstance(data, list):
-        return (_parse_one(data, tenant=tenant, label=None),)
+        return (_parse_one(data, tenant=tenant, index=None),)
     if not data:
         raise InvalidEventError("the JSON list holds no events")
-    return tuple(
-        _parse_one(item, tenant=tenant, label=f"event #{n}") for n, item in enumerate(data, 1)
-    )
+    return tuple(_parse_one(item, tenant=tenant, index=n) for n, item in enumerate(data))
 
 
 def _reject_constant(name: str) -> object:
@@ -154,7 +165,10 @@ def _reject_constant(name: str) -> object:
 
 def _load(text: str) -> object:
     if not text.strip():
-        raise InvalidEventError("no input: expected a JSON event object or a list of them")
+        raise InvalidEventError(
+            f"no input: expected a JSON event object (with {names(required_fields(EventIn))}) "
+            "or a list of them"
+        )
     try:
         return json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
@@ -195,8 +209,9 @@ def _check_shape(data: dict[str, object], name: str) -> None:
             stack.extend((inner, depth + 1, (*path, n)) for n, inner in enumerate(item))
 
 
-def _parse_one(data: object, *, tenant: str | None, label: str | None) -> ParsedEvent:
-    name = label or "event"
+def _parse_one(data: object, *, tenant: str | None, index: int | None) -> ParsedEvent:
+    """One event; ``index``: its place in a list (named ``event #<index + 1>``)."""
+    name = "event" if index is None else f"event #{index + 1}"
     if isinstance(data, dict) and isinstance(data.get("event_id"), str):
         name = f"{name} {data['event_id']!r}"
     if not isinstance(data, dict):
@@ -207,7 +222,7 @@ def _parse_one(data: object, *, tenant: str | None, label: str | None) -> Parsed
     try:
         model = EventIn.model_validate_json(json.dumps(data))
     except ValidationError as exc:
-        raise _translate(exc, name) from None
+        raise _translate(exc, name, () if index is None else (index,)) from None
     try:
         return _convert(model, tenant)
     except InvalidInputError as exc:
@@ -259,12 +274,14 @@ def _resolve_tenant(given: str | None, caller: str | None, event_id: str) -> str
 # -- translating pydantic errors --------------------------------------------------------
 
 
-def _translate(exc: ValidationError, name: str) -> InvalidInputError:
+def _translate(exc: ValidationError, name: str, at: tuple[int, ...]) -> InvalidInputError:
+    """One error naming every problem of ``exc`` (the first ten, with the count) and
+    holding each as a fault placed at ``at`` (an event's index in a batch)."""
     errors = exc.errors(include_url=False)
-    problems = [_problem(e) for e in errors[:_MAX_PROBLEMS]]
-    if len(errors) > _MAX_PROBLEMS:
-        problems.append(f"and {len(errors) - _MAX_PROBLEMS} more")
-    return _error_class(errors)(f"{name}: {'; '.join(problems)}")
+    told = [(tuple(e["loc"]), _problem(e)) for e in errors]
+    message = listing([f"{place(loc, empty='the event')}{text}" for loc, text in told])
+    faults = [((*at, *loc), text.removeprefix(":").strip()) for loc, text in told]
+    return with_faults(_error_class(errors)(f"{name}: {message}"), faults)
 
 
 def _error_class(errors: Sequence[ErrorDetails]) -> type[InvalidInputError]:
@@ -278,31 +295,30 @@ def _error_class(errors: Sequence[ErrorDetails]) -> type[InvalidInputError]:
 
 
 def _where(loc: tuple[int | str, ...]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
-    return out or "the event"
+    return place(loc, empty="the event")
 
 
 def _problem(error: ErrorDetails) -> str:
-    where, kind, value = _where(error["loc"]), error["type"], error.get("input")
+    """What is wrong, as it follows the place in a message (``" is required"``,
+    ``": unknown kind 'x'; ..."``)."""
+    kind, value = error["type"], error.get("input")
     if kind == "missing":
-        return f"{where} is required"
+        return " is required"
     if kind == "extra_forbidden":
-        return f"{where} is not a known field"
+        return " is not a known field"
     if kind == "timezone_aware":
-        return f"{where} {value!r} has no time zone; add 'Z' or an offset such as '+02:00'"
+        return f" {value!r} has no time zone; add 'Z' or an offset such as '+02:00'"
     if kind == "literal_error" and error["loc"][-1] == "kind":
-        return f"{where}: unknown kind {value!r}; expected one of {sorted(KINDS)}"
+        return f": unknown kind {value!r}; expected one of {sorted(KINDS)}"
     if kind == "literal_error" and error["loc"][-1] == "channel":
-        return f"{where}: unknown channel {value!r}; expected one of {sorted(CHANNELS)}"
+        return f": unknown channel {value!r}; expected one of {sorted(CHANNELS)}"
     message = error["msg"][:1].lower() + error["msg"][1:]
     if isinstance(value, dict | list):
-        return f"{where}: {message}, got a JSON {_json_type(value)}"
+        return f": {message}, got a JSON {_json_type(value)}"
     shown = repr(value)
     if len(shown) > 60:
         shown = shown[:57] + "..."
-    return f"{where}: {message}, got {shown}"
+    return f": {message}, got {shown}"
 
 
 def _json_type(value: object) -> str:

@@ -23,7 +23,8 @@ __all__ = [
 
 
 class ProblemError(WireModel):
-    """One fault of a request that does not match its schema."""
+    """One fault of a request: its place (``["body", "live", 0, "name"]``) and what is
+    wrong there."""
 
     loc: list[str | int]
     msg: str
@@ -32,8 +33,9 @@ class ProblemError(WireModel):
 class Problem(WireModel):
     """An error, as ``application/problem+json``. ``type`` is
     ``https://memledger.dev/problems/<code>``; ``code`` is stable per error class
-    (:data:`PROBLEMS`); ``errors`` lists the faults of a request that does not match
-    its schema (status 422)."""
+    (:data:`PROBLEMS`). A request with several faults (one that does not match its
+    schema, 422; a malformed event or messages, 400) names them in ``detail`` and lists
+    them in ``errors``, the first ten of ``error_count``."""
 
     type: str
     title: str
@@ -41,6 +43,7 @@ class Problem(WireModel):
     detail: str
     code: str
     errors: list[ProblemError] | None = None
+    error_count: int | None = None
 
 
 PROBLEM_TYPE_BASE = "https://memledger.dev/problems/"

@@ -46,14 +46,8 @@ export function forget() {
 }
 
 function describe(status, body, fallback) {
-  if (body && typeof body.detail === "string" && body.detail) {
-    let text = body.detail;
-    if (Array.isArray(body.errors) && body.errors.length) {
-      const faults = body.errors.map((e) => `${(e.loc ?? []).join(".")}: ${e.msg}`);
-      text += ` (${faults.join("; ")})`;
-    }
-    return text;
-  }
+  // a problem's detail names each of its faults (the first ten, with the count)
+  if (body && typeof body.detail === "string" && body.detail) return body.detail;
   return `The server answered ${status} ${fallback}`.trim();
 }
 
