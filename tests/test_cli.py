@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from cli_helpers import assert_one_error, event_json, run, snapshot
@@ -485,10 +486,6 @@ BAD_EVENTS = {
         json.dumps(event("evt-1", sequence=7, claims=None)),
         ["'evt-1'", "different content"],
     ),
-    "missing_tenant": (
-        json.dumps({k: v for k, v in event("evt-2").items() if k != "tenant"}),
-        ['no "tenant"', "--tenant"],
-    ),
     "list_with_bad_second": (
         json.dumps(
             [event("evt-2", sequence=2), event("evt-3", sequence=3, claims=[claim(kind="x")])]
@@ -556,28 +553,29 @@ def test_bad_option_values_are_one_error_line(
     assert snapshot(seeded) == before
 
 
-@pytest.mark.parametrize(
-    "args",
-    [
-        ["current", "user-42", "delivery_preference"],
-        ["timeline", "user-42", "delivery_preference"],
-        ["history", "user-42", "delivery_preference"],
-        ["changes", "user-42", "delivery_preference"],
-        ["get", "mem-x"],
-        ["revoke", "mem-x"],
-        ["revoke-family", "user-42", "delivery_preference"],
-        ["review"],
-        ["jobs"],
-    ],
-)
-def test_missing_tenant_is_one_error_line_and_opens_nothing(
-    tmp_path: Path, args: list[str]
-) -> None:
-    db = tmp_path / "never.db"
-    assert_one_error(
-        run([*args, "--db", str(db)]), "no tenant given", "--tenant", "MEMLEDGER_TENANT"
+def test_a_command_over_one_tenant_acts_for_default_unless_told(db: Path, tmp_path: Path) -> None:
+    """With neither --tenant nor MEMLEDGER_TENANT a command acts for tenant 'default' (the
+    tenant of serve's first admin key); an event that names no tenant goes there, one that
+    names its tenant keeps it."""
+    bare = {k: v for k, v in event("evt-d", claims=[claim("weekly")]).items() if k != "tenant"}
+    assert ok_json(["ingest", "-", "--db", str(db)], stdin=json.dumps(bare))["tenant"] == "default"
+    assert (
+        ok_json(["ingest", str(write(tmp_path / "e.json", event())), "--db", str(db)])["tenant"]
+        == "acme"
     )
-    assert not db.exists()
+    read = ["current", "user-42", "delivery_preference", "--db", str(db)]
+    assert [r["value"] for r in ok_json(read)] == ["weekly"]
+    assert [r["value"] for r in ok_json([*read, "--tenant", "acme"])] == ["daily"]
+    assert [r["value"] for r in ok_json(read, env={"MEMLEDGER_TENANT": "acme"})] == ["daily"]
+    for command in ("timeline", "history", "changes"):
+        args = [command, "user-42", "delivery_preference", "--db", str(db)]
+        assert ok_json(args) == ok_json([*args, "--tenant", "default"]) != []
+    (record,) = ok_json(read)
+    assert ok_json(["get", record["memory_id"], "--db", str(db)])["value"] == "weekly"
+    before = snapshot(db)
+    assert_one_error(run([*read, "--tenant", ""]), "tenant")  # given empty: not "unset"
+    assert snapshot(db) == before
+    assert "else 'default'" in run(["current", "--help"], env={"COLUMNS": "200"}).stdout
 
 
 def test_unknown_family_on_read_and_revoke(seeded: Path) -> None:
@@ -676,12 +674,38 @@ def test_demo_tells_the_story_and_is_idempotent(tmp_path: Path) -> None:
     assert again.exit_code == 0, again.output
     assert "revision 1 (duplicate)" in again.output
     assert "a duplicate: already decided" in again.output
+    # told for tenant 'default', the tenant of serve's first admin key, and it says so
     assert [
-        r["value"]
-        for r in ok_json(
-            ["timeline", "user-42", "delivery_preference", "--db", db, "--tenant", "demo"]
-        )
+        r["value"] for r in ok_json(["timeline", "user-42", "delivery_preference", "--db", db])
     ] == ["friday", "daily", "friday"]
+    assert "signed in with the admin key it prints on first start" in first.stdout
+    other = run(["demo", "--db", db, "--tenant", "acme"], env={"MEMLEDGER_TENANT": "globex"})
+    assert "an admin key of tenant 'acme' (memledger keys create --tenant acme" in other.stdout
+    env = {"MEMLEDGER_TENANT": "globex"}  # serve would make globex's key: demo goes there
+    assert "the admin key it prints" in run(["demo", "--db", db], env=env).stdout
+    assert ok_json(["timeline", "user-42", "delivery_preference", "--db", db, "--tenant", "globex"])
+
+
+def test_the_web_page_signed_in_with_serves_first_admin_key_shows_the_demo(
+    tmp_path: Path,
+) -> None:
+    """What the page reads (``/v1/subjects``, a family's timeline) with the admin key serve
+    makes on first start, over a real HTTP server, after ``memledger demo``."""
+    from memledger.api import create_app
+    from memledger.serve import ServeConfig, ensure_admin_key
+    from memledger.testing.http import serve
+
+    db = tmp_path / "page.db"
+    assert run(["demo", "--db", str(db)]).exit_code == 0
+    with Memory.open(f"sqlite:///{db}") as memory:
+        admin = ensure_admin_key(memory, ServeConfig())
+        assert admin.token is not None
+        auth = {"Authorization": f"Bearer {admin.token}"}
+        with serve(create_app(memory)) as base, httpx.Client(base_url=base, headers=auth) as web:
+            listed = web.get("/v1/subjects").json()["subjects"]
+            assert {"user-42", "user-7", "user-9"} <= {s["subject"] for s in listed}
+            windows = web.get("/v1/subjects/user-42/families/delivery_preference/timeline")
+            assert [w["value"] for w in windows.json()] == ["friday", "daily", "friday"]
 
 
 def test_demo_tells_it_for_another_tenant_as_json(tmp_path: Path) -> None:
@@ -696,11 +720,8 @@ def test_demo_tells_it_for_another_tenant_as_json(tmp_path: Path) -> None:
     recalled = [s for s in report["steps"] if s["step"] == "recall"]
     assert [s["subject"] for s in recalled] == ["user-42", "user-7"]
     assert recalled[1]["values"] == []  # user-7's family was revoked
-    # the story went to tenant acme, not demo
-    assert (
-        ok_json(["timeline", "user-42", "delivery_preference", "--db", db, "--tenant", "demo"])
-        == []
-    )
+    # the story went to tenant acme, not default
+    assert ok_json(["timeline", "user-42", "delivery_preference", "--db", db]) == []
     again = ok_json(["demo", "--db", db, "--tenant", "acme"])
     assert all(s["duplicate"] for s in again["steps"] if s["step"] == "ingest")
     assert_one_error(run(["demo", "--db", db, "--tenant", "bad tenant"]), "tenant")

@@ -92,6 +92,16 @@ def test_keys_create_list_revoke(db: Path) -> None:
     assert ok(["keys", "list", "--db", str(db), "--tenant", "beta"]).startswith("no API keys")
 
 
+def test_without_a_tenant_a_key_is_of_tenant_default(db: Path) -> None:
+    """Serve makes its first admin key for tenant 'default': so does keys create."""
+    made = ok_json(["keys", "create", "--actor", SUBJECT, "--db", str(db)])
+    assert made["key"]["tenant"] == "default"
+    assert [k["key_id"] for k in ok_json(["keys", "list", "--db", str(db)])] == [
+        made["key"]["key_id"]
+    ]
+    assert ok_json(["keys", "list", "--db", str(db), "--tenant", TENANT]) == []
+
+
 def test_keys_errors_are_one_line(db: Path) -> None:
     where = ["--db", str(db), "--tenant", TENANT]
     assert_one_error(
@@ -104,7 +114,6 @@ def test_keys_errors_are_one_line(db: Path) -> None:
         run(["keys", "create", "--actor", SUBJECT, "--grant", "no_such_family", *where]),
         "'no_such_family'",
     )
-    assert_one_error(run(["keys", "create", "--actor", SUBJECT, "--db", str(db)]), "no tenant")
     ok(["keys", "list", *where])  # the first create made the store
     before = snapshot(db)
     assert_one_error(run(["keys", "revoke", "mlk_0123456789ab", *where]), "no API key")

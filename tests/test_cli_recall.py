@@ -220,7 +220,6 @@ def test_reindex_rebuilds_the_file_and_recall_answers_the_same(db: Path) -> None
             ["--valid-at", "no time zone"],
         ),
         (["recall", VIOLIN, "--subject", "", *ACME, *HASHING], ["subject"]),
-        (["recall", VIOLIN], ["no tenant given", "--tenant", "MEMLEDGER_TENANT"]),
     ],
 )
 def test_bad_input_is_one_error_line_and_changes_nothing(
@@ -280,6 +279,10 @@ def test_tenant_from_the_environment(db: Path) -> None:
     env = {"MEMLEDGER_TENANT": "acme", "MEMLEDGER_URL": f"sqlite:///{db}"}
     found = ok_json(["recall", VIOLIN, "--embedder", "hashing"], env=env)
     assert found["items"] and found["items"][0]["record"]["tenant"] == "acme"
+    # neither --tenant nor the variable: tenant 'default', which holds nothing here
+    alone = {"MEMLEDGER_URL": env["MEMLEDGER_URL"]}
+    bare = ok_json(["recall", VIOLIN, "--embedder", "hashing"], env=alone)
+    assert bare["abstained"] and bare["items"] == []
 
 
 def test_an_order_question_is_shown_in_the_order_things_happened(db: Path) -> None:

@@ -554,9 +554,6 @@ def test_a_missing_store_is_an_error_and_is_not_created(
     ("args", "fragments"),
     [
         (["rederive", "user-42", *TENANT], ["Missing option '--extractor'"]),
-        (["rederive", "user-42", "--extractor", "llm"], ["no tenant given"]),
-        (["stats"], ["no tenant given"]),
-        (["retry-failed"], ["no tenant given"]),
         (["worker", "--drain", "--tenant", "no spaces"], ["tenant 'no spaces'"]),
         (["worker", "--drain", "--batch", "0"], ["--batch"]),
         (["worker", "--poll", "0"], ["--poll"]),
@@ -571,6 +568,26 @@ def test_bad_options_are_one_error_line(
     assert_one_error(run([*args, "--db", str(db)], env=llm_env(server)), *fragments)
     assert snapshot(db) == before
     assert server.completions == ()
+
+
+def test_without_a_tenant_one_tenant_s_commands_act_for_default_the_others_for_all(
+    db: Path,
+) -> None:
+    """``stats``, ``retry-failed``, ``jobs`` act for tenant 'default' when none is named;
+    ``status``, ``expire`` and ``worker`` keep acting for every tenant (and read no
+    MEMLEDGER_TENANT)."""
+    queue(db, "evt-1")  # a job of tenant acme
+    where = ["--db", str(db)]
+    assert ok_json(["stats", *where])["tenant"] == "default"
+    assert "for tenant 'default'" in ok(["retry-failed", *where])
+    assert ok_json(["jobs", *where]) == [] and len(jobs(db)) == 1
+    env = {"MEMLEDGER_TENANT": "default"}  # not read by the commands over every tenant
+    every = ok_json(["status", *where], env=env)
+    assert every["tenant"] is None and every["extraction"]["queued_jobs"] == 1
+    assert ok_json(["expire", *where], env=env) == []
+    drained = ok_json(["worker", "--drain", *where], env=env)
+    assert drained["jobs"] == 1  # acme's job: every tenant's queue
+    assert jobs(db) == []
 
 
 def test_help_lists_the_new_commands() -> None:

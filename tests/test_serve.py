@@ -3,8 +3,11 @@ the whole process started as a user starts it, stopped by SIGTERM."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shlex
+import shutil
 import signal
 import socket
 import stat
@@ -153,6 +156,15 @@ def _start(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[str], str, lis
     raise AssertionError("serve did not announce its URL:\n" + "".join(lines))
 
 
+def _banner(child: subprocess.Popen[str], lines: list[str]) -> str:
+    """What serve printed once it is up: ``lines`` read on to its last line."""
+    assert child.stdout is not None
+    while not any("stop with" in line for line in lines):
+        lines.append(child.stdout.readline())
+        assert lines[-1], "serve stopped before it was up:\n" + "".join(lines)
+    return "".join(lines)
+
+
 def _stop(child: subprocess.Popen[str]) -> str:
     child.send_signal(signal.SIGTERM)
     out, _ = child.communicate(timeout=60)
@@ -162,10 +174,7 @@ def _stop(child: subprocess.Popen[str]) -> str:
 def test_serve_runs_the_api_web_page_mcp_and_worker_until_sigterm(tmp_path: Path) -> None:
     child, base, lines = _start(tmp_path, "--tenant", "acme")
     try:
-        while not any("stop with" in line for line in lines):
-            assert child.stdout is not None
-            lines.append(child.stdout.readline())
-        printed = "".join(lines)
+        printed = _banner(child, lines)
         token = (tmp_path / "serve.db.admin-key").read_text().strip()
         assert token in printed  # shown once, on first start
         assert f"{base}/ui/" in printed and f"{base}/mcp" in printed
@@ -211,14 +220,62 @@ def test_serve_runs_the_api_web_page_mcp_and_worker_until_sigterm(tmp_path: Path
 
     again, _, lines = _start(tmp_path, "--tenant", "acme", "--no-worker")
     try:
-        while not any("stop with" in line for line in lines):
-            assert again.stdout is not None
-            lines.append(again.stdout.readline())
+        _banner(again, lines)
     finally:
         out = _stop(again)
     assert token not in "".join(lines) + out  # the token is never printed again
     assert "its token was written to" in "".join(lines)
     assert again.returncode == 0 and "stopped" in out
+
+
+CURL = re.compile(r"^\s+(curl \S.*)$", re.MULTILINE)
+
+
+def _send(command: list[str]) -> object:
+    """Run a printed ``curl`` command (with curl when installed, else the same request
+    through httpx) and return the JSON it answered."""
+    assert command[0] == "curl"
+    if shutil.which("curl"):
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=True)
+        return json.loads(done.stdout)
+    url, headers, body = None, {}, None
+    words = iter(command[1:])
+    for word in words:
+        if word == "-H":
+            name, _, value = next(words).partition(":")
+            headers[name.strip()] = value.strip()
+        elif word == "-d":
+            body = next(words)
+        elif not word.startswith("-"):
+            url = word
+    assert url is not None and body is not None
+    answer = httpx.post(url, headers=headers, content=body, timeout=120)
+    assert answer.status_code < 300, answer.text
+    return answer.json()
+
+
+def test_the_first_start_banner_prints_curl_commands_that_add_and_search(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("MEMLEDGER_TENANT", raising=False)  # serve's default tenant
+    child, base, lines = _start(tmp_path)
+    try:
+        printed = _banner(child, lines)
+        token = (tmp_path / "serve.db.admin-key").read_text().strip()
+        assert "admin key of tenant 'default'" in printed
+        add, search = (shlex.split(line) for line in CURL.findall(printed))
+        assert f"{base}/v1/memories" in add and f"{base}/v1/memories/search" in search
+        assert (
+            f"Authorization: Bearer {token}" in add and f"Authorization: Bearer {token}" in search
+        )
+        added, found = _send(add), _send(search)
+    finally:
+        out = _stop(child)
+    assert child.returncode == 0, out
+    assert isinstance(added, dict) and isinstance(found, dict)
+    assert {m["memory"] for m in added["memories"]} == {"I live in Porto.", "Lives in Porto"}
+    assert found["results"][0]["memory"] == "Lives in Porto"
+    assert all(r["user_id"] == "alice" for r in found["results"])
 
 
 def _serve_refused(

@@ -27,12 +27,14 @@ from memledger.domain.records import (
     SourceEvent,
 )
 from memledger.memory import Memory
+from memledger.settings import DEFAULT_TENANT
 from memledger.store import open_store
 from memledger.testing import FrozenClock
 from memledger.wire import isoformat, record_to_dict
 
-TENANT = "demo"
-"""The tenant the story is told for unless another is given."""
+TENANT = DEFAULT_TENANT
+"""The tenant the story is told for unless another is given: the one ``memledger serve``
+makes its first admin key for, so that its web page shows the story."""
 FAMILY = "delivery_preference"
 
 

@@ -9,7 +9,8 @@ variable                meaning
 MEMLEDGER_URL           store URL (``sqlite:///path.db`` or a file path);
                         unset: ``./memledger.db``
 MEMLEDGER_TENANT        tenant the CLI acts for when ``--tenant`` is not given;
-                        unset: the tenant must be passed
+                        unset: :data:`DEFAULT_TENANT` (commands over every
+                        tenant, such as ``status``, do not read it)
 MEMLEDGER_DEBUG         ``1``/``true``: let unexpected exceptions show a
                         traceback
 MEMLEDGER_LLM_BASE_URL  API root of an OpenAI-compatible endpoint for the LLM
@@ -33,7 +34,11 @@ if TYPE_CHECKING:
     from memledger.read.rewrite import LLMQueryRewriter
     from memledger.write.extract.llm import LLMExtractor
 
-__all__ = ["Settings"]
+__all__ = ["DEFAULT_TENANT", "Settings"]
+
+DEFAULT_TENANT = "default"
+"""The tenant an edge acts for when none is named: the CLI's commands over one tenant,
+``memledger demo`` and the first admin key of ``memledger serve``."""
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"", "0", "false", "no", "off"})
@@ -46,7 +51,7 @@ class Settings:
     url: str | None = None
     """Store URL; ``None`` means ``./memledger.db``."""
     tenant: str | None = None
-    """Default tenant; ``None`` means every call must name one."""
+    """Default tenant; ``None`` means :data:`DEFAULT_TENANT`."""
     debug: bool = False
     """Show tracebacks of unexpected (non-memledger) exceptions."""
     llm_base_url: str | None = None

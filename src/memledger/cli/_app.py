@@ -1,6 +1,6 @@
 """The root of the ``memledger`` command line: the Typer app every command module
 registers on, its callback (settings from the environment) and :func:`open_memory`,
-the store one command works on."""
+the store one command works on (:func:`indexed_memory` with its derived index)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from contextlib import contextmanager
 import typer
 
 from memledger.cli._run import Group
-from memledger.cli.options import store_url
+from memledger.cli.options import embedder_named, store_url
+from memledger.index.backends import open_index
 from memledger.memory import Memory
 from memledger.settings import Settings
 
@@ -47,3 +48,16 @@ def open_memory(ctx: typer.Context, db: str | None, *, create: bool = False) -> 
         yield memory
     finally:
         memory.close()
+
+
+@contextmanager
+def indexed_memory(ctx: typer.Context, db: str | None, embedder: str) -> Iterator[Memory]:
+    """The store with its derived index built for ``--embedder`` (closed after)."""
+    with open_memory(ctx, db) as opened:
+        memory = Memory(
+            opened.store, index=open_index(opened.store, embedder=embedder_named(embedder))
+        )
+        try:
+            yield memory
+        finally:
+            memory.index.close()

@@ -3,7 +3,7 @@
 :func:`store_command` turns a function whose first parameter is a :class:`Call` into
 the command Typer registers: its own options, then ``--db``, ``--tenant`` and
 ``--json``, in that order (``--help`` lists them last). The tenant is resolved before
-the function runs (the option, else ``MEMLEDGER_TENANT``, else a usage error).
+the function runs (the option, else ``MEMLEDGER_TENANT``, else ``default``).
 :func:`every_tenant_command` does the same for a command over every tenant, or over
 the one ``--tenant`` names (a :class:`TenantsCall`; ``--tenant``, ``--db`` and
 ``--json``, in that order; ``MEMLEDGER_TENANT`` is not used).
@@ -35,7 +35,7 @@ from memledger.cli.options import (
     OnlyTenant,
     Tenant,
     check_tenant_id,
-    require_tenant,
+    chosen_tenant,
 )
 from memledger.domain.records import JsonValue
 from memledger.memory import Memory
@@ -161,7 +161,7 @@ def store_command(command: Callable[Concatenate[Call, P], None]) -> Callable[...
     then ``--db``, ``--tenant`` and ``--json``; its name and help are ``command``'s."""
 
     def start(ctx: typer.Context, db: str | None, tenant: str | None, as_json: bool) -> Call:
-        return Call(ctx=ctx, db=db, tenant=require_tenant(ctx, tenant), as_json=as_json)
+        return Call(ctx=ctx, db=db, tenant=chosen_tenant(ctx, tenant), as_json=as_json)
 
     return _command(command, _SHARED, start)
 

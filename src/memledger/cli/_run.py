@@ -19,9 +19,9 @@ from contextlib import contextmanager
 from typing import Any, TextIO
 
 import typer
-from typer.core import TyperGroup
 
 from memledger._files import StoreFileModeWarning
+from memledger.cli._help import HelpGroup
 from memledger.errors import (
     AuthenticationError,
     ConflictError,
@@ -124,7 +124,7 @@ def report(exc: BaseException) -> int:
     raise exc
 
 
-class Group(TyperGroup):
+class Group(HelpGroup):
     """The root command group: runs the CLI and maps every failure to :func:`report`."""
 
     def main(  # the signature click gives it

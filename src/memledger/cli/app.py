@@ -8,8 +8,10 @@ and :mod:`~memledger.cli.bench`; this module gathers them on the app of
 ``serve``, ``mcp`` and ``eval``.
 
 Each command opens the store named by ``--db`` (default ``$MEMLEDGER_URL``,
-else ``./memledger.db``), acts for ``--tenant`` (default ``$MEMLEDGER_TENANT``)
-and prints rich tables (:mod:`~memledger.cli.render`), or JSON with ``--json``;
+else ``./memledger.db``), acts for ``--tenant`` (default ``$MEMLEDGER_TENANT``, else
+``default``; the commands over every tenant, such as ``status``, ``expire`` and
+``worker``, act for every tenant unless ``--tenant`` names one) and prints rich
+tables (:mod:`~memledger.cli.render`), or JSON with ``--json``;
 :mod:`~memledger.cli._command` declares those three options once, and
 :mod:`~memledger.cli.options` every option several commands share. Failures are one
 ``error:`` line on stderr; see :mod:`memledger.cli._run` for the exit codes.
@@ -26,17 +28,20 @@ from rich.text import Text
 
 from memledger.cli import render
 from memledger.cli._app import app
+from memledger.cli._help import use_help_classes
 from memledger.cli.admin import keys, reviews, schema
 from memledger.cli.bench import bench
 from memledger.cli.corpus import corpus
 from memledger.cli.mcp import mcp_command
-from memledger.cli.options import AsJson, Db, store_url
+from memledger.cli.options import AsJson, Db, chosen_tenant, store_url
 from memledger.cli.serve import serve_command
-from memledger.domain.records import require_id
-from memledger.errors import InvalidQueryError
+from memledger.settings import DEFAULT_TENANT
 
 # The command modules register their commands on the app when imported, in the order
-# --help lists them: what writes, what reads, the write path's work.
+# --help lists them: the short path, what writes, what reads, the write path's work.
+# isort: split
+from memledger.cli import memories  # noqa: F401
+
 # isort: split
 from memledger.cli import writes  # noqa: F401
 
@@ -66,29 +71,49 @@ def demo(
     *,
     db: Db = None,
     tenant: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--tenant",
             metavar="TENANT",
-            help="Tenant to tell it for ($MEMLEDGER_TENANT is not used).",
+            help=f"Tenant to tell it for. Default: $MEMLEDGER_TENANT, else {DEFAULT_TENANT!r}"
+            " (the tenant of serve's first admin key).",
+            show_default=False,
         ),
-    ] = "demo",
+    ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the steps as one JSON document.")
     ] = False,
 ) -> None:
-    """Tell seed 000's delivery-preference story against the store (tenant "demo").
+    """Tell seed 000's delivery-preference story against the store.
 
+    It goes to the tenant of the first admin key of `memledger serve` (unless --tenant
+    names another), so that its web page shows it: subjects user-42, user-7 and user-9.
     Safe to run again: every event is then a duplicate and nothing changes.
     """
 
     from memledger.demo import run_demo
 
-    require_id(tenant, "tenant", InvalidQueryError)
+    who = chosen_tenant(ctx, tenant)
     url = store_url(ctx, db)
-    report = run_demo(url, Console(highlight=False), tenant=tenant, as_json=as_json)
+    report = run_demo(url, Console(highlight=False), tenant=who, as_json=as_json)
     if as_json:
         render.print_json(report)
+    else:
+        typer.echo(_where_to_see(who, served=chosen_tenant(ctx, None)))
+
+
+def _where_to_see(tenant: str, *, served: str) -> str:
+    """How to see the story on the web page of ``memledger serve``, whose first admin key
+    is of tenant ``served``."""
+    key = (
+        "the admin key it prints on first start"
+        if tenant == served
+        else f"an admin key of tenant {tenant!r} (memledger keys create --tenant {tenant}"
+        " --actor admin --principal service --role admin)"
+    )
+    return (
+        f"\nsee it on the web page of memledger serve (/ui/, subject user-42), signed in with {key}"
+    )
 
 
 # -- the service ------------------------------------------------------------------------
@@ -144,6 +169,9 @@ def eval_scenarios(
 
 app.add_typer(evaluate, name="eval")
 app.command("mcp")(mcp_command)
+
+
+use_help_classes(app)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

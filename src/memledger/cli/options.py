@@ -2,15 +2,18 @@
 
 Every option or argument that more than one command takes is declared here once, as a
 Typer ``Annotated`` alias (``Db``, ``Tenant``, ``OnlyTenant``, ``AsJson``, ``Subject``,
-``MemoryId``, ``FamilyName``, ``OneSubject``, ``IncludeResolved``, ``ReviewId``,
-``IndexEmbedder``, ``CorpusEmbedder``, ``JsonOut``...); an option only one command
+``MemoryId``, ``FamilyName``, ``OneSubject``, ``User``, ``Agent``, ``IncludeResolved``,
+``ReviewId``, ``IndexEmbedder``, ``CorpusEmbedder``, ``JsonOut``...); an option only one command
 takes stays beside that command (:func:`moment_option` declares one that takes a
-moment). Then their parsing: :func:`parse_moment`, :func:`require_tenant`,
+moment). Then their parsing: :func:`parse_moment`, :func:`chosen_tenant` (and
+:func:`given_tenant`),
 :func:`check_tenant_id`, :func:`store_url`, :func:`check_store_path`,
 :func:`embedder_named` and :func:`read_input`.
 
 Defaults for ``--db`` and ``--tenant`` come from :class:`memledger.settings.Settings`,
-which the root callback reads once from the environment when the CLI runs.
+which the root callback reads once from the environment when the CLI runs; a command
+over one tenant acts for ``default`` when neither names one, as ``memledger serve``
+does.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from memledger.index.embedders import (
     default_embedder,
     embedder_from_name,
 )
-from memledger.settings import Settings
+from memledger.settings import DEFAULT_TENANT, Settings
 from memledger.write.worker import WorkerSettings
 
 
@@ -69,7 +72,7 @@ Tenant = Annotated[
     typer.Option(
         "--tenant",
         metavar="TENANT",
-        help="Tenant to act for. Default: $MEMLEDGER_TENANT.",
+        help=f"Tenant to act for. Default: $MEMLEDGER_TENANT, else {DEFAULT_TENANT!r}.",
         show_default=False,
     ),
 ]
@@ -135,6 +138,19 @@ OneSubject = Annotated[
 ]
 """``--subject`` of the commands that otherwise act on every subject (``compact``,
 ``consolidate``)."""
+User = Annotated[
+    str | None,
+    typer.Option("--user", metavar="USER", help="Whose memory: a user's id, e.g. alice."),
+]
+Agent = Annotated[
+    str | None,
+    typer.Option(
+        "--agent",
+        metavar="AGENT",
+        help="An agent's id: with no --user, the agent's private namespace.",
+    ),
+]
+"""``--user`` and ``--agent`` of the short path's commands: whose memory."""
 IncludeResolved = Annotated[bool, typer.Option("--all", help="Include resolved items.")]
 ReviewId = Annotated[str, typer.Argument(metavar="REVIEW_ID", help="The item's id, rev-...")]
 ReviewBy = Annotated[str, typer.Option("--by", metavar="WHO", help="Who decides (recorded).")]
@@ -173,12 +189,18 @@ def settings_of(ctx: typer.Context) -> Settings:
     return Settings()
 
 
-def require_tenant(ctx: typer.Context, tenant: str | None) -> str:
-    """The ``--tenant`` option, else ``MEMLEDGER_TENANT``, else a usage error."""
-    chosen = tenant or settings_of(ctx).tenant
-    if not chosen:
-        raise CliError("no tenant given: pass --tenant TENANT or set MEMLEDGER_TENANT")
-    return chosen
+def given_tenant(ctx: typer.Context, tenant: str | None) -> str | None:
+    """The ``--tenant`` option (checked), else ``MEMLEDGER_TENANT``, else ``None``."""
+    if tenant is not None:
+        check_tenant(tenant)  # an empty or malformed --tenant is a mistake, not "unset"
+        return tenant
+    return settings_of(ctx).tenant
+
+
+def chosen_tenant(ctx: typer.Context, tenant: str | None) -> str:
+    """The tenant a command over one tenant acts for: the ``--tenant`` option (checked),
+    else ``MEMLEDGER_TENANT``, else :data:`~memledger.settings.DEFAULT_TENANT`."""
+    return given_tenant(ctx, tenant) or DEFAULT_TENANT
 
 
 def check_tenant_id(tenant: str | None) -> None:

@@ -4,15 +4,15 @@ traces, the index (copy, rebuild), timelines, history, changes, reviews, jobs, s
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from memledger.cli import render
-from memledger.cli._app import app, open_memory
+from memledger.cli._app import app, indexed_memory, open_memory
 from memledger.cli._command import Call, store_command
 from memledger.cli._run import CliError
 from memledger.cli.options import (
@@ -28,20 +28,19 @@ from memledger.cli.options import (
     Subject,
     ValidAt,
     check_tenant_id,
-    embedder_named,
 )
 from memledger.corpus import Corpus, default_corpus_path
 from memledger.domain.budget import Budget
 from memledger.domain.records import JsonValue, MemoryRecord, parse_time
+from memledger.errors import MemoryNotFoundError
 from memledger.gate import decisions as gate_decisions
-from memledger.index.backends import open_index
-from memledger.memory import Memory
 from memledger.read.context import Constraint, LiveState, Material, check_request
 from memledger.read.recall import check_query
 from memledger.read.trace import recent as recent_traces
 from memledger.wire import (
     history_entry_to_dict,
     job_to_dict,
+    memory_change_to_dict,
     recall_to_dict,
     record_to_dict,
     review_to_dict,
@@ -80,19 +79,6 @@ def _records_json(records: Sequence[MemoryRecord]) -> list[JsonValue]:
     return [record_to_dict(r) for r in records]
 
 
-@contextmanager
-def _indexed(ctx: typer.Context, db: str | None, embedder: str) -> Iterator[Memory]:
-    """The store with its derived index built for ``--embedder`` (closed after)."""
-    with open_memory(ctx, db) as opened:
-        memory = Memory(
-            opened.store, index=open_index(opened.store, embedder=embedder_named(embedder))
-        )
-        try:
-            yield memory
-        finally:
-            memory.index.close()
-
-
 @app.command("recall")
 @store_command
 def recall_command(
@@ -109,7 +95,7 @@ def recall_command(
 ) -> None:
     """The memories most useful for QUERY, rechecked against the store (index synced first)."""
     check_query(query, call.tenant, subject, k)  # a refused query builds no index
-    with _indexed(call.ctx, call.db, embedder) as memory:
+    with indexed_memory(call.ctx, call.db, embedder) as memory:
         result = memory.recall(
             query,
             tenant=call.tenant,
@@ -229,7 +215,7 @@ def context_command(
             supplied.append(Material(name=path.name, text=path.read_text(encoding="utf-8")))
         except (OSError, UnicodeDecodeError) as exc:
             raise CliError(f"cannot read --material {str(path)!r}: {exc}") from None
-    with _indexed(call.ctx, call.db, embedder) as memory, ExitStack() as stack:
+    with indexed_memory(call.ctx, call.db, embedder) as memory, ExitStack() as stack:
         shared = default_corpus_path(memory.store.url)
         documents = None
         if use_corpus and shared.exists():
@@ -358,7 +344,7 @@ def reindex(
     """Drop the derived index (<store>.index) and rebuild it from the store's outbox:
     every tenant's entries, or with --tenant one tenant's."""
     check_tenant_id(tenant)
-    with _indexed(ctx, db, embedder) as memory:
+    with indexed_memory(ctx, db, embedder) as memory:
         with render.progress_bar("reindex") as progress:
             task = progress.add_task("reindex", total=None)
 
@@ -408,20 +394,54 @@ def timeline(
 @store_command
 def history(
     call: Call,
+    subject: Annotated[
+        str,
+        typer.Argument(
+            metavar="SUBJECT|MEMORY_ID",
+            help="What the memory is about, e.g. user-42; alone, a memory's id (mem-...).",
+        ),
+    ],
+    family: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="FAMILY", help="Claim family, e.g. delivery_preference.", show_default=False
+        ),
+    ] = None,
     *,
-    subject: Subject,
-    family: FamilyName,
     include_revoked: Annotated[
         bool, typer.Option("--include-revoked", help="Show revoked records too (audits).")
     ] = False,
 ) -> None:
     """Every record the family held, closed ones included, with both time axes; revoked
-    records only with --include-revoked."""
+    records only with --include-revoked.
+
+    With MEMORY_ID alone: how that memory came to be and what became of it, oldest
+    first (the values before it in its slot, the one that replaced it).
+    """
+    if family is None:
+        _memory_history(call, subject, include_revoked=include_revoked)
+        return
     with call.memory() as memory:
         records = memory.history(
             subject, family, tenant=call.tenant, include_revoked=include_revoked
         )
     call.show(_records_json(records), render.history, records, subject=subject, family=family)
+
+
+def _memory_history(call: Call, memory_id: str, *, include_revoked: bool) -> None:
+    if include_revoked:
+        raise CliError("--include-revoked needs SUBJECT and FAMILY (a family's records)")
+    try:
+        with call.memory() as memory:
+            changes = memory.history(memory_id, tenant=call.tenant)
+    except MemoryNotFoundError as exc:
+        raise MemoryNotFoundError(f"{exc} (a family's records: history SUBJECT FAMILY)") from None
+    call.show(
+        [memory_change_to_dict(c) for c in changes],
+        render.memory_history,
+        changes,
+        memory_id=memory_id,
+    )
 
 
 @app.command()

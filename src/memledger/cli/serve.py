@@ -8,9 +8,18 @@ from typing import Annotated
 import typer
 
 from memledger.cli import render
+from memledger.cli._first_steps import first_steps
 from memledger.cli._run import CliError
 from memledger.cli.extractors import ExtractorChoice, describe, open_extractor
-from memledger.cli.options import BATCH, Batch, Db, Poll, settings_of, store_url
+from memledger.cli.options import (
+    BATCH,
+    Batch,
+    Db,
+    Poll,
+    chosen_tenant,
+    settings_of,
+    store_url,
+)
 from memledger.memory import Memory
 
 
@@ -164,8 +173,9 @@ def serve_command(
     """Run the HTTP API, the web page, the MCP endpoint and a background worker.
 
     Prints the URL once the server listens. On first start the tenant gets an admin
-    key, shown once and written to a file only you can read. SIGTERM or Ctrl-C stops
-    the server, then the worker finishes the batch it holds.
+    key, shown once and written to a file only you can read, with two curl commands
+    that add a chat message and search it with that key. SIGTERM or Ctrl-C stops the
+    server, then the worker finishes the batch it holds.
     """
     try:
         from memledger.api import ServiceLimits
@@ -179,7 +189,7 @@ def serve_command(
     config = ServeConfig(
         host=host,
         port=port,
-        tenant=tenant or settings.tenant or "default",
+        tenant=chosen_tenant(ctx, tenant),
         worker=not no_worker,
         poll=poll,
         batch=batch,
@@ -221,6 +231,7 @@ def serve_command(
                         f"  admin key of tenant {config.tenant!r} (shown once; also written to "
                         f"{admin.path}, readable by you only):",
                         f"    {admin.token}",
+                        *first_steps(base, admin.token),
                     ]
                 else:
                     lines.append(

@@ -24,7 +24,7 @@ from memledger.cli.options import (
     OneSubject,
     Reason,
     Subject,
-    Tenant,
+    given_tenant,
     moment_option,
     read_input,
     settings_of,
@@ -35,6 +35,7 @@ from memledger.domain.records import JsonValue, Receipt
 from memledger.errors import InvalidInputError, MemledgerError
 from memledger.freshness import Freshness
 from memledger.memory import Memory
+from memledger.settings import DEFAULT_TENANT
 from memledger.wire import (
     ParsedEvent,
     change_to_dict,
@@ -64,7 +65,16 @@ def ingest(
         ),
     ],
     db: Db = None,
-    tenant: Tenant = None,
+    tenant: Annotated[
+        str | None,
+        typer.Option(
+            "--tenant",
+            metavar="TENANT",
+            help="Tenant to act for: an event naming another is refused. Default:"
+            f" $MEMLEDGER_TENANT; with neither, an event without one is of {DEFAULT_TENANT!r}.",
+            show_default=False,
+        ),
+    ] = None,
     as_json: AsJson = False,
 ) -> None:
     """Append events to the ledger and commit their claims (or queue extraction).
@@ -74,7 +84,9 @@ def ingest(
     event without "tenant" takes --tenant.
     """
     text = read_input(source)
-    parsed = parse_events_json(text, tenant=tenant or settings_of(ctx).tenant)
+    parsed = parse_events_json(
+        text, tenant=given_tenant(ctx, tenant), default_tenant=DEFAULT_TENANT
+    )
     as_list = text.lstrip().startswith("[")
     with open_memory(ctx, db, create=True) as memory:
         _check_schema(memory, parsed, as_list=as_list)

@@ -143,20 +143,25 @@ def parse_event_json(text: str, *, tenant: str | None = None) -> ParsedEvent:
     data = _load(text)
     if isinstance(data, list):
         raise InvalidEventError("expected one JSON event object, got a list")
-    return _parse_one(data, tenant=tenant, index=None)
+    return _parse_one(data, tenant=tenant, fill=tenant, index=None)
 
 
-def parse_events_json(text: str, *, tenant: str | None = None) -> tuple[ParsedEvent, ...]:
+def parse_events_json(
+    text: str, *, tenant: str | None = None, default_tenant: str | None = None
+) -> tuple[ParsedEvent, ...]:
     """Parse a JSON event object or a non-empty list of them, all before any is used.
 
+    ``tenant`` is the caller's, as for :func:`parse_event_json`; with none,
+    ``default_tenant`` fills an event without ``"tenant"`` (and refuses no other).
     Errors in a list name the event by position (``event #2``, counting from 1).
     """
     data = _load(text)
+    fill = tenant or default_tenant
     if not isinstance(data, list):
-        return (_parse_one(data, tenant=tenant, index=None),)
+        return (_parse_one(data, tenant=tenant, fill=fill, index=None),)
     if not data:
         raise InvalidEventError("the JSON list holds no events")
-    return tuple(_parse_one(item, tenant=tenant, index=n) for n, item in enumerate(data))
+    return tuple(_parse_one(item, tenant=tenant, fill=fill, index=n) for n, item in enumerate(data))
 
 
 def _reject_constant(name: str) -> object:
@@ -209,8 +214,11 @@ def _check_shape(data: dict[str, object], name: str) -> None:
             stack.extend((inner, depth + 1, (*path, n)) for n, inner in enumerate(item))
 
 
-def _parse_one(data: object, *, tenant: str | None, index: int | None) -> ParsedEvent:
-    """One event; ``index``: its place in a list (named ``event #<index + 1>``)."""
+def _parse_one(
+    data: object, *, tenant: str | None, fill: str | None, index: int | None
+) -> ParsedEvent:
+    """One event; ``index``: its place in a list (named ``event #<index + 1>``); ``fill``:
+    the tenant of an event that names none."""
     name = "event" if index is None else f"event #{index + 1}"
     if isinstance(data, dict) and isinstance(data.get("event_id"), str):
         name = f"{name} {data['event_id']!r}"
@@ -224,14 +232,14 @@ def _parse_one(data: object, *, tenant: str | None, index: int | None) -> Parsed
     except ValidationError as exc:
         raise _translate(exc, name, () if index is None else (index,)) from None
     try:
-        return _convert(model, tenant)
+        return _convert(model, tenant, fill)
     except InvalidInputError as exc:
         raise type(exc)(f"{name}: {exc}") from None
 
 
-def _convert(model: EventIn, tenant: str | None) -> ParsedEvent:
+def _convert(model: EventIn, tenant: str | None, fill: str | None) -> ParsedEvent:
     event = SourceEvent(
-        tenant=_resolve_tenant(model.tenant, tenant, model.event_id),
+        tenant=_resolve_tenant(model.tenant, tenant, fill),
         event_id=model.event_id,
         subject=model.subject,
         actor=Actor(
@@ -258,14 +266,16 @@ def _convert(model: EventIn, tenant: str | None) -> ParsedEvent:
     return ParsedEvent(event=event, claims=tuple(claims), complete=model.complete)
 
 
-def _resolve_tenant(given: str | None, caller: str | None, event_id: str) -> str:
+def _resolve_tenant(given: str | None, caller: str | None, fill: str | None) -> str:
+    """The event's tenant: the one it names, which must be the ``caller``'s when there is
+    one; else ``fill``."""
     if given is None:
-        if caller is None:
+        if fill is None:
             raise InvalidEventError(
                 'names no "tenant"; add it to the event or give a default tenant '
                 "(CLI: --tenant or MEMLEDGER_TENANT)"
             )
-        return caller
+        return fill
     if caller is not None and given != caller:
         raise InvalidEventError(f"names tenant {given!r} but the caller acts for tenant {caller!r}")
     return given

@@ -3,11 +3,12 @@
 Every cell is plain :class:`rich.text.Text`, so memory text that looks like rich
 markup (``[bold]``) or emoji codes is printed as it is.
 
-A command module's renderers live in the module of the same name: ``_writes``
-(receipts, the change log, freshness, erasures, retention, quotas), ``_reads``
-(values, timelines, history, changes, records, reviews, jobs, counters, recall,
-packets, replays, traces), ``_work`` (worker reports, re-derivations), ``_admin``
-(keys, families, the review queue, possible updates) and ``_corpus``; ``_base``
+A command module's renderers live in the module of the same name: ``_memories``
+(what an add remembered, search results, a user's memories, a memory's history),
+``_writes`` (receipts, the change log, freshness, erasures, retention, quotas),
+``_reads`` (values, timelines, history, changes, records, reviews, jobs, counters,
+recall, packets, replays, traces), ``_work`` (worker reports, re-derivations),
+``_admin`` (keys, families, the review queue, possible updates) and ``_corpus``; ``_base``
 holds the console, JSON output, the progress bar, cells and tables. Every renderer
 takes the console first and prints to it.
 """
@@ -15,6 +16,7 @@ takes the console first and prints to it.
 from memledger.cli.render._admin import families, keys, possible_updates, review_queue
 from memledger.cli.render._base import PIPE_WIDTH, make_console, print_json, progress_bar
 from memledger.cli.render._corpus import corpus_hits, corpus_report, documents
+from memledger.cli.render._memories import added, found, listed, memory_history
 from memledger.cli.render._reads import (
     changes,
     counters,
@@ -48,6 +50,7 @@ from memledger.cli.render._writes import (
 
 __all__ = [
     "PIPE_WIDTH",
+    "added",
     "change_log",
     "changes",
     "compacted",
@@ -61,11 +64,14 @@ __all__ = [
     "erasures",
     "families",
     "forgotten",
+    "found",
     "freshness",
     "history",
     "jobs",
     "keys",
+    "listed",
     "make_console",
+    "memory_history",
     "packet",
     "possible_updates",
     "print_json",
