@@ -9,14 +9,14 @@ Also here: ``GET /v1/subjects``, the route the page lists subjects with.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
 
+import web_site
 from memledger.testing.scenarios import FAMILY, SUBJECT, TENANT, actor, day, event, pref
 from memledger.web import STATIC
-from web_helpers import INJECTED, INJECTED_SUBJECT, NOW, REVIEW_SUBJECT, TRACE_REQUEST, chromium
+from web_helpers import INJECTED, INJECTED_SUBJECT, NOW, REVIEW_SUBJECT, TRACE_REQUEST
 from web_site import (
     NOW_Z,
     Browser,
@@ -29,7 +29,6 @@ from web_site import (
     opened,
     playwright,
     records,
-    served,
     shot,
     sign_in,
 )
@@ -37,16 +36,8 @@ from web_site import (
 HISTORY = f"/v1/subjects/{SUBJECT}/families/{FAMILY}/history"
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as launched:
-        yield launched
-
-
-@pytest.fixture
-def site(tmp_path: Path) -> Iterator[Site]:
-    with served(tmp_path) as seeded:
-        yield seeded
+browser = web_site.browser  # the shared fixtures, by their names here
+site = web_site.site
 
 
 @pytest.fixture

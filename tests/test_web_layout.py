@@ -1,6 +1,7 @@
 """The web page's layout at a laptop's window (1280x800) and a phone's (390x844), in
 headless Chromium over the seeded store: every main view (sign in, the subject list, a
-subject's memories, search, the correct dialog, an expanded trace) measured with
+subject's memories, search, the correct dialog, an expanded trace, a family's history,
+the review queue) measured with
 ``getBoundingClientRect``: the page never scrolls sideways, an instant never breaks
 across lines, a dialog's buttons stay inside the window. Each view's screenshot goes to
 ``artifacts/web/<view>-<width>x<height>.png``."""
@@ -8,38 +9,19 @@ across lines, a dialog's buttons stay inside the window. Each view's screenshot 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from memledger.testing.scenarios import SUBJECT
-from web_helpers import TRACE_REQUEST, chromium
-from web_site import (
-    Browser,
-    Page,
-    Site,
-    daily_id,
-    expect,
-    open_subject,
-    opened,
-    served,
-    shot,
-    sign_in,
-)
+import web_site
+from memledger.testing.scenarios import FAMILY, SUBJECT
+from web_helpers import TRACE_REQUEST
+from web_site import Browser, Page, Site, daily_id, expect, open_subject, opened, shot, sign_in
 
 SIZES = [(1280, 800), (390, 844)]
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as launched:
-        yield launched
-
-
-@pytest.fixture
-def site(tmp_path: Path) -> Iterator[Site]:
-    with served(tmp_path) as seeded:
-        yield seeded
+browser = web_site.browser  # the shared fixtures, by their names here
+site = web_site.site
 
 
 @pytest.fixture(params=SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
@@ -88,6 +70,16 @@ def dates_on_one_line(page: Page, where: str, *, at_least: int) -> None:
         assert shown["title"] == shown["datetime"] and shown["title"].startswith("2026-"), shown
 
 
+def fits(page: Page, view: str, dates: dict[str, int]) -> None:
+    """The page does not scroll sideways, and each instant under each selector of
+    ``dates`` (at least so many there) is on one line; then the whole page's screenshot
+    goes to ``<view>-<size>.png``."""
+    for where, at_least in dates.items():
+        dates_on_one_line(page, where, at_least=at_least)
+    no_sideways_scroll(page)
+    shot(page, f"{view}-{size(page)}")
+
+
 def sign_in_admin(page: Page, site: Site) -> None:
     sign_in(page, site.admin)
     expect(page.locator("#subject-list time.date")).to_have_count(3)
@@ -99,21 +91,16 @@ def test_sign_in_and_the_subject_list(page: Page, site: Site) -> None:
     no_sideways_scroll(page)
     shot(page, f"sign-in-{size(page)}")
     sign_in_admin(page, site)
-    dates_on_one_line(page, "#subject-list", at_least=3)
-    no_sideways_scroll(page)
     names = page.locator("#subject-list .subject-name")
     assert names.evaluate_all("(els) => els.every((el) => el.scrollWidth <= el.clientWidth)")
-    shot(page, f"subjects-{size(page)}")
+    fits(page, "subjects", {"#subject-list": 3})
 
 
 def test_a_subjects_memories(page: Page, site: Site) -> None:
     sign_in_admin(page, site)
     open_subject(page, SUBJECT)
     expect(page.locator(f".card[data-memory-id='{daily_id(site)}']")).to_be_visible()
-    dates_on_one_line(page, "#view .card", at_least=5)
-    dates_on_one_line(page, "#view .summary", at_least=1)
-    no_sideways_scroll(page)
-    shot(page, f"subject-{size(page)}")
+    fits(page, "subject", {"#view .card": 5, "#view .summary": 1})
 
 
 def test_search(page: Page, site: Site) -> None:
@@ -123,9 +110,7 @@ def test_search(page: Page, site: Site) -> None:
     page.press("#search", "Enter")
     expect(page.locator("#view h1")).to_have_text(f"Search “delivery” in {SUBJECT}")
     expect(page.locator(".result").first).to_be_visible()
-    dates_on_one_line(page, "#view .result", at_least=2)
-    no_sideways_scroll(page)
-    shot(page, f"search-{size(page)}")
+    fits(page, "search", {"#view .result": 2})
 
 
 def test_the_correct_dialog_keeps_its_buttons_in_the_window(page: Page, site: Site) -> None:
@@ -194,6 +179,14 @@ def test_an_expanded_trace(page: Page, site: Site) -> None:
     trace.locator("summary").click()
     expect(trace.locator("table.included .said").first).to_have_text("Delivery: daily")
     expect(trace.locator("table.excluded .said")).to_have_count(2)
-    dates_on_one_line(page, "#view .trace", at_least=1)
-    no_sideways_scroll(page)
-    shot(page, f"trace-{size(page)}")
+    fits(page, "trace", {"#view .trace": 1})
+
+
+def test_a_familys_history_and_the_review_queue(page: Page, site: Site) -> None:
+    sign_in_admin(page, site)
+    page.goto(f"/ui/#/s/{SUBJECT}/h/{FAMILY}")
+    expect(page.locator("table.records tbody tr")).to_have_count(4)
+    fits(page, "history", {"#view table.records": 11, "#view table.changes": 5})
+    page.click("#tab-reviews")
+    expect(page.locator(".review")).to_have_count(1)
+    fits(page, "reviews", {"#view .review": 1})

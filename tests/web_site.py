@@ -1,6 +1,7 @@
-"""The web page tests' shared parts: the seeded store served by a real uvicorn server
-(:class:`Site`), a Chromium page on it with its clock at :data:`web_helpers.NOW`, and
-what the tests do on the page (sign in, open a subject, save a screenshot)."""
+"""The web page tests' shared parts: the fixtures ``browser`` (headless Chromium) and
+``site`` (the seeded store served by a real uvicorn server, :class:`Site`), a page on it
+with its clock at :data:`web_helpers.NOW`, and what the tests do on the page (sign in,
+open a subject, save a screenshot)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from memledger.serve import ServeConfig, build_app
 from memledger.testing import FrozenClock
 from memledger.testing.http import serve
 from memledger.testing.scenarios import FAMILY, SUBJECT, TENANT, day
-from web_helpers import ARTIFACTS, NOW, open_memory, seed
+from web_helpers import ARTIFACTS, NOW, chromium, open_memory, seed
 
 playwright = pytest.importorskip("playwright.sync_api")
 Browser = playwright.Browser
@@ -42,12 +43,20 @@ class Site:
         return httpx.Client(base_url=self.url, headers=headers, trust_env=False, timeout=30)
 
 
-@contextmanager
-def served(folder: Path) -> Iterator[Site]:
-    """The seeded store in ``folder`` (see :func:`web_helpers.seed`), with an admin and a
-    read-only key, under ``memledger serve``'s app (no MCP)."""
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """Headless Chromium, one for a test module (a module takes it as ``browser =
+    web_site.browser``)."""
+    with chromium() as launched:
+        yield launched
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Iterator[Site]:
+    """The seeded store in the test's folder (see :func:`web_helpers.seed`), with an admin
+    and a read-only key, under ``memledger serve``'s app (no MCP)."""
     clock = FrozenClock(day(10, 1))
-    memory = open_memory(folder / "memledger.db", clock)
+    memory = open_memory(tmp_path / "memledger.db", clock)
     seed(memory, clock)
     _, admin = memory.create_key(TENANT, "admin-1", role="admin", grants=["*"])
     _, reader = memory.create_key(TENANT, "auditor", role="read")

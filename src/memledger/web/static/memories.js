@@ -219,7 +219,7 @@ function memoryCard(r, { subject, history, upcoming }) {
         h("dt", {}, "source event"),
         h("dd", {}, h("button", { type: "button", class: "linklike", "aria-expanded": "false", onclick: (e) => toggleEvent(e.currentTarget, r.source_event_id, slot) }, r.source_event_id)),
       ),
-      h("div", {}, h("dt", {}, "recorded"), h("dd", {}, date(r.recorded_at), ` · rev ${r.revision}`)),
+      h("div", {}, h("dt", {}, "recorded"), h("dd", {}, date(r.recorded_at), " ", h("span", { class: "nowrap" }, `· rev ${r.revision}`))),
       h("div", {}, h("dt", {}, "confidence"), h("dd", {}, r.confidence.toFixed(2))),
     ),
     slot,
