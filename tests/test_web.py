@@ -9,124 +9,41 @@ Also here: ``GET /v1/subjects``, the route the page lists subjects with.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 
 import httpx
 import pytest
 
-from memledger import Memory
-from memledger.serve import ServeConfig, build_app
-from memledger.testing import FrozenClock
-from memledger.testing.http import serve
-from memledger.testing.scenarios import FAMILY, SUBJECT, TENANT, day, event
+import web_site
+from memledger.testing.scenarios import FAMILY, SUBJECT, TENANT, actor, day, event, pref
 from memledger.web import STATIC
-from web_helpers import (
-    ARTIFACTS,
-    INJECTED,
-    INJECTED_SUBJECT,
-    NOW,
-    REVIEW_SUBJECT,
-    TRACE_REQUEST,
-    chromium,
-    open_memory,
-    seed,
+from web_helpers import INJECTED, INJECTED_SUBJECT, NOW, REVIEW_SUBJECT, TRACE_REQUEST
+from web_site import (
+    NOW_Z,
+    Browser,
+    Page,
+    Site,
+    daily_id,
+    expect,
+    family,
+    open_subject,
+    opened,
+    playwright,
+    records,
+    shot,
+    sign_in,
 )
 
-playwright = pytest.importorskip("playwright.sync_api")
-Browser = playwright.Browser
-Page = playwright.Page
-expect = playwright.expect
-expect.set_options(timeout=10_000)
-
-NOW_Z = "2026-10-28T12:00:00Z"
 HISTORY = f"/v1/subjects/{SUBJECT}/families/{FAMILY}/history"
 
 
-@dataclass(frozen=True, slots=True)
-class Site:
-    memory: Memory
-    url: str
-    admin: str
-    """An admin key of ``acme`` (actor ``admin-1``, every grant)."""
-    reader: str
-    """A read-only key of ``acme``."""
-
-    def client(self, token: str | None = None) -> httpx.Client:
-        headers = {"Authorization": f"Bearer {token or self.admin}"}
-        return httpx.Client(base_url=self.url, headers=headers, trust_env=False, timeout=30)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as launched:
-        yield launched
-
-
-@pytest.fixture
-def site(tmp_path: Path) -> Iterator[Site]:
-    clock = FrozenClock(day(10, 1))
-    memory = open_memory(tmp_path / "memledger.db", clock)
-    seed(memory, clock)
-    _, admin = memory.create_key(TENANT, "admin-1", role="admin", grants=["*"])
-    _, reader = memory.create_key(TENANT, "auditor", role="read")
-    try:
-        with serve(build_app(memory, ServeConfig(mcp=False))) as url:
-            yield Site(memory=memory, url=url, admin=admin, reader=reader)
-    finally:
-        memory.close()
+browser = web_site.browser  # the shared fixtures, by their names here
+site = web_site.site
 
 
 @pytest.fixture
 def page(browser: Browser, site: Site) -> Iterator[Page]:
-    context = browser.new_context(
-        base_url=site.url, viewport={"width": 1280, "height": 900}, color_scheme="light"
-    )
-    opened = context.new_page()
-    opened.clock.set_fixed_time(NOW)
-    errors: list[str] = []
-    opened.on("pageerror", lambda error: errors.append(str(error)))
-    yield opened
-    context.close()
-    assert errors == [], errors
-
-
-def shot(page: Page, name: str, *, full_page: bool = True) -> None:
-    """Save a screenshot: the whole page (scrolled to the top first, so that the sticky
-    header sits where it belongs), or what the window shows."""
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    if full_page:
-        page.evaluate("window.scrollTo(0, 0)")
-    page.screenshot(path=ARTIFACTS / f"{name}.png", full_page=full_page)
-
-
-def sign_in(page: Page, token: str) -> None:
-    page.goto("/ui/")
-    page.fill("#key", token)
-    page.press("#key", "Enter")
-    expect(page.locator("#who-text")).to_be_visible()
-
-
-def open_subject(page: Page, subject: str) -> None:
-    page.locator(f"#subject-list a[data-subject='{subject}']").click()
-    expect(page.locator("#view h1")).to_have_text(subject)
-
-
-def family(page: Page, name: str = FAMILY) -> playwright.Locator:
-    return page.locator(f"section.family[data-family='{name}']")
-
-
-def records(site: Site) -> list[dict[str, object]]:
-    with site.client() as api:
-        found = api.get(f"/v1/subjects/{SUBJECT}/records", params={"valid_at": NOW_Z})
-        assert found.status_code == 200, found.text
-        return found.json()  # type: ignore[no-any-return]
-
-
-def daily_id(site: Site) -> str:
-    (current,) = records(site)
-    assert current["value"] == "daily"
-    return str(current["memory_id"])
+    with opened(browser, site, width=1280, height=900) as shown:
+        yield shown
 
 
 # -- signing in ------------------------------------------------------------------------
@@ -393,6 +310,59 @@ def test_search_box_uses_recall(page: Page, site: Site) -> None:
     expect(page.locator("#view .empty")).to_contain_text("No relevant memory")
 
 
+def expect_scope(page: Page, heading: str, chosen: str) -> None:
+    """The view's heading, and the choice the search scope selector shows."""
+    expect(page.locator("#view h1")).to_have_text(heading)
+    expect(page.locator("#search-scope option:checked")).to_have_text(chosen)
+
+
+def test_search_scope_and_heading_agree_through_navigation_and_reload(
+    page: Page, site: Site
+) -> None:
+    sign_in(page, site.admin)
+    expect_scope(page, "Memories", "all subjects")
+    open_subject(page, SUBJECT)
+    expect_scope(page, SUBJECT, f"in {SUBJECT}")
+    page.fill("#search", "delivery")
+    page.press("#search", "Enter")
+    in_subject = f"Search “delivery” in {SUBJECT}"
+    everywhere = "Search “delivery” in all subjects"
+    expect_scope(page, in_subject, f"in {SUBJECT}")
+
+    # switching the scope on a search searches again there: the heading follows
+    page.select_option("#search-scope", "tenant")
+    expect_scope(page, everywhere, "all subjects")
+    assert "subject=" not in page.url
+    expect(page.locator(".result", has_text=INJECTED)).to_have_count(1)
+    page.go_back()
+    expect_scope(page, in_subject, f"in {SUBJECT}")
+    expect(page.locator(".result", has_text=INJECTED)).to_have_count(0)
+    page.go_forward()
+    expect_scope(page, everywhere, "all subjects")
+
+    # the address holds the scope: a reload, or a link opened afresh, shows the same
+    page.reload()
+    expect_scope(page, everywhere, "all subjects")
+    page.goto(f"/ui/#/search?q=delivery&subject={INJECTED_SUBJECT}")
+    page.reload()
+    expect_scope(page, f"Search “delivery” in {INJECTED_SUBJECT}", f"in {INJECTED_SUBJECT}")
+
+    # a choice not yet searched is forgotten when the page moves elsewhere and back
+    open_subject(page, REVIEW_SUBJECT)
+    expect_scope(page, REVIEW_SUBJECT, f"in {REVIEW_SUBJECT}")
+    page.select_option("#search-scope", "tenant")
+    expect(page.locator("#view h1")).to_have_text(REVIEW_SUBJECT)  # no search yet
+    page.go_back()
+    expect_scope(page, f"Search “delivery” in {INJECTED_SUBJECT}", f"in {INJECTED_SUBJECT}")
+    page.go_forward()
+    expect_scope(page, REVIEW_SUBJECT, f"in {REVIEW_SUBJECT}")
+    page.click("#tab-reviews")  # a tenant-wide view searches the tenant
+    expect_scope(page, "Review queue", "all subjects")
+    page.fill("#search", "delivery")
+    page.press("#search", "Enter")
+    expect_scope(page, everywhere, "all subjects")
+
+
 def test_empty_states(page: Page, site: Site) -> None:
     sign_in(page, site.admin)
     page.fill("#subject-prefix", "nobody")
@@ -523,14 +493,66 @@ def test_traces_show_included_and_excluded_items(page: Page, site: Site) -> None
     expect(trace.locator("summary")).to_contain_text(TRACE_REQUEST)
     trace.locator("summary").click()
     expect(trace.locator("table.included")).to_contain_text(daily)
+    # each memory with what it said: the statement the model was given, and its kind
+    held = trace.locator(f"table.included tr[data-key='{daily}']")
+    expect(held.locator(".said")).to_have_text("Delivery: daily")
+    expect(held.locator(".hint")).to_contain_text(f"preference · {FAMILY} · {daily}")
     left_out = trace.locator("table.excluded tbody tr")
     expect(left_out).to_have_count(2)
     expect(left_out.filter(has_text="expired")).to_contain_text("its valid window had ended")
     expect(left_out.filter(has_text="not_yet_valid")).to_have_count(1)
+    with site.client() as api:
+        history = api.get(HISTORY, params={"include_revoked": "true"}).json()
+    claims = {r["memory_id"]: r["claim"] for r in history}
+    for key in left_out.evaluate_all("(rows) => rows.map((row) => row.dataset.key)"):
+        expect(left_out.locator(f"xpath=self::*[@data-key='{key}']").locator(".said")).to_have_text(
+            claims[key]
+        )
     shot(page, "10-traces")
     trace.locator(f"table.included a:has-text('{daily}')").click()
     expect(page.locator("#view h1")).to_have_text(f"History of {FAMILY}")
     expect(page.locator("table.records tr.selected")).to_have_attribute("data-memory-id", daily)
+
+
+def test_a_trace_shows_a_memory_the_key_may_not_read_as_not_visible(page: Page, site: Site) -> None:
+    """A tenant-wide packet left out an agent's private memory (its window had ended):
+    the trace lists its id to every key of the tenant, its words only to a key that may
+    read it."""
+    private = f"agent:planner/{SUBJECT}"
+    site.memory.clock.set(day(10, 5))  # type: ignore[attr-defined]
+    said = site.memory.ingest(
+        event(
+            "evt-planner",
+            "Fridays until October 10",
+            occurred_at=day(10, 5, 9),
+            subject=private,
+            who=actor(FAMILY, actor_id="agent:planner"),
+        ),
+        [pref("friday", valid_until=day(10, 10), statement="Planner: friday deliveries")],
+    )
+    hidden = said.results[0].memory_id
+    site.memory.clock.set(NOW)  # type: ignore[attr-defined]
+    request = "Which deliveries are planned?"
+    packet = site.memory.context(request, tenant=TENANT, valid_at=NOW)
+    assert hidden in [left.key for left in packet.excluded]
+
+    def left_out_row(token: str) -> playwright.Locator:
+        sign_in(page, token)
+        page.click("#tab-traces")
+        trace = page.locator("details.trace", has_text=request)
+        trace.locator("summary").click()
+        return trace.locator(f"table.excluded tr[data-key='{hidden}']")
+
+    row = left_out_row(site.admin)  # an admin key reads every namespace
+    expect(row.locator(".said")).to_have_text("Planner: friday deliveries")
+    page.click("#sign-out")
+
+    row = left_out_row(site.reader)  # a read key of the tenant reads only shared memory
+    expect(row.locator(".said")).to_have_text("not visible")
+    expect(row.locator("td[data-visible='false']")).to_contain_text(hidden)
+    expect(row.locator("a")).to_have_count(0)  # no link to a page that would fail
+    expect(page.locator("#view .error")).to_have_count(0)
+    shot(page, "10b-trace-not-visible")
 
 
 def test_narrow_window_stays_usable(page: Page, site: Site) -> None:

@@ -1,7 +1,7 @@
 // What a person changes, each behind a dialog that says what it does: revoking a
 // memory, correcting one (a new source event), resolving a review item.
 
-import { fill, fromLocalInput, h, valueText, when } from "./dom.js";
+import { date, fill, fromLocalInput, h, valueText } from "./dom.js";
 import { $, call, hooks, state, toast } from "./shared.js";
 
 // -- revoking ---------------------------------------------------------------------------
@@ -21,7 +21,11 @@ export function openRevoke(record, history) {
       { class: "hint" },
       `${record.family} of ${record.subject} · value `,
       h("code", {}, valueText(record.value)),
-      ` · valid ${when(record.valid_from)} → ${when(record.valid_until, "open-ended")} · `,
+      " · valid ",
+      date(record.valid_from),
+      " → ",
+      date(record.valid_until, "open-ended"),
+      " · ",
       h("code", {}, record.memory_id),
     ),
   );
@@ -32,7 +36,7 @@ export function openRevoke(record, history) {
           "div",
           { class: "warn" },
           h("p", {}, `Event ${record.source_event_id} also made ${also.length === 1 ? "this claim" : "these claims"} in ${record.family}; ${also.length === 1 ? "it is" : "they are"} revoked with it:`),
-          h("ul", {}, also.map((r) => h("li", {}, `${r.claim} (valid ${when(r.valid_from)} → ${when(r.valid_until, "open-ended")})`))),
+          h("ul", {}, also.map((r) => h("li", {}, `${r.claim} (valid `, date(r.valid_from), " → ", date(r.valid_until, "open-ended"), ")"))),
         )
       : null,
   );
@@ -117,7 +121,7 @@ export function openCorrect({ subject, family, record }) {
       : `Add a memory about ${subject}`;
   fill(
     $("correct-corrects"),
-    record ? ["Replaces: ", h("q", {}, record.claim), ` (valid ${when(record.valid_from)} → ${when(record.valid_until, "open-ended")}, `, h("code", {}, record.memory_id), ")"] : null,
+    record ? ["Replaces: ", h("q", {}, record.claim), " (valid ", date(record.valid_from), " → ", date(record.valid_until, "open-ended"), ", ", h("code", {}, record.memory_id), ")"] : null,
   );
   $("correct-statement").value = record?.claim ?? "";
   $("correct-value").value = record ? valueText(record.value) : "";

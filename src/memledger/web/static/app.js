@@ -1,15 +1,18 @@
 // memledger's web page: sign in with an API key, pick a subject, see what is held
 // about it and why, and correct it. Plain ES modules over the same origin's HTTP API:
 // shared.js (state, links, the API call), memories.js (a subject, a family's history),
-// lists.js (review queue, traces, search), actions.js (revoke, correct, review),
-// timeline.js (the picture), dom.js (DOM without HTML strings), api.js (HTTP).
+// lists.js (review queue, search), traces.js (context traces), scope.js (where search
+// looks), actions.js (revoke, correct, review), timeline.js (the picture), dom.js (DOM
+// without HTML strings), api.js (HTTP).
 
 import { bindDialogs } from "./actions.js";
 import { ApiError, api, forget, session } from "./api.js";
-import { empty, errorBox, fill, h, loading, when } from "./dom.js";
-import { renderReviews, renderSearch, renderTraces } from "./lists.js";
+import { date, empty, errorBox, fill, h, loading } from "./dom.js";
+import { renderReviews, renderSearch } from "./lists.js";
 import { renderHistory, renderSubject } from "./memories.js";
+import { bindScope, scopeOf, searchLink, showScope } from "./scope.js";
 import { $, call, hideToast, hooks, link, state, tooltip } from "./shared.js";
+import { renderTraces } from "./traces.js";
 
 const PAGE = 25;
 
@@ -142,8 +145,8 @@ function renderSubjects(subjects) {
             h(
               "span",
               { class: "subject-meta" },
-              `${item.families} ${item.families === 1 ? "family" : "families"} · ${item.events} ${item.events === 1 ? "event" : "events"}`,
-              item.last_at ? ` · ${when(item.last_at)}` : "",
+              h("span", {}, `${item.families} ${item.families === 1 ? "family" : "families"} · ${item.events} ${item.events === 1 ? "event" : "events"}`),
+              item.last_at ? h("span", {}, "last change ", date(item.last_at)) : null,
             ),
           ),
         ),
@@ -157,12 +160,6 @@ function markSubject() {
     if (a.dataset.subject === state.subject) a.setAttribute("aria-current", "true");
     else a.removeAttribute("aria-current");
   }
-  const option = $("search-scope").querySelector('option[value="subject"]');
-  option.textContent = state.subject ? `in ${state.subject}` : "this subject (none open)";
-  option.disabled = !state.subject;
-  if (!state.subject) $("search-scope").value = "tenant";
-  else if (state.subject !== state.scoped) $("search-scope").value = "subject";
-  state.scoped = state.subject;
 }
 
 async function countReviews() {
@@ -196,7 +193,9 @@ async function route({ focus = true } = {}) {
   tooltip.hide();
   setTab(where.view);
   if (where.view === "subject" || where.view === "history") state.subject = where.subject;
+  else if ((where.view === "search" || where.view === "traces") && where.subject) state.subject = where.subject;
   markSubject();
+  showScope(scopeOf(where, state.subject));
   view.setAttribute("aria-busy", "true");
   fill(view, loading());
   let content;
@@ -307,10 +306,9 @@ function bind() {
 
   $("search-form").addEventListener("submit", (event) => {
     event.preventDefault();
-    const q = $("search").value.trim();
-    const scoped = $("search-scope").value === "subject" && state.subject;
-    location.hash = link(["search"], { q, subject: scoped ? state.subject : null });
+    location.hash = searchLink($("search").value.trim());
   });
+  bindScope(() => parseRoute().view);
   bindDialogs();
 
   document.addEventListener("keydown", (event) => {

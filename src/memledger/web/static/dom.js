@@ -71,6 +71,31 @@ export function empty(title, ...explanation) {
   );
 }
 
+/**
+ * A table in a sideways scroller: ``heads`` (the columns) and ``rows`` (each
+ * ``{ attrs, cells }``, a cell a ``<td>`` or its content; a head a string or a node). On a
+ * phone each row stands as a block, each cell under its column's head (``data-label``),
+ * a ``td.wide`` on a line of its own.
+ */
+export function table(className, heads, rows) {
+  const label = (head) => (typeof head === "string" ? head : head.textContent);
+  const cell = (content, n) => {
+    const td = content instanceof HTMLTableCellElement ? content : h("td", {}, content);
+    td.dataset.label = label(heads[n]);
+    return td;
+  };
+  return h(
+    "div",
+    { class: "table-scroll" },
+    h(
+      "table",
+      { class: `data stack ${className}` },
+      h("thead", {}, h("tr", {}, heads.map((x) => h("th", { scope: "col" }, x)))),
+      h("tbody", {}, rows.map(({ attrs, cells }) => h("tr", attrs ?? {}, cells.map(cell)))),
+    ),
+  );
+}
+
 /** A small badge; ``tone`` picks its colour (ok, warn, bad, muted, info). */
 export function badge(text, tone = "muted", title) {
   return h("span", { class: `badge badge-${tone}`, title }, text);
@@ -89,6 +114,15 @@ export function when(iso, open = "open") {
   const date = `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}`;
   const time = `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}`;
   return time === "00:00" ? date : `${date} ${time}`;
+}
+
+/**
+ * An instant as a ``<time>`` that never breaks across lines: ``when(iso)`` shown, the
+ * stored instant in its ``title`` and ``datetime``; ``open`` (as text) when missing.
+ */
+export function date(iso, open = "open") {
+  if (!iso) return open;
+  return h("time", { class: "date", datetime: iso, title: iso }, when(iso));
 }
 
 /** ``2026-10-19T09:00`` for a datetime-local input (UTC). */

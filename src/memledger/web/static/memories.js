@@ -3,7 +3,7 @@
 
 import { openCorrect, openRevoke } from "./actions.js";
 import { subjectPath } from "./api.js";
-import { badge, empty, fromLocalInput, h, toLocalInput, valueText, whoseBadge, when } from "./dom.js";
+import { badge, date, empty, fromLocalInput, h, table, toLocalInput, valueText, whoseBadge } from "./dom.js";
 import { call, link, mayAdmin, mayWrite, state, statusBadge, toggleEvent, tooltip, yesNo } from "./shared.js";
 import { beliefs, timelineFigure, windowsOf } from "./timeline.js";
 
@@ -62,7 +62,9 @@ export async function renderSubject({ subject, validAt }) {
     h(
       "p",
       { class: "summary" },
-      `${held} current ${held === 1 ? "memory" : "memories"} valid at ${when(atIso)} UTC`,
+      `${held} current ${held === 1 ? "memory" : "memories"} valid at `,
+      date(atIso),
+      " UTC",
       later ? ` and ${later} upcoming ${later === 1 ? "window" : "windows"}` : "",
       `, in ${families.length} ${families.length === 1 ? "family" : "families"}. `,
       "Current means authorised and meant to be true at that time; observations are kept but never used as values.",
@@ -152,7 +154,7 @@ function familySection(subject, { slot, history, changes }, current, at) {
       "div",
       { class: "family-head" },
       h("h2", { id }, family),
-      h("span", { class: "meta" }, `revision ${slot.revision} · generation ${slot.generation}`, slot.updated_at ? ` · changed ${when(slot.updated_at)}` : ""),
+      h("span", { class: "meta" }, `revision ${slot.revision} · generation ${slot.generation}`, slot.updated_at ? [" · changed ", date(slot.updated_at)] : ""),
       h(
         "div",
         { class: "actions" },
@@ -172,7 +174,7 @@ function familySection(subject, { slot, history, changes }, current, at) {
             h("ul", { class: "cards" }, records.map((r) => memoryCard(r, { subject, history, upcoming: upcomingIds.has(r.memory_id) }))),
           ),
         )
-      : h("p", { class: "muted nothing" }, `Nothing current in ${family} at ${when(at.toISOString())}. Its history keeps ${history.length} ${history.length === 1 ? "record" : "records"}.`),
+      : h("p", { class: "muted nothing" }, `Nothing current in ${family} at `, date(at.toISOString()), `. Its history keeps ${history.length} ${history.length === 1 ? "record" : "records"}.`),
     h("h3", { class: "timeline-title" }, "Timeline: what was believed when"),
     figure ?? h("p", { class: "muted" }, "No authorised windows to draw (only observations or historical claims)."),
     rows.length > TIMELINE_ROWS
@@ -200,7 +202,7 @@ function memoryCard(r, { subject, history, upcoming }) {
       { class: "card-main" },
       h("p", { class: "claim", id: claimId }, r.claim),
       valueLine(r),
-      h("p", { class: "valid" }, "valid ", h("strong", {}, when(r.valid_from)), " → ", h("strong", {}, when(r.valid_until, "open-ended"))),
+      h("p", { class: "valid" }, "valid ", h("strong", {}, date(r.valid_from)), " → ", h("strong", {}, date(r.valid_until, "open-ended"))),
       h("div", { class: "badges" }, badges),
       r.grounding ? h("blockquote", { class: "grounding", title: "The words it was taken from" }, `“${r.grounding}”`) : null,
     ),
@@ -217,7 +219,7 @@ function memoryCard(r, { subject, history, upcoming }) {
         h("dt", {}, "source event"),
         h("dd", {}, h("button", { type: "button", class: "linklike", "aria-expanded": "false", onclick: (e) => toggleEvent(e.currentTarget, r.source_event_id, slot) }, r.source_event_id)),
       ),
-      h("div", {}, h("dt", {}, "recorded"), h("dd", {}, `${when(r.recorded_at)} · rev ${r.revision}`)),
+      h("div", {}, h("dt", {}, "recorded"), h("dd", {}, date(r.recorded_at), " ", h("span", { class: "nowrap" }, `· rev ${r.revision}`))),
       h("div", {}, h("dt", {}, "confidence"), h("dd", {}, r.confidence.toFixed(2))),
     ),
     slot,
@@ -278,104 +280,61 @@ export async function renderHistory({ subject, family, memory }) {
 }
 
 function recordsTable(subject, history, selected) {
-  return h(
-    "div",
-    { class: "table-scroll" },
-    h(
-      "table",
-      { class: "data records" },
-      h(
-        "thead",
-        {},
-        h("tr", {}, ["Memory", "Status", "Valid time", "Record time", "Source", h("span", { class: "visually-hidden" }, "Actions")].map((t) => h("th", { scope: "col" }, t))),
-      ),
-      h(
-        "tbody",
-        {},
-        history.map((r) => {
-          const mine = r.memory_id === selected;
-          return h(
-            "tr",
-            { "data-memory-id": r.memory_id, "data-status": r.status, class: mine ? "selected" : null, "aria-current": mine ? "true" : null, tabindex: mine ? -1 : null, "data-focus": mine ? true : null },
+  const heads = ["Memory", "Status", "Valid time", "Record time", "Source", h("span", { class: "visually-hidden" }, "Actions")];
+  return table(
+    "records",
+    heads,
+    history.map((r) => {
+      const mine = r.memory_id === selected;
+      return {
+        attrs: { "data-memory-id": r.memory_id, "data-status": r.status, class: mine ? "selected" : null, "aria-current": mine ? "true" : null, tabindex: mine ? -1 : null, "data-focus": mine ? true : null },
+        cells: [
+          h(
+            "td",
+            { class: "wide" },
+            h("span", { class: "claim" }, r.claim),
+            h("br"),
+            h("code", { class: "id" }, r.memory_id),
+            " ",
+            badge(r.kind, r.kind === "observation" ? "warn" : "muted"),
+            r.supersedes ? h("div", { class: "hint" }, "remnant of ", h("span", { class: "id" }, r.supersedes)) : null,
+          ),
+          [statusBadge(r), r.exclusion ? h("div", { class: "hint" }, r.exclusion) : null, h("div", { class: "hint nowrap" }, `rev ${r.revision} · gen ${r.generation}`)],
+          h("td", { class: "span" }, h("span", {}, date(r.valid_from), " →"), h("span", {}, date(r.valid_until, "open-ended"))),
+          h(
+            "td",
+            { class: "span" },
+            h("span", {}, date(r.recorded_at), " →"),
+            h("span", {}, date(r.superseded_at, "now")),
+            r.closed_by ? h("div", { class: "hint" }, `closed by ${r.closed_by}`) : null,
+          ),
+          [
+            `${r.source_actor_id} · ${r.source_channel}`,
             h(
-              "td",
-              {},
-              h("span", { class: "claim" }, r.claim),
-              h("br"),
-              h("code", { class: "id" }, r.memory_id),
-              " ",
-              badge(r.kind, r.kind === "observation" ? "warn" : "muted"),
-              r.supersedes ? h("div", { class: "hint" }, "remnant of ", h("span", { class: "id" }, r.supersedes)) : null,
+              "div",
+              { class: "hint" },
+              r.source_identity_authenticated ? "authenticated" : h("strong", {}, "not authenticated"),
+              " · ",
+              r.scope_authorized ? "authorized" : h("strong", {}, "not authorized"),
             ),
-            h(
-              "td",
-              {},
-              statusBadge(r),
-              r.exclusion ? h("div", { class: "hint" }, r.exclusion) : null,
-              h("div", { class: "hint nowrap" }, `rev ${r.revision} · gen ${r.generation}`),
-            ),
-            h("td", { class: "span" }, h("span", {}, `${when(r.valid_from)} →`), h("span", {}, when(r.valid_until, "open-ended"))),
-            h(
-              "td",
-              { class: "span" },
-              h("span", {}, `${when(r.recorded_at)} →`),
-              h("span", {}, r.superseded_at ? when(r.superseded_at) : "now"),
-              r.closed_by ? h("div", { class: "hint" }, `closed by ${r.closed_by}`) : null,
-            ),
-            h(
-              "td",
-              {},
-              `${r.source_actor_id} · ${r.source_channel}`,
-              h(
-                "div",
-                { class: "hint" },
-                r.source_identity_authenticated ? "authenticated" : h("strong", {}, "not authenticated"),
-                " · ",
-                r.scope_authorized ? "authorized" : h("strong", {}, "not authorized"),
-              ),
-              h("div", { class: "hint" }, "event ", h("span", { class: "id" }, r.source_event_id)),
-            ),
-            h(
-              "td",
-              {},
-              mayWrite() && r.status === "active"
-                ? h("button", { type: "button", class: "danger small", onclick: () => openRevoke(r, history) }, "Revoke…")
-                : null,
-            ),
-          );
-        }),
-      ),
-    ),
+            h("div", { class: "hint" }, "event ", h("span", { class: "id" }, r.source_event_id)),
+          ],
+          mayWrite() && r.status === "active" ? h("button", { type: "button", class: "danger small", onclick: () => openRevoke(r, history) }, "Revoke…") : null,
+        ],
+      };
+    }),
   );
 }
 
 function changesTable(changes) {
   if (!changes.length) return empty("No changes recorded.");
-  return h(
-    "div",
-    { class: "table-scroll" },
-    h(
-      "table",
-      { class: "data changes" },
-      h("thead", {}, h("tr", {}, ["#", "When", "Action", "Memory", "Status", "Rev · gen", "Cause"].map((t) => h("th", { scope: "col" }, t)))),
-      h(
-        "tbody",
-        {},
-        changes.map((c) =>
-          h(
-            "tr",
-            { "data-action": c.action },
-            h("td", {}, String(c.seq)),
-            h("td", { class: "nowrap" }, when(c.at)),
-            h("td", {}, c.action),
-            h("td", {}, h("code", { class: "id" }, c.memory_id)),
-            h("td", {}, c.status),
-            h("td", {}, `${c.revision} · ${c.generation}`),
-            h("td", {}, c.cause, c.note ? h("div", { class: "hint" }, c.note) : null),
-          ),
-        ),
-      ),
-    ),
+  return table(
+    "changes",
+    ["#", "When", "Action", "Memory", "Status", "Rev · gen", "Cause"],
+    changes.map((c) => ({
+      attrs: { "data-action": c.action },
+      cells: [String(c.seq), date(c.at), c.action, h("code", { class: "id" }, c.memory_id), c.status, `${c.revision} · ${c.generation}`, h("td", { class: "wide" }, c.cause, c.note ? h("div", { class: "hint" }, c.note) : null)],
+    })),
   );
 }
 

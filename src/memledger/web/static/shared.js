@@ -2,7 +2,7 @@
 // signs the person out when their key stops working, the tooltip and the toast.
 
 import { ApiError, api } from "./api.js";
-import { badge, errorBox, fill, h, loading, when } from "./dom.js";
+import { badge, date, errorBox, fill, h, loading } from "./dom.js";
 
 export const $ = (id) => document.getElementById(id);
 
@@ -10,7 +10,6 @@ export const state = {
   me: null,
   families: new Map(), // the tenant's family schema, by name
   subject: null, // the subject last opened
-  scoped: null, // the subject the search box last offered
   pages: { prefix: "", after: null, back: [], next: null },
   ticket: 0, // the render in progress; an older one drops its answer
   reviews: 0,
@@ -111,7 +110,7 @@ export async function toggleEvent(button, eventId, slot) {
       h(
         "div",
         { class: "event" },
-        h("p", { class: "event-head" }, `Event ${e.event_id} · ${e.channel} · by ${e.actor.id} (${e.actor.authenticated ? "authenticated" : "not authenticated"}) · occurred ${when(e.occurred_at)}`, e.sequence !== null ? ` · sequence ${e.sequence}` : ""),
+        h("p", { class: "event-head" }, `Event ${e.event_id} · ${e.channel} · by ${e.actor.id} (${e.actor.authenticated ? "authenticated" : "not authenticated"}) · occurred `, date(e.occurred_at), e.sequence !== null ? ` · sequence ${e.sequence}` : ""),
         h("blockquote", {}, e.text),
       ),
     );

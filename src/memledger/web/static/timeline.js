@@ -6,7 +6,7 @@
 // focus shows the details, Enter opens the record's history. A table under the picture
 // says the same in text.
 
-import { h, s, valueText, when } from "./dom.js";
+import { date, h, s, valueText, when } from "./dom.js";
 
 const W = 960;
 const LABEL = 232;
@@ -331,8 +331,8 @@ export function timelineFigure(family, rows, { limit = Infinity, validAt = null,
             h("td", {}, second),
             h("td", {}, windowLabel(r)),
             h("td", {}, r.scope),
-            h("td", {}, when(r.valid_from)),
-            h("td", {}, when(r.valid_until, "open-ended")),
+            h("td", {}, date(r.valid_from)),
+            h("td", {}, date(r.valid_until, "open-ended")),
             h("td", {}, statusWord(r)),
           ),
         );
@@ -345,6 +345,6 @@ export function timelineFigure(family, rows, { limit = Infinity, validAt = null,
     { class: "timeline-figure" },
     h("div", { class: "timeline-scroll" }, svg),
     legend,
-    h("details", { class: "timeline-table" }, h("summary", {}, "Timeline as a table"), table),
+    h("details", { class: "timeline-table" }, h("summary", {}, "Timeline as a table"), h("div", { class: "table-scroll" }, table)),
   );
 }
