@@ -281,3 +281,32 @@ def test_a_shared_memory_of_a_private_event_names_the_id_and_not_the_event(
     assert shared["subject"] == SHARED and shared["source_event_id"] == "p-1"
     assert booker.get("/v1/events/p-1").content == booker.get("/v1/events/p-2").content
     assert "Customer 7 wants" not in json.dumps(shared)
+
+
+def test_a_trace_that_left_out_a_private_memory_is_no_trace_for_another_agent(
+    agents: dict[str, httpx.Client], clock: FrozenClock
+) -> None:
+    """An admin's packet across the tenant leaves out the planner's private note (its
+    window has ended) and names it among its exclusions: for the booker that trace is a
+    missing one, in the list and by id; the admin and the auditor (who reads the
+    planner's namespace) see it."""
+    planner, booker = agents["planner"], agents["booker"]
+    said = post_event(
+        planner,
+        "p-9",
+        "Deliver weekly until October 5.",
+        occurred_at=WHEN,
+        subject=PRIVATE,
+        claims=[pref_json("weekly", valid_until="2026-10-05T00:00:00Z")],
+    )
+    (result,) = ok(said).json()["results"]
+    clock.set(clock.now() + timedelta(days=10))
+    packet = ok(agents["admin"].post("/v1/context", json={"request": "Deliver weekly?"})).json()
+    left = [e["key"] for e in packet["excluded"] if e["section"] == "memories"]
+    assert result["memory_id"] in left
+    trace_id = packet["trace_id"]
+    problem(booker.get(f"/v1/traces/{trace_id}"), 404, "trace_not_found")
+    assert trace_id not in [t["trace_id"] for t in ok(booker.get("/v1/traces")).json()]
+    assert result["memory_id"] not in booker.get("/v1/traces").text
+    for reader in (agents["admin"], agents["auditor"]):
+        assert ok(reader.get(f"/v1/traces/{trace_id}")).json()["trace_id"] == trace_id

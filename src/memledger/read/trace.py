@@ -77,12 +77,15 @@ def body_of(packet: Packet, candidates: Sequence[Candidate]) -> dict[str, JsonVa
 
 def save(store: Store, packet: Packet, candidates: Sequence[Candidate]) -> None:
     """Store ``packet``'s trace in the canonical store, with the private namespaces of
-    the memories it held: a key that may not read one of them finds no trace."""
+    the memories it names (held, or left out with a reason): a key that may not read one
+    of them finds no trace, so a trace never names another agent's memory to it."""
     body = json.dumps(body_of(packet, candidates), separators=(",", ":"))  # keeps field order
     by_key = {(c.section, c.key): c.memory_id for c in candidates}
-    held = sorted({m for i in packet.items if (m := by_key[(i.section, i.key)]) is not None})
+    held = {m for i in packet.items if (m := by_key[(i.section, i.key)]) is not None}
+    left = {e.key for e in packet.excluded if e.section == "memories"}
+    named = sorted(held | left)
     with store.write() as unit:
-        records = unit.get_records(packet.tenant, held) if held else {}
+        records = unit.get_records(packet.tenant, named) if named else {}
         spaces = {namespace_of(r.subject) for r in records.values()}
         unit.put_trace(
             StoredTrace(
