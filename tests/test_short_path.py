@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -214,3 +215,16 @@ def test_get_all_leaves_out_late_stale_values_and_what_has_expired(
     memory.set_retention("episode", 1, tenant="default")
     clock.advance(timedelta(days=2))  # the turns expired: out of every read before erasure
     assert {m.family for m in memory.get_all(user_id="hal")} == {"home_city"}
+
+
+def test_three_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``Memory()`` alone is a memory in the current folder; a URL or a path opens another."""
+    monkeypatch.chdir(tmp_path)
+    m = Memory()
+    m.add([{"role": "user", "content": "I love spicy ramen."}], user_id="alice")
+    assert m.search("what food does alice like?", user_id="alice")[0].memory == "Likes spicy ramen"
+    m.close()
+    assert (tmp_path / "memledger.db").exists()
+    with Memory(tmp_path / "other.db") as other, Memory(f"sqlite:///{tmp_path}/third.db") as third:
+        assert other.get_all(user_id="alice") == () == third.get_all(user_id="alice")
+    assert (tmp_path / "other.db").exists() and (tmp_path / "third.db").exists()

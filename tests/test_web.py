@@ -27,7 +27,6 @@ from web_site import (
     family,
     open_subject,
     opened,
-    playwright,
     records,
     shot,
     sign_in,

@@ -97,11 +97,13 @@ __all__ = ["QUOTA_SECONDS", "Memory"]
 
 
 class Memory:
-    """A memory ledger over one canonical store."""
+    """A memory ledger over one canonical store: a :class:`~memledger.ports.Store`, or a
+    store URL as :meth:`open` takes it (``None``: ``./memledger.db``), so that
+    ``Memory()`` alone is a memory in the current folder."""
 
     def __init__(
         self,
-        store: Store,
+        store: Store | str | Path | None = None,
         *,
         clock: Clock | None = None,
         schema: Schema | None = None,
@@ -111,7 +113,9 @@ class Memory:
         hot: HotTier | None = None,
         catch_up: CatchUp | None = None,
     ) -> None:
-        self.store = store
+        if store is None or isinstance(store, str | Path):
+            store = open_store(store)
+        self.store: Store = store
         self.clock: Clock = clock or SystemClock()
         self.schema = schema or Schema.default()
         self.policy = policy or WritePolicy()
