@@ -67,11 +67,11 @@ def test_the_defaults_are_documented_and_usable() -> None:
     assert issubclass(LimitExceededError, InvalidInputError)
     assert issubclass(LimitExceededError, ValueError)
     for item in fields(Limits):
-        assert f"{item.name}=" in (Limits.__doc__ or "") or item.name in _readme(), item.name
+        assert f"{item.name}=" in (Limits.__doc__ or "") or item.name in _limits_page(), item.name
 
 
-def _readme() -> str:
-    return (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+def _limits_page() -> str:
+    return (Path(__file__).parent.parent / "docs" / "limits.md").read_text(encoding="utf-8")
 
 
 def test_a_10_mb_turn_is_refused(memory: Memory, db: Path) -> None:
