@@ -147,6 +147,23 @@ def test_requests_past_their_timeout_are_timeouts_and_the_phase_still_ends(
     assert done["wall_s"] <= 2.0 + STOP_S + 1.0
 
 
+def test_a_phase_is_cut_at_its_bound_whatever_its_work_does() -> None:
+    """The last guard: work stuck where no cancellation reaches it (a blocking call on
+    its event loop) is abandoned at the phase's duration plus STOP_S."""
+    phase = Phase("stuck")
+
+    async def work() -> None:
+        phase.start()
+        time.sleep(8)  # blocks the phase's own loop: nothing inside it can stop this
+        phase.add("recall", 1.0, 200)
+
+    t0 = time.perf_counter()
+    _serve_phase.run_phase(phase, work, seconds=0.5)
+    assert time.perf_counter() - t0 < 0.5 + STOP_S + 1.0
+    done = phase.to_json()
+    assert done["sent"] == done["unfinished"] == 1 and done["seconds"] == 0.5, done
+
+
 def test_shed_is_told_by_the_service_s_problem_code() -> None:
     def answer(method: str, path: str) -> tuple[int, bytes]:
         return {
