@@ -175,12 +175,12 @@ def test_shed_is_told_by_the_service_s_problem_code() -> None:
             "/missing": (404, b'{"code": "not_found"}'),
         }[path]
 
-    async def statuses(base: str) -> list[object]:
+    async def statuses(base: str) -> list[tuple[_serve_phase.Status, str]]:
         http = _serve_phase.client(base, None, 2)
         deadline = time.perf_counter() + 10
         try:
             return [
-                (await _serve_phase.send(http, "GET", path, deadline=deadline))[0]
+                await _serve_phase.send(http, "GET", path, deadline=deadline)
                 for path in ("/healthz", "/tenant", "/service", "/budget", "/limited", "/missing")
             ]
         finally:
@@ -188,7 +188,14 @@ def test_shed_is_told_by_the_service_s_problem_code() -> None:
 
     with loopback_server(answer) as base:
         found = asyncio.run(statuses(base))
-    assert found == [200, "shed", "shed", 503, 429, 404]
+    assert found == [
+        (200, "200"),
+        ("shed", "429"),
+        ("shed", "503"),
+        (503, "503 budget_exceeded"),
+        (429, "429"),
+        (404, "404 not_found"),
+    ]
 
 
 def test_a_phase_accounts_for_every_request_it_sent() -> None:

@@ -69,7 +69,8 @@ class Phase:
     errors: Counter[str] = field(default_factory=Counter)
     """Failed requests, by :data:`ErrorKind`."""
     error_details: Counter[str] = field(default_factory=Counter)
-    """Failed requests, by operation and status or exception name."""
+    """Failed requests, by operation and status (with the problem's code) or exception
+    name: ``"recall 503 budget_exceeded"``, ``"ingest ConnectError"``."""
     note: str = ""
     """What kept the phase from running, if anything did."""
     closed: bool = False
@@ -191,7 +192,7 @@ async def send(
     http: object, method: str, path: str, body: object = None, *, deadline: float
 ) -> tuple[Status, str]:
     """One request: its status (``shed`` for an overload refusal) and a detail (the
-    status, or the exception's name). Given up at :data:`REQUEST_TIMEOUT_S`
+    status and the problem's code, or the exception's name). Given up at :data:`REQUEST_TIMEOUT_S`
     (``timeout``), or at ``deadline`` (``time.perf_counter()``) if that comes first
     (``unfinished``)."""
     import httpx
@@ -218,9 +219,10 @@ async def send(
     except httpx.HTTPError as exc:
         return "other", type(exc).__name__
     status = response.status_code
-    if status in (429, 503) and _problem_code(response) in SHED_CODES:
+    code = _problem_code(response) if status >= 400 else None
+    if status in (429, 503) and code in SHED_CODES:
         return "shed", str(status)
-    return status, str(status)
+    return status, f"{status} {code}" if code else str(status)
 
 
 def _problem_code(response: object) -> str | None:
