@@ -18,7 +18,7 @@ import pytest
 
 from cli_helpers import assert_one_error, run
 from memledger.errors import InvalidInputError
-from memledger.eval import _serve_phase
+from memledger.eval import _serve_phase, bench_serve
 from memledger.eval._serve_phase import STOP_S
 from memledger.eval.bench_serve import Phase, ServeBenchConfig, closed_loop, markdown
 from memledger.eval.bench_serve import run as bench
@@ -304,6 +304,20 @@ def test_the_serve_benchmark_drives_a_child_server_without_errors() -> None:
     assert "| recall, closed loop |" in text and "the first read after it" in text
     assert text.startswith("machine: ") and "cores" in text
     assert json.loads(json.dumps(report)) == report  # what --json writes
+
+
+def test_a_server_that_does_not_take_the_seeding_fails_the_run_with_one_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(bench_serve, "SEED_S", 1.0)
+    args = ["bench", "serve", "--key", "mlk_x.y", "--duration", "0.5", "--subjects", "1"]
+    with loopback_server(lambda method, path: None) as base:
+        t0 = time.perf_counter()
+        result = run([*args, "--url", base])
+        assert time.perf_counter() - t0 < 10
+    assert_one_error(result, "did not answer the seeding within 1 s")
+    with loopback_server(lambda method, path: (401, b'{"code": "unauthenticated"}')) as base:
+        assert_one_error(run([*args, "--url", base]), "seeding the server at")
 
 
 def test_bad_settings_are_refused(tmp_path: Path) -> None:

@@ -541,10 +541,13 @@ def serve(
         raise CliError("--url and --key go together")
     if noisy_key is not None and url is None:
         raise CliError("--noisy-key goes with --url (a child server makes its own)")
-    with render.progress_bar() as progress:
-        report = bench_serve.run(
-            config, url=url, key=key, noisy_key=noisy_key, progress=_reporter(progress)
-        )
+    try:
+        with render.progress_bar() as progress:
+            report = bench_serve.run(
+                config, url=url, key=key, noisy_key=noisy_key, progress=_reporter(progress)
+            )
+    except bench_serve.ServeBenchError as error:
+        raise CliError(str(error)) from error
     _print(bench_serve.markdown(report))
     _write_json(json_out, report)
 

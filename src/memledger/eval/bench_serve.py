@@ -58,7 +58,7 @@ from memledger.eval._serve_phase import (
 from memledger.eval._serve_report import markdown, report
 from memledger.eval.machine import describe
 
-__all__ = ["Phase", "ServeBenchConfig", "child_server", "markdown", "run"]
+__all__ = ["Phase", "ServeBenchConfig", "ServeBenchError", "child_server", "markdown", "run"]
 
 Progress = Callable[[str, int, int], None]
 
@@ -180,7 +180,7 @@ def _wait_for_url(child: subprocess.Popen[str], timeout: float = 120.0) -> str:
         found = _URL_LINE.search(line)
         if found:
             return found.group(1)
-    raise RuntimeError("memledger serve did not start:\n" + "".join(seen[-20:]))
+    raise ServeBenchError("memledger serve did not start:\n" + "".join(seen[-20:]))
 
 
 # -- traffic -----------------------------------------------------------------------------
@@ -233,16 +233,22 @@ async def _seed(base: str, key: str, config: ServeBenchConfig, progress: Progres
             response.raise_for_status()
 
 
+class ServeBenchError(RuntimeError):
+    """The server under test did not start, or did not take the seeding."""
+
+
 def _seeded(base: str, key: str, config: ServeBenchConfig, progress: Progress | None) -> None:
-    """Seed within :data:`SEED_S`, else a clear error."""
+    """Seed within :data:`SEED_S`, else a :class:`ServeBenchError`."""
     try:
         ended = in_thread(
             lambda: _seed(base, key, config, progress), seconds=SEED_S, name="bench serve: seed"
         )
     except Exception as exc:
-        raise RuntimeError(f"seeding the server at {base} failed: {exc!r}") from exc
+        raise ServeBenchError(f"seeding the server at {base} failed: {exc}") from exc
     if not ended:
-        raise RuntimeError(f"the server at {base} did not answer the seeding within {SEED_S:g} s")
+        raise ServeBenchError(
+            f"the server at {base} did not answer the seeding within {SEED_S:g} s"
+        )
 
 
 async def _request(
