@@ -519,9 +519,10 @@ def serve(
 ) -> None:
     """Load on the HTTP API from this process, on loopback: closed-loop recall, mixed
     recall/ingest traffic scheduled at --rate, a quiet tenant's recalls alone and beside
-    another tenant's flood of large-material contexts, and a burst of writes then a read;
-    offered and answered rates, p50/p95/p99, errors, shed and unanswered requests. Every
-    phase stops at its duration (plus a bounded grace) whatever the server does."""
+    another tenant's flood of large-material contexts, and a burst of writes then a read.
+    Each phase: offered and answered (2xx) rates, p50/p95/p99 of the answered, errors by
+    kind, shed and unfinished requests; and the machine. Every phase ends at most 2 s
+    past its duration whatever the server does."""
     from memledger.eval import bench_serve
 
     # a value it refuses is an InvalidInputError: a caller mistake
@@ -540,10 +541,13 @@ def serve(
         raise CliError("--url and --key go together")
     if noisy_key is not None and url is None:
         raise CliError("--noisy-key goes with --url (a child server makes its own)")
-    with render.progress_bar() as progress:
-        report = bench_serve.run(
-            config, url=url, key=key, noisy_key=noisy_key, progress=_reporter(progress)
-        )
+    try:
+        with render.progress_bar() as progress:
+            report = bench_serve.run(
+                config, url=url, key=key, noisy_key=noisy_key, progress=_reporter(progress)
+            )
+    except bench_serve.ServeBenchError as error:
+        raise CliError(str(error)) from error
     _print(bench_serve.markdown(report))
     _write_json(json_out, report)
 

@@ -23,8 +23,19 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from memledger.eval._serve_phase import (
+    GRACE_S,
+    STOP_S,
+    Phase,
+    client,
+    close,
+    run_phase,
+    send,
+    wait_until,
+)
+
 if TYPE_CHECKING:
-    from memledger.eval.bench_serve import Phase, ServeBenchConfig
+    from memledger.eval.bench_serve import ServeBenchConfig
 
 __all__ = ["burst_then_read", "noisy_neighbour"]
 
@@ -51,20 +62,24 @@ def material(chars: int, *, seed: int = 5) -> str:
     return "\n\n".join(paragraphs) or "x" * max(1, chars)
 
 
-async def _quiet(base: str, key: str, config: ServeBenchConfig, phase: Phase) -> None:
-    from memledger.eval import bench_serve as bs
+def _quiet(base: str, key: str, config: ServeBenchConfig, name: str) -> Phase:
+    from memledger.eval.bench_serve import closed_loop
 
-    await bs._closed_loop(base, key, config, concurrency=config.quiet_concurrency, into=phase)
+    return closed_loop(base, key, config, concurrency=config.quiet_concurrency, name=name)
 
 
-async def _flood(
+LEAD_S = 0.5
+"""Seconds the flood runs before the quiet tenant's phase begins."""
+START_S = 30.0
+"""Seconds the flood's process may take to start (it imports httpx and memledger)."""
+
+
+def _flood(
     base: str, key: str, config: ServeBenchConfig, phase: Phase, stop: Any, ready: Any
 ) -> None:
     """``config.noisy_concurrency`` clients sending context requests with large material,
-    each again as soon as the last answered, from ``ready.set()`` until ``stop`` is set
-    (or past ``config.duration`` plus a hard stop, whatever the other side does)."""
-    from memledger.eval import bench_serve as bs
-
+    each again as soon as the last ended, from ``ready.set()`` until ``stop`` is set (or
+    past the longest the parent waits for, whatever the other side does)."""
     body = json.dumps(
         {
             "request": "when does the courier call before delivery?",
@@ -72,57 +87,56 @@ async def _flood(
             "material": [{"name": "shipping-log", "text": material(config.material_chars)}],
         }
     ).encode()  # once: encoding it is the clients' work, not the service's
-    client = bs._client(base, key, config.noisy_concurrency, bs.REQUEST_TIMEOUT_S)
-    try:
-        start = time.perf_counter()
-        end = start + config.duration + bs.HARD_STOP_S
+    longest = START_S + LEAD_S + config.duration + STOP_S
 
-        async def one() -> None:
+    async def work() -> None:
+        http = client(base, key, config.noisy_concurrency)
+        try:
+            start = time.perf_counter()
+            end = start + longest
+
+            async def one() -> None:
+                while not stop.is_set() and time.perf_counter() < end:
+                    t0 = time.perf_counter()
+                    phase.start()
+                    status, detail = await send(
+                        http, "POST", "/v1/context", body, deadline=end + GRACE_S
+                    )
+                    phase.add("context", (time.perf_counter() - t0) * 1000, status, detail)
+                    if status == "shed" or status in (429, 503):
+                        await asyncio.sleep(0.005)  # a flood, not a spin on one core
+
+            tasks = [asyncio.create_task(one()) for _ in range(config.noisy_concurrency)]
+            ready.set()
             while not stop.is_set() and time.perf_counter() < end:
-                t0 = time.perf_counter()
-                status = await bs._send(client, "POST", "/v1/context", body)
-                phase.add("context", (time.perf_counter() - t0) * 1000, status)
-                if status in (429, 503):
-                    await asyncio.sleep(0.005)  # a flood, not a spin on one core
+                await asyncio.sleep(0.02)
+            phase.seconds = time.perf_counter() - start
+            await wait_until(tasks, phase, deadline=time.perf_counter() + GRACE_S)
+        finally:
+            await close(http)
 
-        tasks = [asyncio.create_task(one()) for _ in range(config.noisy_concurrency)]
-        ready.set()
-        await bs._bounded(tasks, phase, until=end + bs.HARD_STOP_S)
-        phase.offered = phase.requests + phase.not_answered
-        phase.seconds = time.perf_counter() - start
-    finally:
-        await bs._close(client)
+    run_phase(phase, work, seconds=longest)
 
 
 def _flood_process(
     base: str, key: str, config: ServeBenchConfig, name: str, stop: Any, ready: Any, out: Any
 ) -> None:
     """The flood in a process of its own: its :class:`Phase` goes back on ``out``."""
-    from memledger.eval.bench_serve import Phase
-
     phase = Phase(name)
     try:
-        asyncio.run(_flood(base, key, config, phase, stop, ready))
+        _flood(base, key, config, phase, stop, ready)
     finally:
         ready.set()  # a flood that failed to start does not hold the quiet phase
         out.put(phase)
 
 
-LEAD_S = 0.5
-"""Seconds the flood runs before the quiet tenant's phase begins."""
-START_S = 120.0
-"""Seconds the flood's process may take to start (it imports httpx and memledger)."""
-
-
-async def noisy_neighbour(
+def noisy_neighbour(
     base: str, quiet_key: str, noisy_key: str, config: ServeBenchConfig
 ) -> list[Phase]:
     """The quiet tenant alone, then with the noisy tenant flooding (three phases)."""
-    from memledger.eval.bench_serve import Phase
-
-    alone = Phase(f"quiet tenant recall alone, {config.quiet_concurrency} clients")
-    await _quiet(base, quiet_key, config, alone)
-    beside = Phase(f"quiet tenant recall beside the flood, {config.quiet_concurrency} clients")
+    alone = _quiet(
+        base, quiet_key, config, f"quiet tenant recall alone, {config.quiet_concurrency} clients"
+    )
     name = (
         f"noisy tenant flood: {config.noisy_concurrency} clients of contexts with "
         f"{config.material_chars:,} chars of material"
@@ -134,10 +148,14 @@ async def noisy_neighbour(
     )
     flooder.start()
     try:
-        started = await asyncio.to_thread(_while_alive, flooder, lambda: ready.wait(0.2))
-        if started:
-            await asyncio.sleep(LEAD_S)
-        await _quiet(base, quiet_key, config, beside)
+        if _while_alive(flooder, lambda: ready.wait(0.2), seconds=START_S):
+            time.sleep(LEAD_S)
+        beside = _quiet(
+            base,
+            quiet_key,
+            config,
+            f"quiet tenant recall beside the flood, {config.quiet_concurrency} clients",
+        )
     finally:
         stop.set()
 
@@ -148,20 +166,20 @@ async def noisy_neighbour(
             return None
         return found
 
-    flood = await asyncio.to_thread(_while_alive, flooder, report)
-    await asyncio.to_thread(flooder.join, 10.0)
+    flood = _while_alive(flooder, report, seconds=STOP_S + 3.0)
+    flooder.join(2.0)
     if flooder.is_alive():
         flooder.kill()
+        flooder.join(2.0)
     if flood is None:  # it could not start (in a script without a __main__ guard, say)
-        flood = Phase(name)
-        flood.errors["flood process gave no report"] += 1
+        flood = Phase(name, note="the flood's process gave no report")
     return [alone, beside, flood]
 
 
-def _while_alive(process: Any, step: Callable[[], T | None]) -> T | None:
+def _while_alive(process: Any, step: Callable[[], T | None], *, seconds: float) -> T | None:
     """``step()`` again until it gives something, ``process`` has ended (one last
-    try), or :data:`START_S` have passed."""
-    give_up = time.monotonic() + START_S
+    try), or ``seconds`` have passed."""
+    give_up = time.monotonic() + seconds
     while time.monotonic() < give_up:
         found = step()
         if found:
@@ -171,32 +189,40 @@ def _while_alive(process: Any, step: Callable[[], T | None]) -> T | None:
     return None
 
 
-async def burst_then_read(base: str, key: str, config: ServeBenchConfig) -> Phase:
+def burst_then_read(base: str, key: str, config: ServeBenchConfig) -> Phase:
     """``config.burst`` writes at once (16 connections), then one recall: the phase's
-    ``first read`` operation is that recall's latency."""
-    from memledger.eval import bench_serve as bs
+    ``first read`` operation is that recall's latency. The writes and the read share
+    the phase's ``config.duration``."""
+    from memledger.eval.bench_serve import _turn
 
-    phase = bs.Phase(f"burst of {config.burst} writes, then the first read")
+    phase = Phase(f"burst of {config.burst} writes, then the first read")
     rng = random.Random(13)
-    client = bs._client(base, key, 16, bs.REQUEST_TIMEOUT_S)
-    try:
-        start = time.perf_counter()
 
-        async def write(n: int) -> None:
-            subject = f"user-{rng.randrange(config.subjects)}"
-            turn = bs._turn(rng, subject, 10_000 + n)
-            t0 = time.perf_counter()
-            status = await bs._send(client, "POST", "/v1/events", turn)
-            phase.add("ingest", (time.perf_counter() - t0) * 1000, status)
+    async def work() -> None:
+        http = client(base, key, 16)
+        try:
+            start = time.perf_counter()
+            cut = start + config.duration + GRACE_S
 
-        tasks = [asyncio.create_task(write(n)) for n in range(config.burst)]
-        await bs._bounded(tasks, phase, until=start + config.duration + bs.HARD_STOP_S)
-        t0 = time.perf_counter()
-        body = {"query": "where does the user live?", "subject": "user-0", "k": 10}
-        status = await bs._send(client, "POST", "/v1/recall", body)
-        phase.add("first read", (time.perf_counter() - t0) * 1000, status)
-        phase.offered = config.burst + 1
-        phase.seconds = time.perf_counter() - start
-    finally:
-        await bs._close(client)
-    return phase
+            async def write(n: int) -> None:
+                subject = f"user-{rng.randrange(config.subjects)}"
+                turn = _turn(rng, subject, 10_000 + n)
+                t0 = time.perf_counter()
+                phase.start()
+                status, detail = await send(http, "POST", "/v1/events", turn, deadline=cut)
+                phase.add("ingest", (time.perf_counter() - t0) * 1000, status, detail)
+
+            async def burst_and_read() -> None:
+                await asyncio.gather(*(write(n) for n in range(config.burst)))
+                t0 = time.perf_counter()
+                body = {"query": "where does the user live?", "subject": "user-0", "k": 10}
+                phase.start()
+                status, detail = await send(http, "POST", "/v1/recall", body, deadline=cut)
+                phase.add("first read", (time.perf_counter() - t0) * 1000, status, detail)
+                phase.seconds = time.perf_counter() - start
+
+            await wait_until([asyncio.create_task(burst_and_read())], phase, deadline=cut)
+        finally:
+            await close(http)
+
+    return run_phase(phase, work, seconds=config.duration)

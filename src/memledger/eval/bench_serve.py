@@ -3,7 +3,7 @@
 The benchmark starts ``memledger serve`` as a child process on a scratch store and a
 free loopback port (or drives a server you name with ``--url`` and ``--key``), seeds
 it with subjects and memories through the API and warms it up (the first recall
-loads the index and the embedding model), then runs three phases from this process:
+loads the index and the embedding model), then runs its phases from this process:
 
 * **baseline, closed loop**: ``GET /healthz`` (no key, no store) the same way: what
   the HTTP stack and this client give on the machine, the ceiling for the rest.
@@ -17,17 +17,20 @@ loads the index and the embedding model), then runs three phases from this proce
   a quiet tenant's recalls alone and beside another tenant's flood of large-material
   contexts; a burst of writes, then the first read's latency.
 
-Each phase reports offered and answered rates, p50/p95/p99/max latency in ms, errors
-by status, requests shed (429/503) and requests not answered in time. Traffic goes to
-loopback only; every request has a timeout, every connection pool a bound, and every
-phase a hard stop past its duration (what is still waiting then is cancelled and
-counted as not answered), whatever the server does.
+Each phase reports what it sent and what became of it (:mod:`memledger.eval._serve_phase`):
+offered and answered (2xx) rates, p50/p95/p99/max of the answered latencies in ms,
+errors by kind, requests shed and requests unfinished at its deadline; the report
+names the machine (:mod:`memledger.eval._serve_report`). Traffic goes to loopback
+only; every request has a timeout bounded by the time its phase has left, every
+connection pool a bound, and every phase ends at most
+:data:`~memledger.eval._serve_phase.STOP_S` past its
+duration, whatever the server does: a run takes the sum of its phases, the seeding
+(at most :data:`SEED_S`) and the child server's start and stop.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import random
 import re
@@ -35,14 +38,27 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from memledger.errors import InvalidInputError
+from memledger.eval._serve_phase import (
+    GRACE_S,
+    Phase,
+    Status,
+    client,
+    close,
+    in_thread,
+    run_phase,
+    send,
+    wait_until,
+)
+from memledger.eval._serve_report import markdown, report
 from memledger.eval.machine import describe
+
+__all__ = ["Phase", "ServeBenchConfig", "ServeBenchError", "child_server", "markdown", "run"]
 
 Progress = Callable[[str, int, int], None]
 
@@ -103,77 +119,6 @@ class ServeBenchConfig:
                 raise InvalidInputError(f"{name} must be a whole number 1-{most}, got {value!r}")
 
 
-@dataclass(slots=True)
-class Phase:
-    """What one phase measured."""
-
-    name: str
-    seconds: float = 0.0
-    latencies_ms: dict[str, list[float]] = field(default_factory=dict)
-    errors: Counter[str] = field(default_factory=Counter)
-    offered: int = 0
-    """Requests the phase meant to send (the open loop: every scheduled one)."""
-    shed: Counter[str] = field(default_factory=Counter)
-    """Requests the server refused at once as overloaded (429, 503), by operation."""
-    not_answered: int = 0
-    """Requests with no answer in time: timed out, or cut at the phase's hard stop."""
-
-    def add(self, op: str, ms: float, status: int | str) -> None:
-        self.latencies_ms.setdefault(op, []).append(ms)
-        if not (isinstance(status, int) and status < 400):
-            self.errors[f"{op} {status}"] += 1
-        if status in (429, 503):
-            self.shed[op] += 1
-        if status in ("timeout", "unanswered") or status in _TIMEOUTS:
-            self.not_answered += 1
-
-    @property
-    def requests(self) -> int:
-        return sum(len(v) for v in self.latencies_ms.values())
-
-    def to_json(self) -> dict[str, object]:
-        ops: dict[str, object] = {}
-        for op, values in sorted(self.latencies_ms.items()):
-            ops[op] = {"requests": len(values), **_percentiles(values)}
-        every = [v for values in self.latencies_ms.values() for v in values]
-        ok = self.requests - sum(self.errors.values())
-
-        def per_s(n: int) -> float:
-            return round(n / self.seconds, 1) if self.seconds else 0.0
-
-        return {
-            "phase": self.name,
-            "seconds": round(self.seconds, 3),
-            "requests": self.requests,
-            "offered_per_s": per_s(max(self.offered, self.requests)),
-            "requests_per_s": per_s(self.requests),
-            "ok_per_s": per_s(ok),
-            "errors": sum(self.errors.values()),
-            "errors_by_kind": dict(self.errors),
-            "shed": sum(self.shed.values()),
-            "shed_by_operation": dict(self.shed),
-            "not_answered": self.not_answered,
-            "latency_ms": _percentiles(every),
-            "by_operation": ops,
-        }
-
-
-_TIMEOUTS = frozenset(
-    {"ReadTimeout", "WriteTimeout", "ConnectTimeout", "PoolTimeout", "TimeoutException"}
-)
-
-
-def _percentiles(values: list[float]) -> dict[str, float]:
-    if not values:
-        return {"p50": 0.0, "p95": 0.0, "p99": 0.0, "max": 0.0}
-    ordered = sorted(values)
-
-    def at(q: float) -> float:
-        return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2)
-
-    return {"p50": at(0.50), "p95": at(0.95), "p99": at(0.99), "max": round(ordered[-1], 2)}
-
-
 # -- the server under test -----------------------------------------------------------------
 
 
@@ -217,7 +162,7 @@ def child_server(folder: Path, options: Sequence[str] = ()) -> Iterator[tuple[st
     finally:
         child.terminate()
         try:
-            child.wait(timeout=30)
+            child.wait(timeout=5)
         except subprocess.TimeoutExpired:
             child.kill()
             child.wait()
@@ -235,7 +180,7 @@ def _wait_for_url(child: subprocess.Popen[str], timeout: float = 120.0) -> str:
         found = _URL_LINE.search(line)
         if found:
             return found.group(1)
-    raise RuntimeError("memledger serve did not start:\n" + "".join(seen[-20:]))
+    raise ServeBenchError("memledger serve did not start:\n" + "".join(seen[-20:]))
 
 
 # -- traffic -----------------------------------------------------------------------------
@@ -261,12 +206,19 @@ def _turn(rng: random.Random, subject: str, n: int) -> dict[str, object]:
     }
 
 
+SEED_S = 300.0
+"""Seconds seeding and warming up may take at most (a server that stops answering
+then fails the run with an error)."""
+
+
 async def _seed(base: str, key: str, config: ServeBenchConfig, progress: Progress | None) -> None:
     import httpx
 
     rng = random.Random(7)
     headers = {"Authorization": f"Bearer {key}"}
-    async with httpx.AsyncClient(base_url=base, headers=headers, timeout=60) as client:
+    async with httpx.AsyncClient(
+        base_url=base, headers=headers, timeout=60, trust_env=False
+    ) as client:
         for s in range(config.subjects):
             subject = f"user-{s}"
             batch = [_turn(rng, subject, n) for n in range(config.turns)]
@@ -281,155 +233,122 @@ async def _seed(base: str, key: str, config: ServeBenchConfig, progress: Progres
             response.raise_for_status()
 
 
-REQUEST_TIMEOUT_S = 5.0
-"""A request not answered this long counts as not answered (``timeout``)."""
-GIVE_UP_S = 10.0
-"""A request of the open loop not answered this long after its scheduled moment counts
-as not answered (``timeout``)."""
-HARD_STOP_S = GIVE_UP_S + 2.0
-"""Past its duration plus this, a phase stops whatever the server does: what is still
-waiting is cancelled and counted as not answered."""
+class ServeBenchError(RuntimeError):
+    """The server under test did not start, or did not take the seeding."""
 
 
-def _client(base: str, key: str | None, connections: int, timeout: float) -> object:
-    """A bounded client: at most ``connections`` connections, and a request waits for
-    one (and for its answer) at most ``timeout`` seconds."""
-    import httpx
-
-    headers = {} if key is None else {"Authorization": f"Bearer {key}"}
-    return httpx.AsyncClient(
-        base_url=base,
-        headers=headers,
-        timeout=httpx.Timeout(timeout, pool=timeout),
-        limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
-        trust_env=False,
-    )
-
-
-async def _close(client: object) -> None:
-    import httpx
-
-    assert isinstance(client, httpx.AsyncClient)
-    # a pool left busy by cancelled requests is dropped: the phase is over
-    with contextlib.suppress(TimeoutError, httpx.HTTPError, RuntimeError):
-        await asyncio.wait_for(client.aclose(), timeout=5.0)
-
-
-async def _bounded(tasks: list[asyncio.Task[None]], phase: Phase, *, until: float) -> None:
-    """Wait for ``tasks`` until ``until`` (``time.perf_counter()``); then cancel the rest,
-    each counted as not answered."""
-    if not tasks:
-        return
-    _, pending = await asyncio.wait(tasks, timeout=max(0.0, until - time.perf_counter()))
-    for task in pending:
-        task.cancel()
-    if pending:
-        await asyncio.wait(pending, timeout=5.0)
-    phase.not_answered += len(pending)
-
-
-_JSON = {"Content-Type": "application/json"}
-
-
-async def _send(client: object, method: str, path: str, body: object = None) -> int | str:
-    """One request's status, or the name of what went wrong (``timeout`` when the
-    answer did not come within :data:`REQUEST_TIMEOUT_S`)."""
-    import httpx
-
-    assert isinstance(client, httpx.AsyncClient)
+def _seeded(base: str, key: str, config: ServeBenchConfig, progress: Progress | None) -> None:
+    """Seed within :data:`SEED_S`, else a :class:`ServeBenchError`."""
     try:
-        async with asyncio.timeout(REQUEST_TIMEOUT_S):
-            if method == "GET":
-                return (await client.get(path)).status_code
-            if isinstance(body, bytes):  # encoded once by the caller: a large body
-                return (await client.post(path, content=body, headers=_JSON)).status_code
-            return (await client.post(path, json=body)).status_code
-    except TimeoutError:
-        return "timeout"
-    except httpx.HTTPError as exc:
-        return type(exc).__name__
+        ended = in_thread(
+            lambda: _seed(base, key, config, progress), seconds=SEED_S, name="bench serve: seed"
+        )
+    except Exception as exc:
+        raise ServeBenchError(f"seeding the server at {base} failed: {exc}") from exc
+    if not ended:
+        raise ServeBenchError(
+            f"the server at {base} did not answer the seeding within {SEED_S:g} s"
+        )
 
 
 async def _request(
-    client: object, rng: random.Random, config: ServeBenchConfig, *, recall_only: bool
-) -> tuple[str, int | str]:
+    client: object,
+    rng: random.Random,
+    config: ServeBenchConfig,
+    *,
+    recall_only: bool,
+    deadline: float,
+) -> tuple[str, Status, str]:
     subject = f"user-{rng.randrange(config.subjects)}"
     if recall_only or rng.random() < config.recall_share:
         body = {"query": rng.choice(_QUESTIONS), "subject": subject, "k": 10}
-        return "recall", await _send(client, "POST", "/v1/recall", body)
+        return "recall", *await send(client, "POST", "/v1/recall", body, deadline=deadline)
     turn = _turn(rng, subject, rng.getrandbits(30))
-    return "ingest", await _send(client, "POST", "/v1/events", turn)
+    return "ingest", *await send(client, "POST", "/v1/events", turn, deadline=deadline)
 
 
-async def _closed_loop(
+def closed_loop(
     base: str,
     key: str,
     config: ServeBenchConfig,
     *,
     baseline: bool = False,
     concurrency: int | None = None,
-    into: Phase | None = None,
+    name: str | None = None,
 ) -> Phase:
-    """``concurrency`` clients (``config.concurrency``) sending one request after another
-    for ``config.duration``: ``/healthz`` for the ``baseline``, else recalls; counted in
-    ``into`` (a phase of its own by default)."""
-    phase = into or Phase("baseline /healthz, closed loop" if baseline else "recall, closed loop")
+    """``concurrency`` clients (``config.concurrency``) each sending a request as soon as
+    the last one ended, until ``config.duration``: ``/healthz`` for the ``baseline``,
+    else recalls."""
+    default = "baseline /healthz, closed loop" if baseline else "recall, closed loop"
+    phase = Phase(name or default, seconds=config.duration)
     clients = config.concurrency if concurrency is None else concurrency
-    client = _client(base, key, clients, REQUEST_TIMEOUT_S)
-    try:
-        start = time.perf_counter()
-        end = start + config.duration
 
-        async def one(seed: int) -> None:
-            rng = random.Random(seed)
-            while time.perf_counter() < end:
-                t0 = time.perf_counter()
-                if baseline:
-                    op, status = "healthz", await _send(client, "GET", "/healthz")
-                else:
-                    op, status = await _request(client, rng, config, recall_only=True)
-                phase.add(op, (time.perf_counter() - t0) * 1000, status)
+    async def work() -> None:
+        http = client(base, key, clients)
+        try:
+            end = time.perf_counter() + config.duration
+            cut = end + GRACE_S
 
-        tasks = [asyncio.create_task(one(i)) for i in range(clients)]
-        await _bounded(tasks, phase, until=end + HARD_STOP_S)
-        phase.offered = phase.requests + phase.not_answered
-        phase.seconds = time.perf_counter() - start
-    finally:
-        await _close(client)
-    return phase
+            async def one(seed: int) -> None:
+                rng = random.Random(seed)
+                while time.perf_counter() < end:
+                    t0 = time.perf_counter()
+                    phase.start()
+                    if baseline:
+                        op = "healthz"
+                        status, detail = await send(http, "GET", "/healthz", deadline=cut)
+                    else:
+                        op, status, detail = await _request(
+                            http, rng, config, recall_only=True, deadline=cut
+                        )
+                    phase.add(op, (time.perf_counter() - t0) * 1000, status, detail)
+
+            tasks = [asyncio.create_task(one(i)) for i in range(clients)]
+            await wait_until(tasks, phase, deadline=cut)
+        finally:
+            await close(http)
+
+    return run_phase(phase, work, seconds=config.duration)
 
 
-async def _open_loop(base: str, key: str, config: ServeBenchConfig) -> Phase:
-    phase = Phase(f"mixed, open loop at {config.rate:g}/s")
-    total = int(config.rate * config.duration)
-    rng = random.Random(11)
-    client = _client(base, key, 64, GIVE_UP_S)
-    try:
-        start = time.perf_counter()
+OPEN_LOOP_CONNECTIONS = 64
 
-        async def one(scheduled: float, seed: int) -> None:
-            delay = scheduled - time.perf_counter()
-            if delay > 0:
-                await asyncio.sleep(delay)
-            try:
-                async with asyncio.timeout(max(0.0, scheduled + GIVE_UP_S - time.perf_counter())):
-                    op, status = await _request(
-                        client, random.Random(seed), config, recall_only=False
-                    )
-            except TimeoutError:
-                op, status = "request", "timeout"
-            phase.add(op, (time.perf_counter() - scheduled) * 1000, status)
 
-        tasks = [
-            asyncio.create_task(one(start + i / config.rate, rng.getrandbits(32)))
-            for i in range(total)
-        ]
-        await _bounded(tasks, phase, until=start + config.duration + HARD_STOP_S)
-        phase.offered = total
-        phase.seconds = time.perf_counter() - start
-    finally:
-        await _close(client)
-    return phase
+def open_loop(base: str, key: str, config: ServeBenchConfig) -> Phase:
+    """Requests scheduled at ``config.rate`` for ``config.duration``, each latency
+    counted from its scheduled moment."""
+    phase = Phase(f"mixed, open loop at {config.rate:g}/s", seconds=config.duration)
+    total = max(1, int(config.rate * config.duration))
+    phase.scheduled = total
+
+    async def work() -> None:
+        http = client(base, key, OPEN_LOOP_CONNECTIONS)
+        try:
+            start = time.perf_counter()
+            end = start + config.duration
+            rng = random.Random(11)
+
+            async def one(scheduled: float, seed: int) -> None:
+                delay = scheduled - time.perf_counter()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                if time.perf_counter() >= end:
+                    return  # this process fell behind its own schedule: not sent
+                phase.start()
+                op, status, detail = await _request(
+                    http, random.Random(seed), config, recall_only=False, deadline=end + GRACE_S
+                )
+                phase.add(op, (time.perf_counter() - scheduled) * 1000, status, detail)
+
+            tasks = [
+                asyncio.create_task(one(start + i / config.rate, rng.getrandbits(32)))
+                for i in range(total)
+            ]
+            await wait_until(tasks, phase, deadline=end + GRACE_S)
+        finally:
+            await close(http)
+
+    return run_phase(phase, work, seconds=config.duration)
 
 
 def run(
@@ -462,7 +381,7 @@ def _measure(
 ) -> dict[str, object]:
     from memledger.eval._serve_tenants import burst_then_read, noisy_neighbour
 
-    asyncio.run(_seed(base, key, config, progress))
+    _seeded(base, key, config, progress)
     phases: list[Phase] = []
     steps = ["baseline", "recall", "mixed", "noisy", "burst"]
     if noisy_key is None:
@@ -471,60 +390,15 @@ def _measure(
         if progress is not None:
             progress(name, 0, 1)
         if name == "mixed":
-            phases.append(asyncio.run(_open_loop(base, key, config)))
+            phases.append(open_loop(base, key, config))
         elif name == "noisy":
             assert noisy_key is not None
-            phases.extend(asyncio.run(noisy_neighbour(base, key, noisy_key, config)))
+            phases.extend(noisy_neighbour(base, key, noisy_key, config))
         elif name == "burst":
-            phases.append(asyncio.run(burst_then_read(base, key, config)))
+            phases.append(burst_then_read(base, key, config))
         else:
-            phases.append(asyncio.run(_closed_loop(base, key, config, baseline=name == "baseline")))
+            phases.append(closed_loop(base, key, config, baseline=name == "baseline"))
         if progress is not None:
             progress(name, 1, 1)
-    return {
-        "benchmark": "serve",
-        "server": "child memledger serve (SQLite, default embedder)" if started else base,
-        "config": {
-            "duration_s": config.duration,
-            "concurrency": config.concurrency,
-            "rate_per_s": config.rate,
-            "recall_share": config.recall_share,
-            "subjects": config.subjects,
-            "seeded_turns": config.subjects * config.turns,
-            "quiet_concurrency": config.quiet_concurrency,
-            "noisy_concurrency": config.noisy_concurrency,
-            "material_chars": config.material_chars,
-            "burst": config.burst,
-            "serve_options": list(config.serve_options),
-        },
-        "machine": describe(),
-        "phases": [p.to_json() for p in phases],
-    }
-
-
-def markdown(report: dict[str, object]) -> str:
-    """The machine, then the phases as a Markdown table."""
-    machine = report["machine"]
-    assert isinstance(machine, dict)
-    rows = [
-        f"machine: {machine['cpu']}, {machine['cores']} cores, Python {machine['python']}, "
-        f"SQLite {machine['sqlite']}, {machine['platform']}",
-        "",
-        "| phase | requests | offered/s | answered ok/s | p50 ms | p95 ms | p99 ms | max ms "
-        "| errors | shed | not answered |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-    ]
-    phases = report["phases"]
-    assert isinstance(phases, list)
-    for phase in phases:
-        lat = phase["latency_ms"]
-        rows.append(
-            f"| {phase['phase']} | {phase['requests']:,} | {phase['offered_per_s']:,} | "
-            f"{phase['ok_per_s']:,} | "
-            f"{lat['p50']} | {lat['p95']} | {lat['p99']} | {lat['max']} | {phase['errors']} | "
-            f"{phase['shed']} | {phase['not_answered']} |"
-        )
-        first = phase["by_operation"].get("first read")
-        if first is not None:
-            rows.append(f"| ... the first read after it | 1 | | | {first['p50']} | | | | | | |")
-    return "\n".join(rows)
+    server = "child memledger serve (SQLite, default embedder)" if started else base
+    return report(config, phases, server=server, machine=describe())

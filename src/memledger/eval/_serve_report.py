@@ -1,0 +1,91 @@
+"""The report of ``memledger bench serve``: JSON data, and the same as Markdown text.
+
+The JSON report holds ``benchmark``, ``server``, ``config``, ``machine``
+(:func:`memledger.eval.machine.describe`: CPU model, cores, memory, Python, SQLite,
+platform, the memledger commit in a git checkout) and ``phases``, one object per phase
+(:meth:`memledger.eval._serve_phase.Phase.to_json`). The text shows the machine, then
+one table row per phase.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from memledger.eval._serve_phase import Phase
+    from memledger.eval.bench_serve import ServeBenchConfig
+
+
+def report(
+    config: ServeBenchConfig,
+    phases: Sequence[Phase],
+    *,
+    server: str,
+    machine: Mapping[str, object],
+) -> dict[str, object]:
+    return {
+        "benchmark": "serve",
+        "server": server,
+        "config": {
+            "duration_s": config.duration,
+            "concurrency": config.concurrency,
+            "rate_per_s": config.rate,
+            "recall_share": config.recall_share,
+            "subjects": config.subjects,
+            "seeded_turns": config.subjects * config.turns,
+            "quiet_concurrency": config.quiet_concurrency,
+            "noisy_concurrency": config.noisy_concurrency,
+            "material_chars": config.material_chars,
+            "burst": config.burst,
+            "serve_options": list(config.serve_options),
+        },
+        "machine": dict(machine),
+        "phases": [p.to_json() for p in phases],
+    }
+
+
+def machine_line(machine: Mapping[str, object]) -> str:
+    memory = machine.get("memory")
+    commit = machine.get("commit")
+    return (
+        f"machine: {machine['cpu']}, {machine['cores']} cores"
+        + (f", {memory} memory" if memory else "")
+        + f", Python {machine['python']}, SQLite {machine['sqlite']}, {machine['platform']}"
+        + (f"; memledger {commit}" if commit else "")
+    )
+
+
+def _errors(phase: Mapping[str, object]) -> str:
+    kinds = phase["errors_by_kind"]
+    assert isinstance(kinds, dict)
+    if not kinds:
+        return "0"
+    return f"{phase['errors']} (" + ", ".join(f"{k} {n}" for k, n in kinds.items()) + ")"
+
+
+def markdown(report: Mapping[str, object]) -> str:
+    """The machine, then the phases as a Markdown table."""
+    machine = report["machine"]
+    assert isinstance(machine, dict)
+    rows = [
+        machine_line(machine),
+        "",
+        "| phase | sent | offered/s | answered/s | p50 ms | p95 ms | p99 ms | max ms "
+        "| errors | shed | unfinished |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |",
+    ]
+    phases = report["phases"]
+    assert isinstance(phases, list)
+    for phase in phases:
+        lat = phase["latency_ms"]
+        rows.append(
+            f"| {phase['phase']} | {phase['sent']:,} | {phase['offered_per_s']:,} | "
+            f"{phase['answered_per_s']:,} | "
+            f"{lat['p50']} | {lat['p95']} | {lat['p99']} | {lat['max']} | {_errors(phase)} | "
+            f"{phase['shed']:,} | {phase['unfinished']:,} |"
+        )
+        first = phase["by_operation"].get("first read")
+        if first is not None:
+            rows.append(f"| ... the first read after it | 1 | | | {first['p50']} | | | | | | |")
+    return "\n".join(rows)
