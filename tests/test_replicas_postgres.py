@@ -22,11 +22,19 @@ from memledger.store import open_store
 from memledger.store.postgres import PostgresStore
 from memledger.testing import FrozenClock
 from memledger.testing.http import serve
-from memledger.testing.postgres import PostgresServer, Replica
+from memledger.testing.postgres import PostgresServer, Replica, postgres_server
 from memledger.testing.scenarios import FAMILY, SUBJECT, TENANT, day, event, pref
 from memledger.wire_models import CONSISTENCY_HEADER
 
 NOW = day(10, 5)
+
+
+@pytest.fixture(scope="module")
+def postgres() -> Iterator[PostgresServer]:
+    """A server of this module's own: the replica copies only what these tests write,
+    not every database the session's other PostgreSQL tests filled the shared one with."""
+    with postgres_server() as running:
+        yield running
 
 
 @pytest.fixture(scope="module")

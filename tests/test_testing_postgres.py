@@ -259,3 +259,53 @@ def test_a_durable_server_keeps_postgresql_durability_on() -> None:
             )
         )
     assert settings == {"fsync": "on", "synchronous_commit": "on", "full_page_writes": "on"}
+
+
+def test_a_replica_copy_is_given_time_for_what_the_server_holds(
+    pg: PostgresServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    granted: list[tuple[int, float]] = []
+
+    def copy(self: object, tool: str, *args: str, into: Path, size: int, limit: float) -> None:
+        granted.append((size, limit))
+        raise PostgresServerError("stopped before copying")
+
+    monkeypatch.setattr(postgres_module._Runner, "copy", copy)
+
+    def asked() -> tuple[int, float]:
+        with pytest.raises(PostgresServerError, match="stopped"), pg.replica():
+            pass
+        return granted[-1]
+
+    size, limit = asked()
+    assert size == pg.size() > 0
+    assert limit == pytest.approx(120 + size / 2 / 1_048_576, abs=1)
+    url = pg.create_database()
+    pg.execute(
+        "CREATE TABLE filler AS SELECT repeat('x', 1000) AS text FROM generate_series(1, 20000)",
+        database=_database(url),
+    )
+    more, longer = asked()
+    assert more >= size + 20_000_000
+    assert longer >= limit + 9
+    with pytest.raises(PostgresServerError, match="stopped"), pg.replica(timeout=5):
+        pass
+    assert granted[-1][1] == pytest.approx(5, abs=0.5)
+
+
+def test_a_stalled_copy_names_the_tool_its_size_and_how_far_it_got(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(postgres_module, "_STALL", 1.0)
+    runner = postgres_module._Runner(Path("/bin"), None)
+    started = time.monotonic()
+    expected = r"^sleep of about 3\.0 MB made no progress for 1 s \(ran \d+ s, 0\.0 MB done\)$"
+    with pytest.raises(PostgresServerError, match=expected):
+        runner.copy("sleep", "30", into=tmp_path / "none", size=3 * 1_048_576, limit=60)
+    assert time.monotonic() - started < 10
+
+
+def test_a_failed_copy_says_what_the_tool_said(tmp_path: Path) -> None:
+    runner = postgres_module._Runner(Path("/bin"), None)
+    with pytest.raises(PostgresServerError, match=r"^ls failed \(exit 2\): .*missing"):
+        runner.copy("ls", str(tmp_path / "missing"), into=tmp_path, size=0, limit=60)

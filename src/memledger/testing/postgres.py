@@ -18,7 +18,11 @@ enabled, and waits until the server answers as the one it started (its
 
 :meth:`PostgresServer.replica` takes a ``pg_basebackup`` of the running server and
 starts it as a hot standby on another free port; :class:`Replica` pauses and resumes
-its WAL replay, to make replication lag on demand.
+its WAL replay, to make replication lag on demand. The copy's time limit grows with
+the server's data (120 s plus a second per 2 MB), and a copy that copies nothing for
+60 s fails sooner; either error names the copy's size, how long it ran and how much it
+copied. Tests that take replicas do best on a server of their own, which holds only
+what they write.
 
 PostgreSQL refuses to run as root. Under root the binaries run as an unprivileged
 system user: ``pgserver`` if it exists (the ``pgserver`` package's own), otherwise
@@ -53,6 +57,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memledger.testing._watched import WatchError, megabytes, run_watched
 from memledger.testing.redis import free_port
 
 if TYPE_CHECKING:
@@ -81,6 +86,16 @@ _SETTINGS = {
 _DURABLE = {"fsync": "on", "synchronous_commit": "on", "full_page_writes": "on"}
 """PostgreSQL's defaults, for a server that measures what a real one costs."""
 
+_STALL = 60.0
+"""Seconds a replica's base backup may copy nothing (its fast checkpoint included)."""
+
+_COPY_TIME = 120.0
+"""Seconds a replica may take to copy and start, on top of :data:`_COPY_RATE`'s share."""
+
+_COPY_RATE = 2 * 1_048_576
+"""Bytes per second a replica's base backup is granted of the primary's data: slow
+enough for a machine under load, so the limit grows with what earlier tests wrote."""
+
 _COPIES = Path("/tmp")
 """Where copies of the binaries go when the server's user cannot reach the originals."""
 
@@ -99,31 +114,50 @@ class _Runner:
     bin: Path
     user: str | None
 
-    def run(self, tool: str, *args: str, timeout: float) -> None:
-        """Run ``tool``; a failure or timeout raises :class:`PostgresServerError`."""
+    def _options(self) -> dict[str, Any]:
+        """How a binary is started: no ``PG*`` variables, from ``/``, as ``user`` if set."""
         env = {name: value for name, value in os.environ.items() if not name.startswith("PG")}
-        as_user: dict[str, Any] = {}
+        options: dict[str, Any] = {"cwd": "/", "env": env}
         if self.user is not None:
             entry = pwd.getpwnam(self.user)
-            as_user = {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": []}
+            options.update(user=entry.pw_uid, group=entry.pw_gid, extra_groups=[])
             env["HOME"] = "/"
+        return options
+
+    def run(self, tool: str, *args: str, timeout: float) -> None:
+        """Run ``tool``; a failure or timeout raises :class:`PostgresServerError`."""
         try:
             done = subprocess.run(
                 [str(self.bin / tool), *args],
                 stdin=subprocess.DEVNULL,
                 capture_output=True,
                 text=True,
-                cwd="/",
-                env=env,
                 timeout=max(timeout, 1.0),
                 check=False,
-                **as_user,
+                **self._options(),
             )
         except subprocess.TimeoutExpired as exc:
             raise PostgresServerError(f"{tool} took longer than {exc.timeout:.0f} s") from exc
         if done.returncode != 0:
             told = (done.stderr or done.stdout).strip()
             raise PostgresServerError(f"{tool} failed (exit {done.returncode}): {told}")
+
+    def copy(self, tool: str, *args: str, into: Path, size: int, limit: float) -> None:
+        """Run ``tool``, which copies about ``size`` bytes into the folder ``into``, for
+        as long as that folder grows (up to ``limit`` seconds); a failure, a stall of
+        :data:`_STALL` seconds or the limit raises :class:`PostgresServerError`."""
+        try:
+            code, told = run_watched(
+                [str(self.bin / tool), *args],
+                progress=lambda: _folder_size(into),
+                stall=_STALL,
+                limit=max(limit, 1.0),
+                **self._options(),
+            )
+        except WatchError as exc:
+            raise PostgresServerError(f"{tool} of about {megabytes(size)} {exc}") from exc
+        if code != 0:
+            raise PostgresServerError(f"{tool} failed (exit {code}): {told}")
 
     def own(self, path: Path) -> None:
         if self.user is not None:
@@ -215,6 +249,16 @@ def _scratch(runner: _Runner, prefix: str) -> Iterator[Path]:
         yield top
     finally:
         shutil.rmtree(top, ignore_errors=True)
+
+
+def _folder_size(folder: Path) -> int:
+    """Bytes in the files under ``folder`` (0 while it does not exist)."""
+    total = 0
+    for root, _, files in os.walk(folder):
+        for name in files:
+            with suppress(OSError):  # a file may go between the listing and the look
+                total += os.lstat(os.path.join(root, name)).st_size
+    return total
 
 
 def _tail(log: Path, lines: int = 15) -> str:
@@ -377,15 +421,27 @@ class PostgresServer(_Instance):
         self.execute(f'CREATE DATABASE "{chosen}"')
         return url
 
+    def size(self) -> int:
+        """Bytes the server's databases hold (what a base backup copies, WAL aside)."""
+        ((total,),) = self.execute("SELECT sum(pg_database_size(oid))::bigint FROM pg_database")
+        return int(total)
+
     @contextmanager
-    def replica(self, *, timeout: float = 120.0) -> Iterator[Replica]:
-        """A hot standby streaming from this server, for the duration of the block."""
-        deadline = time.monotonic() + timeout
+    def replica(self, *, timeout: float | None = None) -> Iterator[Replica]:
+        """A hot standby streaming from this server, for the duration of the block.
+
+        ``timeout`` bounds the copy and the start together: by default 120 s plus a
+        second for every 2 MB the server holds. The copy (``pg_basebackup``) runs on
+        while it copies, and fails sooner once it has copied nothing for 60 s."""
+        size = self.size()
+        limit = timeout if timeout is not None else _COPY_TIME + size / _COPY_RATE
+        deadline = time.monotonic() + limit
         with _scratch(self._runner, "memledger-pg-replica-") as top:
-            self._runner.run(
+            self._runner.copy(
                 "pg_basebackup", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres",
                 "-D", str(top / "data"), "-R", "-X", "stream", "--checkpoint=fast",
-                "--no-sync", "--no-password", timeout=deadline - time.monotonic(),
+                "--no-sync", "--no-password",
+                into=top / "data", size=size, limit=deadline - time.monotonic(),
             )  # fmt: skip
             port = _launch(self._runner, top, None, deadline, standby=True)
             try:
