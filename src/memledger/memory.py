@@ -464,6 +464,7 @@ class Memory:
     # -- recorded changes, erasure, upkeep -----------------------------------------------
 
     revoke = through("writing", changing.revoke)
+    revoke_as = through("writing", changing.revoke_as)
     forget = through("writing", changing.forget)
     revoke_family = through("writing", changing.revoke_family)
     undo = through("writing", changing.undo)

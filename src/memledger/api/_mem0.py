@@ -296,11 +296,8 @@ def delete(
             "delete_linked=true is not supported: the values a memory replaced are closed "
             "already, and revoking it cuts its words from the turn they came from"
         )
-    record = _current(svc, who, memory_id)
-    who.require_write_to(record.subject)
-    receipt = svc.memory.revoke(
-        memory_id, tenant=who.tenant, reason="deleted", may_change=who.may_write_to
-    )
+    _current(svc, who, memory_id)  # only a memory true now is one mem0 can delete
+    receipt = svc.memory.revoke_as(who, memory_id, reason="deleted")
     write_token(response, revision_tokens(receipt))
     return {"message": "Memory deleted successfully!"}
 

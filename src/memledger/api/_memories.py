@@ -184,11 +184,7 @@ def get_all(
     responses={**problem_responses(404), **token_response()},
 )
 def delete(memory_id: MemoryId, svc: Svc, who: Writer, response: Response) -> JsonObject:
-    record = svc.memory.get(memory_id, tenant=who.tenant, namespaces=who.namespaces)
-    who.require_write_to(record.subject)
-    receipt = svc.memory.revoke(
-        memory_id, tenant=who.tenant, reason="deleted", may_change=who.may_write_to
-    )
+    receipt = svc.memory.revoke_as(who, memory_id, reason="deleted")
     write_token(response, revision_tokens(receipt))
     return revocation_to_dict(receipt)
 

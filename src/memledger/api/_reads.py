@@ -419,10 +419,6 @@ def revoke(
     memory_id: MemoryId, body: ReasonIn, svc: Svc, who: Writer, response: Response
 ) -> JsonObject:
     same_tenant(who, body.tenant)
-    record = _visible_record(svc, who, memory_id)
-    who.require_write_to(record.subject)
-    receipt = svc.memory.revoke(
-        memory_id, tenant=who.tenant, reason=body.reason, may_change=who.may_write_to
-    )
+    receipt = svc.memory.revoke_as(who, memory_id, reason=body.reason)
     write_token(response, revision_tokens(receipt))
     return revocation_to_dict(receipt)

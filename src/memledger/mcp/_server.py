@@ -359,11 +359,7 @@ class _Tools:
             # what the key may write is revoked, and the answer names nothing else
             tenant, seen, may = principal.tenant, principal.namespaces, principal.may_write_to
             if memory_id is not None:
-                record = self._memory.get(memory_id, tenant=tenant, namespaces=seen)
-                principal.require_write_to(record.subject)
-                revoked = self._memory.revoke(
-                    memory_id, tenant=tenant, reason=reason, may_change=may
-                )
+                revoked = self._memory.revoke_as(principal, memory_id, reason=reason)
                 return ok_result(revocation_to_dict(revoked))
             assert event_id is not None
             source = self._memory.event(event_id, tenant=tenant, namespaces=seen)

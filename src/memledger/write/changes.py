@@ -2,8 +2,8 @@
 receipt that names its change (:mod:`memledger.domain.changes`), so that :func:`undo`
 can take it back:
 
-* :func:`revoke` a memory, :func:`forget` an event, :func:`revoke_family` a whole
-  family (the rules: :mod:`memledger.write.revoke`);
+* :func:`revoke` a memory (:func:`revoke_as` for an API key), :func:`forget` an event,
+  :func:`revoke_family` a whole family (the rules: :mod:`memledger.write.revoke`);
 * :func:`undo` a change, :func:`restore` a memory by undoing what closed it (the
   rules: :mod:`memledger.write.undo`);
 * :func:`rollback` what an extractor version wrote, optionally re-deriving the same
@@ -19,6 +19,7 @@ from typing import TypeVar
 
 from memledger.domain.addresses import check_moment, check_slot, check_tenant
 from memledger.domain.changes import ChangeKind, ChangeLog, RollbackReceipt, UndoReceipt
+from memledger.domain.keys import Principal
 from memledger.domain.limits import check_reason
 from memledger.domain.records import ForgetReceipt, RevocationReceipt, SourceEvent, require_id
 from memledger.errors import InvalidInputError, InvalidQueryError, MemoryNotFoundError
@@ -29,7 +30,7 @@ from memledger.write.commit import Batch, commit_event
 from memledger.write.ports import WritePorts
 from memledger.write.worker import Worker, WorkerSettings
 
-__all__ = ["forget", "restore", "revoke", "revoke_family", "rollback", "undo"]
+__all__ = ["forget", "restore", "revoke", "revoke_as", "revoke_family", "rollback", "undo"]
 
 
 def revoke(
@@ -59,6 +60,24 @@ def revoke(
         lambda unit, log, now: revocation.revoke_memory(
             unit, tenant, memory_id, reason=reason, now=now, log=log, may_change=may_change
         ),
+    )
+
+
+def revoke_as(
+    ports: WritePorts, principal: Principal, memory_id: str, *, reason: str = "revoked"
+) -> RevocationReceipt:
+    """:func:`revoke` for an API key, in its tenant: a memory of a namespace the key may
+    not read is answered as a missing one, one it may read but not change is refused
+    (:class:`PermissionDeniedError`), and only the records the key may write are revoked
+    (the words are not cut from another agent's private record)."""
+    require_id(memory_id, "memory_id", InvalidQueryError)
+    with ports.store.read() as unit:
+        record = unit.get_record(principal.tenant, memory_id, namespaces=principal.namespaces)
+    if record is None:
+        raise MemoryNotFoundError(f"no memory {memory_id!r} for tenant {principal.tenant!r}")
+    principal.require_write_to(record.subject)
+    return revoke(
+        ports, memory_id, tenant=principal.tenant, reason=reason, may_change=principal.may_write_to
     )
 
 
