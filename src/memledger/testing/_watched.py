@@ -4,6 +4,8 @@ never cut off for being slow (a loaded machine), one that stops copying is kille
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import tempfile
 import time
@@ -38,7 +40,13 @@ def run_watched(
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         started = time.monotonic()
         process = subprocess.Popen(
-            list(command), stdin=subprocess.DEVNULL, stdout=out, stderr=err, text=True, **popen
+            list(command),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            text=True,
+            start_new_session=True,
+            **popen,
         )
         done, last, changed = 0, -1, started
         try:
@@ -59,8 +67,17 @@ def run_watched(
                     raise WatchError(f"took longer than its limit of {limit:.0f} s ({ran})")
         finally:
             if process.poll() is None:
-                process.kill()
-                process.wait()
+                _kill_group(process)
         err.seek(0)
         out.seek(0)
         return code, (err.read() or out.read()).strip()
+
+
+def _kill_group(process: subprocess.Popen[str]) -> None:
+    """Kill the command and every process it started (a shell's children too: killing
+    the shell alone leaves a child that goes on writing)."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.wait()
