@@ -4,6 +4,7 @@ never cut off for being slow (a loaded machine), one that stops copying is kille
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -76,8 +77,6 @@ def run_watched(
 def _kill_group(process: subprocess.Popen[str]) -> None:
     """Kill the command and every process it started (a shell's children too: killing
     the shell alone leaves a child that goes on writing)."""
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     process.wait()
