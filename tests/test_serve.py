@@ -4,11 +4,9 @@ the whole process started as a user starts it, stopped by SIGTERM."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 import shutil
-import signal
 import socket
 import stat
 import subprocess
@@ -28,8 +26,7 @@ from memledger.memory import Memory
 from memledger.serve import BackgroundWorker, ServeConfig, ensure_admin_key, key_file_for
 from memledger.testing import FunctionExtractor
 from memledger.testing.scenarios import SUBJECT, TENANT, day, event, pref
-
-URL_LINE = re.compile(r"API\s+(http://\S+)/v1")
+from serve_helpers import banner, start_serve, stop_serve
 
 
 def test_the_first_admin_key_is_made_once_and_kept_from_other_users(tmp_path: Path) -> None:
@@ -122,59 +119,13 @@ def test_the_background_worker_erases_what_expired(tmp_path: Path) -> None:
 
 
 def _start(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[str], str, list[str]]:
-    child = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "memledger.cli",
-            "serve",
-            "--db",
-            f"sqlite:///{tmp_path / 'serve.db'}",
-            "--port",
-            "0",
-            "--poll",
-            "0.05",
-            *extra,
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    assert child.stdout is not None
-    lines: list[str] = []
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        line = child.stdout.readline()
-        if not line:
-            break
-        lines.append(line)
-        found = URL_LINE.search(line)
-        if found:
-            return child, found.group(1), lines
-    child.kill()
-    raise AssertionError("serve did not announce its URL:\n" + "".join(lines))
-
-
-def _banner(child: subprocess.Popen[str], lines: list[str]) -> str:
-    """What serve printed once it is up: ``lines`` read on to its last line."""
-    assert child.stdout is not None
-    while not any("stop with" in line for line in lines):
-        lines.append(child.stdout.readline())
-        assert lines[-1], "serve stopped before it was up:\n" + "".join(lines)
-    return "".join(lines)
-
-
-def _stop(child: subprocess.Popen[str]) -> str:
-    child.send_signal(signal.SIGTERM)
-    out, _ = child.communicate(timeout=60)
-    return out
+    return start_serve(f"sqlite:///{tmp_path / 'serve.db'}", *extra)
 
 
 def test_serve_runs_the_api_web_page_mcp_and_worker_until_sigterm(tmp_path: Path) -> None:
     child, base, lines = _start(tmp_path, "--tenant", "acme")
     try:
-        printed = _banner(child, lines)
+        printed = banner(child, lines)
         token = (tmp_path / "serve.db.admin-key").read_text().strip()
         assert token in printed  # shown once, on first start
         assert f"{base}/ui/" in printed and f"{base}/mcp" in printed
@@ -214,15 +165,15 @@ def test_serve_runs_the_api_web_page_mcp_and_worker_until_sigterm(tmp_path: Path
             assert any("Lisbon" in str(item) for item in found["items"])
             assert "# TYPE" in client.get("/metrics").text
     finally:
-        out = _stop(child)
+        out = stop_serve(child)
     assert child.returncode == 0, out
     assert "stopped; the worker ran 1 job(s)" in out
 
     again, _, lines = _start(tmp_path, "--tenant", "acme", "--no-worker")
     try:
-        _banner(again, lines)
+        banner(again, lines)
     finally:
-        out = _stop(again)
+        out = stop_serve(again)
     assert token not in "".join(lines) + out  # the token is never printed again
     assert "its token was written to" in "".join(lines)
     assert again.returncode == 0 and "stopped" in out
@@ -260,7 +211,7 @@ def test_the_first_start_banner_prints_curl_commands_that_add_and_search(
     monkeypatch.delenv("MEMLEDGER_TENANT", raising=False)  # serve's default tenant
     child, base, lines = _start(tmp_path)
     try:
-        printed = _banner(child, lines)
+        printed = banner(child, lines)
         token = (tmp_path / "serve.db.admin-key").read_text().strip()
         assert "admin key of tenant 'default'" in printed
         add, search = (shlex.split(line) for line in CURL.findall(printed))
@@ -270,7 +221,7 @@ def test_the_first_start_banner_prints_curl_commands_that_add_and_search(
         )
         added, found = _send(add), _send(search)
     finally:
-        out = _stop(child)
+        out = stop_serve(child)
     assert child.returncode == 0, out
     assert isinstance(added, dict) and isinstance(found, dict)
     assert {m["memory"] for m in added["memories"]} == {"I live in Porto.", "Lives in Porto"}

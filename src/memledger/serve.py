@@ -1,5 +1,6 @@
 """``memledger serve``: the HTTP API, the web page, the MCP endpoint and a background
-worker in one process, on one store.
+worker over one store, in one process or (``processes``) in several request processes
+beside a supervising one that runs the worker (:mod:`memledger.serve_processes`).
 
 What runs where, under one base URL:
 
@@ -31,7 +32,12 @@ import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
+from contextlib import (
+    AbstractAsyncContextManager,
+    AbstractContextManager,
+    asynccontextmanager,
+    contextmanager,
+)
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -58,16 +64,22 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
     ) from exc
 
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+MAX_PROCESSES = 64
+"""Most request processes one ``serve`` starts."""
 
 __all__ = [
+    "MAX_PROCESSES",
     "AdminKey",
     "BackgroundWorker",
+    "Opener",
     "ServeConfig",
     "ServeError",
+    "background_worker",
     "build_app",
     "ensure_admin_key",
     "key_file_for",
     "run",
+    "server_for",
 ]
 
 
@@ -102,6 +114,10 @@ class ServeConfig:
     """``/v1`` requests the API serves at once, every tenant together."""
     limits: ServiceLimits = field(default_factory=ServiceLimits)
     """What one tenant may ask at once (:class:`memledger.api.ServiceLimits`)."""
+    processes: int = 1
+    """Request processes serving the one address; past 1 they run beside a supervising
+    process that runs the worker (:mod:`memledger.serve_processes`). ``max_concurrency``,
+    ``max_in_flight`` and ``limits`` count in each process."""
 
     def __post_init__(self) -> None:
         require_id(self.tenant, "tenant", InvalidInputError)
@@ -125,6 +141,15 @@ class ServeConfig:
             )
         if not isinstance(self.limits, ServiceLimits):
             raise InvalidInputError(f"limits must be a ServiceLimits, got {self.limits!r}")
+        if (
+            isinstance(self.processes, bool)
+            or not isinstance(self.processes, int)
+            or not 1 <= self.processes <= MAX_PROCESSES
+        ):
+            raise InvalidInputError(
+                f"processes must be a whole number from 1 to {MAX_PROCESSES}, "
+                f"got {self.processes!r}"
+            )
         if self.poll <= 0:
             raise InvalidInputError(f"poll must be > 0 seconds, got {self.poll}")
         if self.expire_every is not None and not self.expire_every > 0:
@@ -240,6 +265,8 @@ def build_app(
         mcp_app = streamable_http_app(
             memory,
             extractor=extractor,
+            # over several processes each request stands alone: any process serves it
+            stateless=config.processes > 1,
             limits=config.limits,
             admission=api.state.memledger.admission,
         )
@@ -284,20 +311,56 @@ def run(
     config: ServeConfig,
     *,
     announce: Callable[[str], None],
+    open_requests: Opener | None = None,
 ) -> WorkReport | None:
     """Serve until SIGTERM or SIGINT, then drain the worker; returns its report
-    (``None`` without a worker)."""
-    app = build_app(memory, config, extractor=extractor)
-    worker = None
-    if config.worker and extractor is not None:
-        worker = BackgroundWorker(
-            memory,
-            extractor,
-            settings=WorkerSettings(batch=config.batch),
-            poll=config.poll,
-            expire_every=config.expire_every,
-        )
-    server = uvicorn.Server(
+    (``None`` without a worker). With ``config.processes`` over 1, ``open_requests``
+    opens the store and the extractor in each request process
+    (:func:`memledger.serve_processes.run_processes`)."""
+    if config.processes > 1:
+        from memledger.serve_processes import run_processes
+
+        if open_requests is None:
+            raise InvalidInputError(
+                "serving with several processes needs open_requests: how each process "
+                "opens the store and the extractor"
+            )
+        return run_processes(memory, extractor, config, open_requests, announce=announce)
+    server = server_for(build_app(memory, config, extractor=extractor), config)
+    worker = background_worker(memory, extractor, config)
+    with _stop_signals(server), _switch_interval(SWITCH_INTERVAL_S):
+        if worker is not None:
+            worker.start()
+        try:
+            _serve(server, config, announce)
+        finally:
+            report = worker.stop() if worker is not None else None
+    return report
+
+
+Opener = Callable[[], AbstractContextManager[tuple[Memory, Extractor | None]]]
+"""Opens the store and the extractor a request process serves with (picklable: it is
+sent to each process started)."""
+
+
+def background_worker(
+    memory: Memory, extractor: Extractor | None, config: ServeConfig
+) -> BackgroundWorker | None:
+    """The worker ``config`` asks for (``None`` when off or without an extractor)."""
+    if not config.worker or extractor is None:
+        return None
+    return BackgroundWorker(
+        memory,
+        extractor,
+        settings=WorkerSettings(batch=config.batch),
+        poll=config.poll,
+        expire_every=config.expire_every,
+    )
+
+
+def server_for(app: ASGIApp, config: ServeConfig) -> uvicorn.Server:
+    """The uvicorn server of one serving process."""
+    return uvicorn.Server(
         uvicorn.Config(
             app,
             host=config.host,
@@ -308,14 +371,6 @@ def run(
             limit_concurrency=config.max_concurrency,
         )
     )
-    with _stop_signals(server), _switch_interval(SWITCH_INTERVAL_S):
-        if worker is not None:
-            worker.start()
-        try:
-            _serve(server, config, announce)
-        finally:
-            report = worker.stop() if worker is not None else None
-    return report
 
 
 SWITCH_INTERVAL_S = 0.001

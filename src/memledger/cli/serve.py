@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Annotated
 
@@ -10,7 +13,7 @@ import typer
 from memledger.cli import render
 from memledger.cli._first_steps import first_steps
 from memledger.cli._run import CliError
-from memledger.cli.extractors import ExtractorChoice, describe, open_extractor
+from memledger.cli.extractors import ExtractorChoice, ExtractorName, describe, open_extractor
 from memledger.cli.options import (
     BATCH,
     Batch,
@@ -21,6 +24,8 @@ from memledger.cli.options import (
     store_url,
 )
 from memledger.memory import Memory
+from memledger.ports import Extractor
+from memledger.settings import Settings
 
 
 def serve_command(
@@ -160,6 +165,17 @@ def serve_command(
             show_default=False,
         ),
     ] = None,
+    processes: Annotated[
+        int,
+        typer.Option(
+            "--processes",
+            metavar="N",
+            min=1,
+            max=64,
+            help="Request processes serving the address over the one store; past 1 the "
+            "worker runs in a supervising process, and the limits above count in each.",
+        ),
+    ] = 1,
     replica_wait: Annotated[
         float,
         typer.Option(
@@ -197,6 +213,7 @@ def serve_command(
         key_file=key_file,
         max_concurrency=max_concurrency,
         max_in_flight=max_in_flight,
+        processes=processes,
         limits=ServiceLimits(
             tenant_in_flight=tenant_in_flight,
             tenant_heavy_in_flight=tenant_heavy_in_flight,
@@ -226,6 +243,11 @@ def serve_command(
                     f"  metrics   {base}/metrics",
                     f"  worker    {worker_line}",
                 ]
+                if processes > 1:
+                    lines.append(
+                        f"  processes {processes} request processes"
+                        " (the worker runs in the supervising one)"
+                    )
                 if admin.token is not None:
                     lines += [
                         f"  admin key of tenant {config.tenant!r} (shown once; also written to "
@@ -241,10 +263,42 @@ def serve_command(
                 lines.append("stop with Ctrl-C or SIGTERM")
                 typer.echo("\n".join(lines))
 
-            report = run(memory, None if no_worker else chosen, config, announce=announce)
+            opener = partial(
+                open_requests,
+                url,
+                tuple(replica or ()),
+                replica_wait,
+                None if no_worker else extractor,
+                settings,
+            )
+            report = run(
+                memory,
+                None if no_worker else chosen,
+                config,
+                announce=announce,
+                open_requests=opener,
+            )
     if report is not None:
         render.work_report(
             render.make_console(), report, title=f"stopped; the worker ran {report.jobs} job(s)"
         )
     else:
         typer.echo("stopped")
+
+
+@contextmanager
+def open_requests(
+    url: str | None,
+    replicas: tuple[str, ...],
+    replica_wait: float,
+    extractor: ExtractorName | None,
+    settings: Settings,
+) -> Iterator[tuple[Memory, Extractor | None]]:
+    """The store and the extractor one request process of ``serve --processes N``
+    serves with, opened as the supervising process opened its own."""
+    with Memory.open(url, replicas=replicas, replica_wait=replica_wait) as memory:
+        if extractor is None:
+            yield memory, None
+            return
+        with open_extractor(extractor, settings, schema=memory.schema) as chosen:
+            yield memory, chosen
