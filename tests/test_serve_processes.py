@@ -7,6 +7,7 @@ with an error when they cannot start."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -14,6 +15,7 @@ import time
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -122,6 +124,43 @@ def _request_processes(supervisor: int) -> list[int]:
     return sorted(found)
 
 
+def _recalls_counted(base: str) -> int:
+    """The recalls the process that answers this request has served."""
+    text = httpx.get(f"{base}/metrics", timeout=60).text
+    (line,) = [line for line in text.splitlines() if line.startswith("memledger_recalls_total ")]
+    return int(float(line.split()[1]))
+
+
+def _mcp_post(
+    base: str,
+    auth: dict[str, str],
+    method: str,
+    params: dict[str, object],
+    *,
+    session: str | None = None,
+) -> Any:
+    """One MCP request on a connection of its own; ``initialize`` returns the session id
+    (``None`` when the server keeps none), any other method its JSON-RPC answer."""
+    headers = {
+        **auth,
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2025-06-18",
+    }
+    if session is not None:
+        headers["Mcp-Session-Id"] = session
+    answer = httpx.post(
+        f"{base}/mcp/",
+        headers=headers,
+        timeout=60,
+        json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params},
+    )
+    assert answer.status_code == 200, (answer.status_code, answer.text)
+    if method == "initialize":
+        return answer.headers.get("mcp-session-id")
+    data = [line[5:] for line in answer.text.splitlines() if line.startswith("data:")]
+    return json.loads(data[-1]) if data else answer.json()
+
+
 def _alive(pid: int) -> bool:
     try:
         state = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
@@ -172,22 +211,39 @@ def test_serve_with_two_request_processes_answers_from_both_and_replaces_one_tha
     )
     assert added.status_code == 200, added.text
     (porto,) = [m["id"] for m in added.json()["memories"] if m["family"] == "home_city"]
+    for _ in range(16):  # a connection each: the kernel hands them to either process
+        found = httpx.post(f"{base}/v1/recall", headers=auth, json=QUESTION, timeout=60)
+        assert _recalled(found)[:1] == [porto]
+    counted = {_recalls_counted(base) for _ in range(24)}  # each process counts its own
+    assert len(counted) == 2 and sum(counted) == 16, counted
     search = {"query": "where does alice live?", "user_id": "alice"}
-    for _ in range(12):  # a connection each: the kernel hands them to either process
-        found = httpx.post(f"{base}/v1/memories/search", headers=auth, json=search, timeout=60)
-        assert [m["id"] for m in found.json()["results"]][:1] == [porto], found.text
 
-    async def through_mcp() -> None:  # stateless: each request stands alone
-        for _ in range(3):
-            async with http_client(f"{base}/mcp", auth["Authorization"].split()[1]) as client:
-                ids = recalled_ids(await client.call_tool("recall", QUESTION))
-                assert porto in ids
-                kept = payload(
-                    await client.call_tool("remember", {"subject": "alice", "text": "I like tea."})
-                )
-                assert kept["stored"]
+    async def through_mcp() -> None:
+        async with http_client(f"{base}/mcp", auth["Authorization"].split()[1]) as client:
+            assert porto in recalled_ids(await client.call_tool("recall", QUESTION))
+            kept = payload(
+                await client.call_tool("remember", {"subject": "alice", "text": "I like tea."})
+            )
+            assert kept["stored"]
 
     asyncio.run(through_mcp())
+    # an MCP client's requests on connections of their own reach either process: each
+    # is answered, none refused as belonging to a session the other process holds
+    session = _mcp_post(
+        base,
+        auth,
+        "initialize",
+        {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"},
+        },
+    )
+    for _ in range(8):
+        called = _mcp_post(
+            base, auth, "tools/call", {"name": "recall", "arguments": QUESTION}, session=session
+        )
+        assert called["result"]["isError"] is False, called
 
     os.kill(serving[0], signal.SIGKILL)
     _wait(
