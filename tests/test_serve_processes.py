@@ -239,6 +239,7 @@ def test_serve_with_two_request_processes_answers_from_both_and_replaces_one_tha
             "clientInfo": {"name": "test", "version": "1"},
         },
     )
+    assert session is None  # no session held by one process
     for _ in range(8):
         called = _mcp_post(
             base, auth, "tools/call", {"name": "recall", "arguments": QUESTION}, session=session
