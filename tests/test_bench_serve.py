@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from memledger.eval import _serve_phase, bench_serve
 from memledger.eval._serve_phase import STOP_S
 from memledger.eval.bench_serve import Phase, ServeBenchConfig, closed_loop, markdown
 from memledger.eval.bench_serve import run as bench
+from memledger.testing.postgres import PostgresServer
 
 Answer = Callable[[str, str], tuple[int, bytes] | None]
 """(method, path) -> (status, JSON body), or None: read the request, never answer."""
@@ -335,4 +337,40 @@ def test_bad_settings_are_refused(tmp_path: Path) -> None:
     assert_one_error(run(["bench", "serve", "--duration", "0"]), "duration")
     assert_one_error(run(["bench", "serve", "--url", "http://127.0.0.1:1"]), "--key")
     assert_one_error(run(["bench", "serve", "--noisy-key", "mlk_x"]), "--noisy-key")
+    assert_one_error(run(["bench", "serve", "--processes", "0"]), "--processes")
+    assert_one_error(run(["bench", "serve", "--processes", "1,1"]), "distinct")
+    assert_one_error(run(["bench", "serve", "--store", "sqlite:///x.db"]), "postgresql://")
+    url = ["--url", "http://127.0.0.1:1", "--key", "mlk_x.y"]
+    for extra in (["--processes", "2"], ["--store", "postgresql://127.0.0.1/x"]):
+        assert_one_error(run(["bench", "serve", *url, *extra]), "not --url")
+    with pytest.raises(InvalidInputError, match="processes must be a whole number 1-64"):
+        ServeBenchConfig(processes=0)
     assert not list(tmp_path.iterdir())
+
+
+def test_the_serve_benchmark_runs_each_process_count_on_each_store_side_by_side(
+    postgres: PostgresServer,
+) -> None:
+    from memledger.eval._serve_compare import compare
+
+    config = replace(
+        TINY, duration=0.5, noisy_concurrency=2, material_chars=5_000, quiet_concurrency=1
+    )
+    report = compare(config, [1, 2], store=postgres.url())
+    servers = [r["server"] for r in report["runs"]]
+    assert servers == [
+        "child memledger serve (SQLite, 1 request process)",
+        "child memledger serve (SQLite, 2 request processes)",
+        "child memledger serve (PostgreSQL, 1 request process)",
+        "child memledger serve (PostgreSQL, 2 request processes)",
+    ]
+    for run_report in report["runs"]:
+        assert run_report["config"]["processes"] in (1, 2)
+        recall = next(p for p in phases_of(run_report) if p["phase"] == "recall, closed loop")
+        assert recall["answered"] == recall["sent"] > 0 and recall["errors"] == 0, recall
+    text = markdown(report)
+    assert text.startswith("machine: ")
+    table = [line for line in text.splitlines() if line.startswith("| child memledger serve")]
+    assert [line.split(" | ")[0] for line in table] == [f"| {s}" for s in servers]
+    assert text.count("| recall, closed loop |") == 4  # each run's phases follow
+    assert json.loads(json.dumps(report)) == report

@@ -6,7 +6,7 @@ import dataclasses
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -515,6 +515,23 @@ def serve(
         int, typer.Option(help="Characters of material in each context of the flood.")
     ] = 200_000,
     burst: Annotated[int, typer.Option(help="Writes of the burst-then-read phase.")] = 200,
+    processes: Annotated[
+        str,
+        typer.Option(
+            metavar="N[,N...]",
+            help="Request processes of the child server (serve --processes); several counts "
+            "run one after the other and are reported side by side.",
+        ),
+    ] = "1",
+    store: Annotated[
+        str | None,
+        typer.Option(
+            metavar="URL",
+            help="A PostgreSQL server (postgresql://..., allowed to create databases): every "
+            "child server also runs on a scratch database there, after SQLite.",
+            show_default=False,
+        ),
+    ] = None,
     json_out: JsonOut = None,
 ) -> None:
     """Load on the HTTP API from this process, on loopback: closed-loop recall, mixed
@@ -522,7 +539,8 @@ def serve(
     another tenant's flood of large-material contexts, and a burst of writes then a read.
     Each phase: offered and answered (2xx) rates, p50/p95/p99 of the answered, errors by
     kind, shed and unfinished requests; and the machine. Every phase ends at most 2 s
-    past its duration whatever the server does."""
+    past its duration whatever the server does. With several --processes counts or
+    --store, the same phases run against each child server, then side by side."""
     from memledger.eval import bench_serve
 
     # a value it refuses is an InvalidInputError: a caller mistake
@@ -541,11 +559,24 @@ def serve(
         raise CliError("--url and --key go together")
     if noisy_key is not None and url is None:
         raise CliError("--noisy-key goes with --url (a child server makes its own)")
+    counts = _sizes(processes, "--processes")
+    _check_server(store)
+    if url is not None and (store is not None or counts != [1]):
+        raise CliError("--processes and --store are for a child server, not --url")
     try:
         with render.progress_bar() as progress:
-            report = bench_serve.run(
-                config, url=url, key=key, noisy_key=noisy_key, progress=_reporter(progress)
-            )
+            if len(counts) > 1 or store is not None:
+                from memledger.eval._serve_compare import compare
+
+                report = compare(config, counts, store=store, progress=_reporter(progress))
+            else:
+                report = bench_serve.run(
+                    replace(config, processes=counts[0]),
+                    url=url,
+                    key=key,
+                    noisy_key=noisy_key,
+                    progress=_reporter(progress),
+                )
     except bench_serve.ServeBenchError as error:
         raise CliError(str(error)) from error
     _print(bench_serve.markdown(report))

@@ -39,6 +39,7 @@ def report(
             "material_chars": config.material_chars,
             "burst": config.burst,
             "serve_options": list(config.serve_options),
+            "processes": config.processes,
         },
         "machine": dict(machine),
         "phases": [p.to_json() for p in phases],
@@ -65,12 +66,24 @@ def _errors(phase: Mapping[str, object]) -> str:
 
 
 def markdown(report: Mapping[str, object]) -> str:
-    """The machine, then the phases as a Markdown table."""
+    """The machine, then the phases as a Markdown table (of a report over several
+    servers: their figures side by side, then each one's phases)."""
     machine = report["machine"]
     assert isinstance(machine, dict)
+    if "runs" in report:
+        from memledger.eval._serve_compare import side_by_side
+
+        runs = report["runs"]
+        assert isinstance(runs, list)
+        parts = [machine_line(machine), "", *side_by_side(report)]
+        for run in runs:
+            parts += ["", f"{run['server']}:", "", *_phase_rows(run)]
+        return "\n".join(parts)
+    return "\n".join([machine_line(machine), "", *_phase_rows(report)])
+
+
+def _phase_rows(report: Mapping[str, object]) -> list[str]:
     rows = [
-        machine_line(machine),
-        "",
         "| phase | sent | offered/s | answered/s | p50 ms | p95 ms | p99 ms | max ms "
         "| errors | shed | unfinished |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |",
@@ -88,4 +101,4 @@ def markdown(report: Mapping[str, object]) -> str:
         first = phase["by_operation"].get("first read")
         if first is not None:
             rows.append(f"| ... the first read after it | 1 | | | {first['p50']} | | | | | | |")
-    return "\n".join(rows)
+    return rows

@@ -72,6 +72,7 @@ _QUESTIONS = (
     "what does the user prefer for meetings?",
 )
 _URL_LINE = re.compile(r"API\s+(http://\S+)/v1")
+_PROCESSES_LINE = re.compile(r"^\s+processes\s+(\d+) request processes")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -96,6 +97,8 @@ class ServeBenchConfig:
     """Writes of the burst-then-read phase."""
     serve_options: tuple[str, ...] = ()
     """More options of the child ``memledger serve`` (``--tenant-in-flight 2`` ...)."""
+    processes: int = 1
+    """Request processes of the child ``memledger serve`` (``--processes``)."""
 
     def __post_init__(self) -> None:
         if not 0 < self.duration <= 600:
@@ -109,6 +112,7 @@ class ServeBenchConfig:
         if self.subjects < 1 or self.turns < 1:
             raise InvalidInputError("subjects and turns must be at least 1")
         for name, most in (
+            ("processes", 64),
             ("quiet_concurrency", 64),
             ("noisy_concurrency", 256),
             ("material_chars", 2_000_000),
@@ -126,13 +130,18 @@ NOISY_TENANT = "noisy"
 
 
 @contextmanager
-def child_server(folder: Path, options: Sequence[str] = ()) -> Iterator[tuple[str, str, str]]:
-    """``memledger serve`` on a scratch store and a free loopback port: (base URL, admin
-    key of tenant ``bench``, a write key of tenant :data:`NOISY_TENANT`)."""
+def child_server(
+    folder: Path, options: Sequence[str] = (), *, store: str | None = None
+) -> Iterator[tuple[str, str, str, int]]:
+    """``memledger serve`` on a scratch store (a SQLite file in ``folder``, else the
+    database ``store``) and a free loopback port: (base URL, admin key of tenant
+    ``bench``, a write key of tenant :data:`NOISY_TENANT`, the request processes it
+    announced)."""
     from memledger.memory import Memory
 
     key_file = folder / "admin-key"
-    with Memory.open(f"sqlite:///{folder / 'bench.db'}") as memory:
+    url = store or f"sqlite:///{folder / 'bench.db'}"
+    with Memory.open(url) as memory:
         _, noisy = memory.create_key(NOISY_TENANT, "flood", role="write")
     command = [
         sys.executable,
@@ -140,7 +149,7 @@ def child_server(folder: Path, options: Sequence[str] = ()) -> Iterator[tuple[st
         "memledger.cli",
         "serve",
         "--db",
-        f"sqlite:///{folder / 'bench.db'}",
+        url,
         "--port",
         "0",
         "--tenant",
@@ -157,29 +166,35 @@ def child_server(folder: Path, options: Sequence[str] = ()) -> Iterator[tuple[st
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     try:
-        base = _wait_for_url(child)
-        yield base, key_file.read_text(encoding="utf-8").strip(), noisy
+        base, processes = _wait_for_url(child)
+        yield base, key_file.read_text(encoding="utf-8").strip(), noisy, processes
     finally:
         child.terminate()
         try:
-            child.wait(timeout=5)
+            child.wait(timeout=30)
         except subprocess.TimeoutExpired:
             child.kill()
             child.wait()
 
 
-def _wait_for_url(child: subprocess.Popen[str], timeout: float = 120.0) -> str:
+def _wait_for_url(child: subprocess.Popen[str], timeout: float = 120.0) -> tuple[str, int]:
+    """The base URL the child announced, and its request processes (its banner's
+    ``processes`` line, else 1), read up to the banner's last line."""
     assert child.stdout is not None
     deadline = time.monotonic() + timeout
     seen: list[str] = []
+    base, processes = None, 1
     while time.monotonic() < deadline:
         line = child.stdout.readline()
         if not line:
             break
         seen.append(line)
-        found = _URL_LINE.search(line)
-        if found:
-            return found.group(1)
+        if (found := _URL_LINE.search(line)) is not None:
+            base = found.group(1)
+        elif (count := _PROCESSES_LINE.search(line)) is not None:
+            processes = int(count.group(1))
+        elif base is not None and line.startswith("stop with"):
+            return base, processes
     raise ServeBenchError("memledger serve did not start:\n" + "".join(seen[-20:]))
 
 
@@ -357,17 +372,41 @@ def run(
     url: str | None = None,
     key: str | None = None,
     noisy_key: str | None = None,
+    store: str | None = None,
     progress: Progress | None = None,
 ) -> dict[str, object]:
     """Seed, then every phase; the report as JSON data. With ``url``, the noisy-neighbour
-    phases run only given ``noisy_key`` (a key of another tenant than ``key``'s)."""
+    phases run only given ``noisy_key`` (a key of another tenant than ``key``'s). The
+    child server keeps its store in a SQLite file, or with ``store`` (a PostgreSQL
+    server) in a scratch database there."""
     if (url is None) != (key is None):
         raise InvalidInputError("give both url and key, or neither (a child server is started)")
+    if url is not None and store is not None:
+        raise InvalidInputError("store is for a child server; a server at url has its own")
     with tempfile.TemporaryDirectory(prefix="memledger-bench-serve-") as scratch:
         if url is not None and key is not None:
-            return _measure(url.rstrip("/"), key, noisy_key, config, progress, started=False)
-        with child_server(Path(scratch), config.serve_options) as (base, admin, noisy):
-            return _measure(base, admin, noisy, config, progress, started=True)
+            return _measure(url.rstrip("/"), key, noisy_key, config, progress, server=url)
+        options = (*config.serve_options, "--processes", str(config.processes))
+        kind = "PostgreSQL" if store is not None else "SQLite"
+        with (
+            _store_for(store) as database,
+            child_server(Path(scratch), options, store=database) as (base, admin, noisy, count),
+        ):
+            many = "es" if count > 1 else ""
+            server = f"child memledger serve ({kind}, {count} request process{many})"
+            return _measure(base, admin, noisy, config, progress, server=server)
+
+
+@contextmanager
+def _store_for(server: str | None) -> Iterator[str | None]:
+    """A scratch database on the PostgreSQL ``server`` (dropped after), or ``None``."""
+    if server is None:
+        yield None
+        return
+    from memledger.eval._scratch import scratch_database
+
+    with scratch_database(server, prefix="memledger_bench_serve") as url:
+        yield url
 
 
 def _measure(
@@ -377,7 +416,7 @@ def _measure(
     config: ServeBenchConfig,
     progress: Progress | None,
     *,
-    started: bool,
+    server: str,
 ) -> dict[str, object]:
     from memledger.eval._serve_tenants import burst_then_read, noisy_neighbour
 
@@ -400,5 +439,4 @@ def _measure(
             phases.append(closed_loop(base, key, config, baseline=name == "baseline"))
         if progress is not None:
             progress(name, 1, 1)
-    server = "child memledger serve (SQLite, default embedder)" if started else base
     return report(config, phases, server=server, machine=describe())
