@@ -13,6 +13,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -211,11 +212,17 @@ def test_serve_with_two_request_processes_answers_from_both_and_replaces_one_tha
     )
     assert added.status_code == 200, added.text
     (porto,) = [m["id"] for m in added.json()["memories"] if m["family"] == "home_city"]
-    for _ in range(16):  # a connection each: the kernel hands them to either process
-        found = httpx.post(f"{base}/v1/recall", headers=auth, json=QUESTION, timeout=60)
-        assert _recalled(found)[:1] == [porto]
-    counted = {_recalls_counted(base) for _ in range(24)}  # each process counts its own
-    assert len(counted) == 2 and sum(counted) == 16, counted
+
+    def recall(_: int) -> list[str]:  # a connection each: either process may take it
+        return _recalled(httpx.post(f"{base}/v1/recall", headers=auth, json=QUESTION, timeout=60))
+
+    with ThreadPoolExecutor(8) as pool:  # at once: one process busy, the other answers
+        assert all(ids[:1] == [porto] for ids in pool.map(recall, range(32)))
+    # each process counts its own recalls: one that counts some of the 32, not all,
+    # tells that the other process answered the rest
+    counted = {_recalls_counted(base) for _ in range(8)}
+    assert all(0 < n < 32 for n in counted), counted
+    assert len(counted) == 1 or sum(counted) == 32, counted
     search = {"query": "where does alice live?", "user_id": "alice"}
 
     async def through_mcp() -> None:

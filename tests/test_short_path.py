@@ -3,13 +3,16 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from memledger import InvalidEventError, InvalidQueryError, Memory, MemoryNotFoundError
-from memledger.testing import FrozenClock
+from memledger.domain.records import SourceEvent
+from memledger.ports import Extraction
+from memledger.testing import FrozenClock, FunctionExtractor
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 CHAT = [
@@ -94,6 +97,34 @@ def test_wait_false_leaves_extraction_to_the_worker(memory: Memory) -> None:
     assert added.pending == added.event_ids and added.memories == ()
     memory.process()
     assert memory.current("erin", "home_city", tenant="default")[0].value == "Oslo"
+
+
+def test_add_waits_for_turns_another_worker_took_first(memory: Memory) -> None:
+    """A service's background worker may lease the turns' job before ``add`` runs the
+    queue: ``add`` then waits for that worker's commit instead of answering without
+    the memories."""
+    from memledger.write.extract.rules import RuleExtractor
+
+    rules = RuleExtractor()
+    taken, release = threading.Event(), threading.Event()
+
+    def slowly(event: SourceEvent) -> Extraction:
+        taken.set()
+        release.wait(10)
+        return rules.extract(event)
+
+    first = memory.add("I live in Oslo.", user_id="erin", wait=False)
+    worker = threading.Thread(
+        target=memory.process, kwargs={"extractor": FunctionExtractor(slowly)}
+    )
+    worker.start()
+    assert taken.wait(10)
+    threading.Timer(0.3, release.set).start()  # the other worker commits a moment later
+    again = memory.add("I live in Oslo.", user_id="erin")  # a retry that waits
+    worker.join(10)
+    assert again.duplicate and again.event_ids == first.event_ids
+    assert again.pending == ()
+    assert [m.memory for m in again.memories if m.family == "home_city"] == ["Lives in Oslo"]
 
 
 def test_bad_messages_name_every_problem_and_write_nothing(memory: Memory) -> None:

@@ -396,8 +396,20 @@ def _stop_signals(server: uvicorn.Server) -> Iterator[None]:
     """SIGTERM and SIGINT stop the server gracefully while the block runs, the worker's
     drain included; a second signal stops at once. uvicorn handles them itself while
     it serves and raises them again when it is done: they land here, not in the
-    default handler that would kill the process mid-drain. (Only in the main thread,
-    where Python lets a handler be set.)"""
+    default handler that would kill the process mid-drain."""
+
+    def stop() -> None:
+        server.should_exit = True
+
+    with on_stop_signals(stop):
+        yield
+
+
+@contextmanager
+def on_stop_signals(first: Callable[[], None]) -> Iterator[None]:
+    """While the block runs, the first SIGTERM or SIGINT calls ``first`` and a second
+    raises :class:`KeyboardInterrupt` (stop at once). Only in the main thread, where
+    Python lets a handler be set."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -408,7 +420,7 @@ def _stop_signals(server: uvicorn.Server) -> Iterator[None]:
         seen += 1
         if seen > 1:
             raise KeyboardInterrupt
-        server.should_exit = True
+        first()
 
     previous = {sig: signal.getsignal(sig) for sig in _STOP_SIGNALS}
     for sig in _STOP_SIGNALS:

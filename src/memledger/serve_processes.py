@@ -42,11 +42,9 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.process import BaseProcess
-from types import FrameType
 from typing import Any
 
 from memledger.memory import Memory
@@ -61,6 +59,7 @@ from memledger.serve import (
     _switch_interval,
     background_worker,
     build_app,
+    on_stop_signals,
     server_for,
 )
 from memledger.write.worker import WorkReport
@@ -99,7 +98,7 @@ def run_processes(
     stop = threading.Event()
     group = _Group(config, open_requests, sock, stop)
     worker = background_worker(memory, extractor, config)
-    with sock, _stop_on_signals(stop):
+    with sock, on_stop_signals(stop.set):
         if worker is not None:
             worker.start()
         try:
@@ -111,29 +110,6 @@ def run_processes(
             group.stop()
             report = worker.stop() if worker is not None else None
     return report
-
-
-@contextmanager
-def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
-    """SIGTERM and SIGINT set ``stop`` (a second one interrupts at once), while the
-    block runs in the main thread."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handle(signum: int, frame: FrameType | None) -> None:
-        if stop.is_set():
-            raise KeyboardInterrupt
-        stop.set()
-
-    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
-    for sig in previous:
-        signal.signal(sig, handle)
-    try:
-        yield
-    finally:
-        for sig, before in previous.items():
-            signal.signal(sig, before)
 
 
 @dataclass(slots=True)
@@ -165,7 +141,13 @@ class _Group:
             name=f"memledger-requests-{number}",
             daemon=False,
         )
-        process.start()
+        # started with SIGINT blocked (the mask is inherited) until it has left this
+        # process group: a Ctrl-C meanwhile does not reach it half started
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            process.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         return _Running(process, up, time.monotonic())
 
     def start(self) -> None:
@@ -227,6 +209,8 @@ def _serve_requests(
 ) -> None:
     """One request process: the whole app over its own store handle, on ``sock``."""
     os.setpgrp()  # a terminal's Ctrl-C reaches the supervisor, which stops this process
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # one sent to the group meanwhile is dropped
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     with opener() as (memory, extractor):
         server = server_for(build_app(memory, config, extractor=extractor), config)
 

@@ -5,12 +5,15 @@
 ids, so the same call made again is a duplicate; the user the authenticated speaker
 of their own turns), ingests them as the full event API does (quotas, limits, one
 extraction job each) and, unless told not to wait, runs the tenant's queued jobs with
-the rule extractor, so that what was said is a memory when it returns.
+the rule extractor, so that what was said is a memory when it returns (a turn whose
+job another worker took first, as a service's background worker may, is waited for
+while that worker holds it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -171,6 +174,7 @@ def _add(
     receipts = [ingest(ports, event) for event in events]
     if wait and any(r.outcome == "queued" for r in receipts):
         process(ports, tenant=tenant, extractor=extractor, limit=most_jobs)
+        _await_held(ports, tenant, receipts)
     with ports.store.read() as unit:
         decided = [unit.get_outcome(tenant, r.event_id) or r for r in receipts]
         records = [
@@ -187,6 +191,36 @@ def _add(
         memories=tuple(item_of(record) for record in records),
         skipped=parsed.skipped,
     )
+
+
+HELD_WAIT_S = 30.0
+"""Seconds ``add`` waits, past its own extraction, for turns whose job another worker
+holds (a service's background worker that took them first)."""
+
+
+def _await_held(ports: WritePorts, tenant: str, receipts: Sequence[Receipt]) -> None:
+    """Wait while another worker holds the job of any of these turns (it has leased it
+    and its lease runs), up to :data:`HELD_WAIT_S`: their memories come when it
+    commits. A job waiting for a later retry is not waited for."""
+    held = [r.job_id for r in receipts if r.outcome == "queued" and r.job_id is not None]
+    deadline = time.monotonic() + HELD_WAIT_S
+    while held and time.monotonic() < deadline:
+        now = ports.clock.now()
+        with ports.store.read() as unit:
+            jobs = [unit.get_job(tenant, job_id) for job_id in held]
+        held = [
+            job.job_id
+            for job in jobs
+            if job is not None
+            and job.status == "queued"
+            and job.lease_until is not None
+            and job.lease_until > now
+        ]
+        if held:
+            time.sleep(_HELD_POLL_S)
+
+
+_HELD_POLL_S = 0.02
 
 
 def _as_stored(ports: WritePorts, events: tuple[SourceEvent, ...]) -> tuple[SourceEvent, ...]:
