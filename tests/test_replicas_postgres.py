@@ -222,13 +222,13 @@ def test_the_api_token_routes_every_read_of_its_request(
 def test_serve_reads_from_replicas_it_is_given(
     database: tuple[str, str], replica: Replica, tmp_path: Path
 ) -> None:
-    from test_serve import _start, _stop
+    from serve_helpers import start_serve, stop_serve
 
     url, on_replica = database
     key_file = tmp_path / "admin-key"
-    child, base, lines = _start(
-        tmp_path,
-        *("--db", url, "--replica", on_replica, "--key-file", str(key_file)),
+    child, base, lines = start_serve(
+        url,
+        *("--replica", on_replica, "--key-file", str(key_file)),
         *("--tenant", TENANT, "--no-worker"),
     )
     try:
@@ -269,5 +269,5 @@ def test_serve_reads_from_replicas_it_is_given(
             )
             assert [r["value"] for r in current.json()] == ["friday"], current.text
     finally:
-        out = _stop(child)
+        out = stop_serve(child)
     assert child.returncode == 0, out
