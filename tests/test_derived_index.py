@@ -622,6 +622,9 @@ def test_a_glance_holds_names_cursor_and_degraded_together(memory: Memory, index
         assert seen.cursor == index.cursor_of(tenant) and seen.degraded == index.degraded
     assert index.glance(TENANT).names == {"melanie", "bob", "caroline"}
     assert index.glance(TENANT).cursor > index.cursor == index.glance("globex").cursor
+    turn(memory, "e5", "hey", at=day(10, 4), speaker="dana", subject="caroline")
+    index.sync(memory.store)
+    assert index.glance(TENANT).names == {"melanie", "bob", "caroline", "dana"}
 
 
 @dataclass

@@ -50,7 +50,16 @@ HI: dict[str, Any] = {
 @given(aware, aware)
 def test_time_text_sorts_like_time_and_round_trips(a: datetime, b: datetime) -> None:
     assert parse_time(format_time(a)) == a
+    assert parse_time(format_time(a)).tzinfo is UTC
     assert (format_time(a) < format_time(b)) == (a < b)
+
+
+def test_time_text_without_a_zone_is_read_as_utc() -> None:
+    expected = datetime(2026, 10, 2, 9, 30, tzinfo=UTC)
+    for text in ("2026-10-02T09:30:00.000000Z", "2026-10-02T09:30:00.000000", "2026-10-02T09:30"):
+        parsed = parse_time(text)
+        assert parsed == expected
+        assert parsed.tzinfo is UTC
 
 
 def test_times_are_normalised_to_utc() -> None:

@@ -20,7 +20,7 @@ from memledger.domain.decide import (
     Update,
     decide,
 )
-from memledger.domain.gates import gate, support
+from memledger.domain.gates import content_words, gate, support, word_set
 from memledger.domain.intervals import Interval
 from memledger.domain.policy import WritePolicy
 from memledger.domain.prefilter import PrefilterSettings, prefilter
@@ -265,6 +265,12 @@ def test_prefilter_rate_limit() -> None:
         )
         == "rate_limited"
     )
+
+
+@given(st.text(max_size=200))
+def test_word_set_is_the_content_words_frozen(text: str) -> None:
+    assert word_set(text) == frozenset(content_words(text))
+    assert word_set(text) is word_set(text)  # read once per text
 
 
 def test_gates() -> None:

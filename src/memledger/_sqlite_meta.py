@@ -14,7 +14,7 @@ __all__ = ["SqliteMeta"]
 
 
 class SqliteMeta:
-    """``_get``, ``_set`` and ``_stamp`` over the ``meta (key, value)`` table of
+    """``_get``, ``_get_many``, ``_set`` and ``_stamp`` over the ``meta (key, value)`` table of
     ``self._conn``."""
 
     _conn: sqlite3.Connection
@@ -22,6 +22,13 @@ class SqliteMeta:
     def _get(self, key: str) -> str | None:
         row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
+
+    def _get_many(self, *keys: str) -> dict[str, str]:
+        """The values of those of ``keys`` that are set, in one read."""
+        rows = self._conn.execute(
+            f"SELECT key, value FROM meta WHERE key IN ({', '.join('?' * len(keys))})", keys
+        )
+        return {str(key): str(value) for key, value in rows}
 
     def _set(self, key: str, value: str) -> None:
         self._conn.execute(

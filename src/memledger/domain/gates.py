@@ -58,6 +58,13 @@ def content_words(text: str) -> set[str]:
     return {_stem(w) for w in normalise(text).split() if w not in _STOP and len(w) > 1}
 
 
+@lru_cache(maxsize=4096)
+def word_set(text: str) -> frozenset[str]:
+    """:func:`content_words` of ``text`` as a frozen set, kept for the texts read again
+    and again (the memories recall weighs for question after question)."""
+    return frozenset(content_words(text))
+
+
 def content_word(word: str) -> str | None:
     """The content word a normalised ``word`` counts as; ``None`` for a stop word or
     a single character."""

@@ -788,5 +788,13 @@ def format_time(value: datetime) -> str:
 
 
 def parse_time(text: str) -> datetime:
-    """The inverse of :func:`format_time`."""
+    """The inverse of :func:`format_time` (text without a zone is read as UTC)."""
+    if text.endswith("Z"):  # what format_time writes: parsed aware, in UTC, at once
+        try:
+            parsed = datetime.fromisoformat(text)
+        except ValueError:
+            pass
+        else:
+            if parsed.tzinfo is UTC:
+                return parsed
     return datetime.fromisoformat(text.removesuffix("Z")).replace(tzinfo=UTC)

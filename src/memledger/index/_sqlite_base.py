@@ -184,9 +184,12 @@ class SqliteIndexBase(SqliteMeta):
         with self._lock:
             return self._cursor_of(tenant)
 
-    def _cursor_of(self, tenant: str) -> int:
+    def _cursor_of(self, tenant: str, *, cursor: int | None = None) -> int:
+        """``tenant``'s cursor, given the global ``cursor`` when it was read already."""
         row = self._conn.execute("SELECT seq FROM cursors WHERE tenant = ?", (tenant,)).fetchone()
-        return max(int(self._get("cursor") or 0), 0 if row is None else int(row[0]))
+        if cursor is None:
+            cursor = int(self._get("cursor") or 0)
+        return max(cursor, 0 if row is None else int(row[0]))
 
     def _cursors(self) -> tuple[int, dict[str, int]]:
         """The global cursor and each tenant's own."""

@@ -89,8 +89,9 @@ class SqliteVectors(SqliteIndexBase):
     def _matrix(self, tenant: str) -> Matrix:
         """``tenant``'s vectors, brought up to date (call with the lock held)."""
         assert self.embedder is not None
-        stamp, epoch = self._stamp, int(self._get("epoch") or 0)
-        pruned = int(self._get("pruned") or -1)
+        meta = self._get_many("stamp", "epoch", "pruned")
+        stamp, epoch = int(meta.get("stamp") or 0), int(meta.get("epoch") or 0)
+        pruned = int(meta.get("pruned") or -1)
         matrix = self._matrices.get(tenant)
         # a matrix older than the last prune may have missed removals: read it again
         if matrix is None or matrix.epoch != epoch or matrix.stamp < pruned:

@@ -83,7 +83,7 @@ import hashlib
 import importlib
 import os
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from memledger._files import private_folder
@@ -187,7 +187,10 @@ class DerivedIndex(SqliteMaintenance, Names):
         with self._lock:
             return [(m, t, w) for m, t, w in self._conn.execute(sql, (*params, limit))]
 
-    def _known(self, tenant: str, subject: str | None) -> KnownNames:
+    def _known(
+        self, tenant: str, subject: str | None, *, meta: Mapping[str, str] | None = None
+    ) -> KnownNames:
+        """The names as of the file's stamp and epoch (read here, or given in ``meta``)."""
         sql = "SELECT DISTINCT speaker, subject FROM entries WHERE tenant = ? AND changed > ?"
         if subject is not None:
             sql += " AND subject = ?"
@@ -197,17 +200,20 @@ class DerivedIndex(SqliteMaintenance, Names):
             return self._conn.execute(sql, (tenant, since, *extra))
 
         with self._lock:
-            stamp, epoch = self._stamp, int(self._get("epoch") or 0)
+            if meta is None:
+                meta = self._get_many("stamp", "epoch")
+            stamp, epoch = int(meta.get("stamp") or 0), int(meta.get("epoch") or 0)
             return self._names.get(tenant, subject, epoch=epoch, stamp=stamp, changed=changed)
 
     def glance(self, tenant: str, *, subject: str | None = None) -> Glance:
         """:meth:`names`, :meth:`cursor_of` and :attr:`degraded` together, as a read
-        starts."""
+        starts (the file's state read once for all three)."""
         with self._lock:
+            meta = self._get_many("stamp", "epoch", "cursor", "degraded")
             return Glance(
-                known=self._known(tenant, subject),
-                cursor=self._cursor_of(tenant),
-                degraded=self._get("degraded"),
+                known=self._known(tenant, subject, meta=meta),
+                cursor=self._cursor_of(tenant, cursor=int(meta.get("cursor") or 0)),
+                degraded=meta.get("degraded"),
             )
 
     def speakers(self, tenant: str, memory_ids: Iterable[str]) -> dict[str, str]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from memledger.domain.gates import content_words
+from memledger.domain.gates import content_words, word_set
 from memledger.domain.passages import Passage, best_passage
 from memledger.domain.records import MemoryRecord
 from memledger.index.lexical import entry_text, query_terms
@@ -58,7 +58,7 @@ class Relevance:
 
     def own(self, memory_id: str) -> float:
         if memory_id not in self._own:
-            words = content_words(entry_text(self._kept[memory_id]))
+            words = word_set(entry_text(self._kept[memory_id]))
             shares = (len(wanted & words) / len(wanted) for wanted in self._wanted)
             self._own[memory_id] = max(shares, default=0.0)
         return self._own[memory_id]

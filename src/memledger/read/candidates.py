@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from memledger.domain.gates import content_words
+from memledger.domain.gates import content_words, word_set
 from memledger.errors import EmbedderError
 from memledger.index.backends import Glance, Hit, Index
 from memledger.read.recall_settings import RecallSettings
@@ -193,8 +193,8 @@ def standing_in_scope(
     rules = index.standing(tenant, subjects=subjects)
     found: dict[str, float] = {}
     for memory_id, text, when in rules:
-        held = len(asked & content_words(text)) / len(asked)
-        scope = content_words(when)
+        held = len(asked & word_set(text)) / len(asked)
+        scope = word_set(when)
         applies = len(scope & asked) / len(scope) if scope else 0.0
         found[memory_id] = max(held, applies)
     if rules and tuning.standing_cosine and semantic(index):

@@ -31,8 +31,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 
-from memledger.domain.gates import content_words
+from memledger.domain.gates import content_words, word_set
 from memledger.domain.records import MemoryRecord
 from memledger.domain.text import sentences
 
@@ -120,6 +121,7 @@ def _role(record: MemoryRecord) -> str | None:
     return role if isinstance(role, str) else None
 
 
+@lru_cache(maxsize=4096)
 def _values(text: str) -> tuple[_Value, ...]:
     out: list[_Value] = []
     for sentence in (s.text for s in sentences(text)):
@@ -169,7 +171,7 @@ class Said:
     def _changing(
         self, older: MemoryRecord, old_values: Sequence[_Value], query_words: frozenset[str]
     ) -> list[Change]:
-        asked = query_words & content_words(_text(older))
+        asked = query_words & word_set(_text(older))
         if not old_values or not asked:
             return []
         newer = [
