@@ -90,6 +90,18 @@ def test_two_serve_processes_on_one_store_see_each_others_writes_and_revocations
                     m["id"] for m in moved.json()["memories"] if m["family"] == "home_city"
                 ]
 
+                # a context packet, large material included, on either store (no shared
+                # corpus beside a PostgreSQL store: the packet reads none)
+                packet = two.post(
+                    "/v1/context",
+                    json={
+                        "request": "where does alice live?",
+                        "subject": "alice",
+                        "budget": 500,
+                        "material": [{"name": "notes", "text": "Porto trip notes. " * 4000}],
+                    },
+                )
+                assert packet.status_code == 200, packet.text
                 revoked = one.delete(f"/v1/memories/{lisbon}")
                 assert revoked.status_code == 200, revoked.text
                 # honoured at once by the other process, with no token

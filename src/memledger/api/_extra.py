@@ -97,7 +97,10 @@ class Shelf:
         return self._memory.index.embedder
 
     def open(self, *, create: bool) -> Corpus | None:
-        """The corpus; ``None`` when it does not exist and ``create`` is false."""
+        """The corpus; ``None`` when it does not exist and ``create`` is false (a store
+        with no default corpus path and none given has none to read)."""
+        if not create and self._path is None and not _has_default_path(self._memory):
+            return None
         with self._lock:
             if self._corpus is None and (create or self.path.exists()):
                 self._corpus = Corpus(self.path, embedder=self._embedder())
@@ -168,3 +171,11 @@ class Shelf:
 
 def _default_path(memory: Memory) -> Path:
     return default_corpus_path(memory.url)
+
+
+def _has_default_path(memory: Memory) -> bool:
+    try:
+        _default_path(memory)
+    except InvalidInputError:
+        return False
+    return True
