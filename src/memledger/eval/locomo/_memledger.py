@@ -11,6 +11,8 @@ question, what it found); the distinct source events of the recalled memories
 are the answer.
 Turns within a session are spaced 3 seconds apart, in order, so that the
 per-minute rate limit of the prefilter does not mistake a session for a flood.
+A conversation prepared again with more turns after those it was last prepared with
+(a longer prefix of the same history) has only the new turns ingested.
 The conversations of a run share one store whose clock only moves forward; each
 ingest moves it at least a millisecond, so the jobs of a conversation dated before
 the previous one are still queued, and worked, in the order its turns were said.
@@ -70,6 +72,7 @@ class MemledgerRetriever:
         self._clock = FrozenClock(datetime(2000, 1, 1, tzinfo=UTC))
         self._scratch = ExitStack()
         server = STORE_SERVER.get()
+        self._on_server = server is not None
         if server is None:
             store = open_store(root / "locomo.db")
         else:  # a database of its own on that PostgreSQL server, dropped on close
@@ -80,15 +83,23 @@ class MemledgerRetriever:
         self._tenant = ""
         self._settings = settings or SETTINGS.get() or RecallSettings(floor=0.0)
         self._passages: dict[str, str] = {}
+        self._fed: tuple[str, tuple[str, ...]] = ("", ())
+        """The last conversation prepared and the event ids of its turns."""
 
     def prepare(self, conversation: Conversation, /) -> None:
         self._tenant = _id(conversation.sample_id)
+        ids = tuple(turn.event_id for turn in conversation.turns)
+        last, held = self._fed
+        skip = len(held) if last == conversation.sample_id and ids[: len(held)] == held else 0
+        self._fed = (conversation.sample_id, ids)
         previous: tuple[int, datetime] | None = None
         offset = timedelta(0)
         for n, turn in enumerate(conversation.turns, start=1):
             key = (turn.session, turn.session_at)
             offset = offset + SPACING if key == previous else timedelta(0)
             previous = key
+            if n <= skip:  # ingested when a shorter prefix of this history was prepared
+                continue
             text = f"{turn.text} [{turn.caption}]" if turn.caption else turn.text
             at = turn.session_at + offset
             # the store is shared by the conversations of a run, and its clock only moves
@@ -143,6 +154,13 @@ class MemledgerRetriever:
     @property
     def clock(self) -> FrozenClock:
         return self._clock
+
+    def footprint(self) -> int | None:
+        """Bytes of the scratch store's files (SQLite and the index beside it); ``None``
+        when the store is a PostgreSQL database."""
+        if self._on_server:
+            return None
+        return sum(f.stat().st_size for f in Path(self._folder.name).rglob("*") if f.is_file())
 
     def passage(self, event_id: str, /) -> str | None:
         """What the last search would show of a turn: its passage (see
