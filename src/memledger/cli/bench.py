@@ -426,6 +426,46 @@ def beam_convert(
     )
 
 
+@bench.command("ingest")
+def ingest(
+    path: Annotated[
+        Path, typer.Argument(help="A LoCoMo-shaped file (locomo-dev.json, beam-dev.json).")
+    ],
+    *,
+    limit_conversations: Annotated[
+        int | None, typer.Option(min=1, help="Only the first N conversations.")
+    ] = None,
+    turns: Annotated[
+        int | None, typer.Option(min=1, help="Only the first N turns of each conversation.")
+    ] = None,
+    embedder: Annotated[
+        str, typer.Option(help="default (MiniLM on onnxruntime), hashing or none.")
+    ] = "default",
+    json_out: JsonOut = None,
+) -> None:
+    """Real turns through the write path and the index, stage by stage (ingest, extract,
+    embed, index): seconds, turns/s and tokens/s of each."""
+    from memledger.eval import bench_ingest
+    from memledger.eval.locomo import LocomoFormatError
+    from memledger.index.embedders import Embedder, HashingEmbedder, default_embedder
+
+    if embedder not in ("default", "hashing", "none"):
+        raise CliError(f"--embedder must be default, hashing or none, got {embedder!r}")
+    if not path.is_file():
+        raise CliError(f"no LoCoMo file at {str(path)!r}")
+    chosen: Embedder | None = None
+    if embedder != "none":
+        chosen = default_embedder() if embedder == "default" else HashingEmbedder()
+    try:
+        report = bench_ingest.run(
+            path, embedder=chosen, conversations=limit_conversations, turns=turns
+        )
+    except LocomoFormatError as error:
+        raise CliError(str(error)) from error
+    _print(bench_ingest.markdown(report))
+    _write_json(json_out, {"machine": describe(), **report.to_json()})
+
+
 @bench.command("context")
 def context(
     files: Annotated[

@@ -152,7 +152,7 @@ class Metered:
             "conversations": self.conversations,
             "turns": self.turns,
             "tokens": self.tokens,
-            "prepare_seconds": round(seconds, 3),
+            "prepare_seconds": round(seconds, 6),
             "turns_per_s": round(self.turns / seconds, 2) if seconds else None,
             "tokens_per_s": round(self.tokens / seconds, 1) if seconds else None,
             "footprint_bytes": self.footprint,
