@@ -144,8 +144,15 @@ def test_dense_embeds_only_the_turns_a_longer_prefix_adds() -> None:
     assert dense.footprint() == 6 * 384 * 4
 
 
-def test_memledger_ingests_only_the_turns_a_longer_prefix_adds() -> None:
+def test_memledger_ingests_only_the_turns_a_longer_prefix_adds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     retriever = MemledgerRetriever()
+    ingested: list[str] = []
+    ingest = retriever.memory.ingest
+    monkeypatch.setattr(
+        retriever.memory, "ingest", lambda event: ingested.append(event.event_id) or ingest(event)
+    )
     try:
         retriever.prepare(conversation("c1", 3))
         small = retriever.footprint()
@@ -154,6 +161,7 @@ def test_memledger_ingests_only_the_turns_a_longer_prefix_adds() -> None:
             events = unit.subject_events("c1", "conversation")
         assert [e.event_id for e in events] == [f"D1:{i}" for i in range(1, 7)]
         assert [e.sequence for e in events] == list(range(1, 7))
+        assert ingested == [f"D1:{i}" for i in range(1, 7)]  # each turn once
         found = retriever.search("hotel note", k=5, now=AT)
         assert "D1:7" not in found and found
         assert small is not None and small > 0
