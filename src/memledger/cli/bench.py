@@ -288,7 +288,8 @@ def locomo(
             metavar="OUT",
             help="Write results as JSON to OUT: one object per retriever "
             '({"retriever", "questions", "recall": {group: {k: recall}}, '
-            '"tokens_top10_mean", "latency_ms": {"p50", "p95"}}), '
+            '"tokens_top10_mean", "latency_ms": {"p50", "p95"}, "costs": {"prepare_seconds", '
+            '"turns_per_s", "tokens_per_s", "footprint_bytes", "peak_rss_mb", "growth"}}), '
             "a list of them when several retrievers ran.",
         ),
     ] = None,
