@@ -16,21 +16,21 @@ from memledger.index.embedders import HashingEmbedder
 LONG = " ".join(f"Paragraph {i} of the design notes covers caching and retries." for i in range(60))
 
 
+TURNS = (
+    ("user", "I moved to Lisbon in June."),
+    ("assistant", LONG),
+    ("user", "My sister plays the cello."),
+)
+
+
 def sample(sample_id: str) -> dict[str, object]:
-    return {
-        "sample_id": sample_id,
-        "conversation": {
-            "speaker_a": "user",
-            "speaker_b": "assistant",
-            "session_1_date_time": "12:00 pm on 15 March, 2024",
-            "session_1": [
-                {"speaker": "user", "dia_id": "D1:1", "text": "I moved to Lisbon in June."},
-                {"speaker": "assistant", "dia_id": "D1:2", "text": LONG},
-                {"speaker": "user", "dia_id": "D1:3", "text": "My sister plays the cello."},
-            ],
-        },
-        "qa": [],
-    }
+    turns = [
+        {"speaker": speaker, "dia_id": f"D1:{i}", "text": text}
+        for i, (speaker, text) in enumerate(TURNS, start=1)
+    ]
+    body = {"speaker_a": "user", "speaker_b": "assistant", "session_1": turns}
+    body["session_1_date_time"] = "12:00 pm on 15 March, 2024"
+    return {"sample_id": sample_id, "conversation": body, "qa": []}
 
 
 @pytest.fixture

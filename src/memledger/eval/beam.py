@@ -188,11 +188,9 @@ def _turn(message: Mapping[str, Any], *, session: int, i: int, where: str) -> di
 
 
 def _flatten(ids: object) -> Iterator[object]:
-    if isinstance(ids, Mapping):
-        for value in ids.values():
-            yield from _flatten(value)
-    elif isinstance(ids, list):
-        for value in ids:
+    """The ids of a list, a nested list or a dict of lists, in order."""
+    if isinstance(ids, Mapping | list):
+        for value in ids.values() if isinstance(ids, Mapping) else ids:
             yield from _flatten(value)
     elif ids is not None:
         yield ids

@@ -2,8 +2,9 @@
 and the index, stage by stage.
 
 Each conversation's turns (its first ``turns``, or all) go into a scratch SQLite store
-as ``bench locomo``'s ``memledger`` retriever feeds them (the same events, times,
-speakers and roles), one stage after another, each timed:
+as ``bench locomo``'s ``memledger`` retriever feeds them (its
+:func:`~memledger.eval.locomo._memledger.source_events`), one stage after another, each
+timed:
 
 * ``ingest``: :meth:`Memory.ingest` of each turn (the ledger row, the job, the commit);
 * ``extract``: :meth:`Memory.process` with the rule extractor (claims, the episode);
@@ -17,16 +18,15 @@ per stage and end to end, with the count and approximate tokens of what was embe
 
 from __future__ import annotations
 
-import re
 import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
-from memledger.domain.records import Actor, Role, SourceEvent
 from memledger.eval.locomo import Conversation, load
+from memledger.eval.locomo._memledger import TICK, source_events
 from memledger.index.backends import open_index
 from memledger.index.embedders import Embedder, Vectors
 from memledger.memory import Memory
@@ -38,9 +38,6 @@ from memledger.write.extract.rules import RuleExtractor
 __all__ = ["STAGES", "Report", "markdown", "run"]
 
 STAGES = ("ingest", "extract", "embed", "index")
-SPACING = timedelta(seconds=3)
-TICK = timedelta(milliseconds=1)
-_ROLES: dict[str, Role] = {"user": "user", "assistant": "assistant"}
 
 
 class _Timed:
@@ -143,13 +140,13 @@ def _feed(
         clock_of = FrozenClock(datetime(2000, 1, 1, tzinfo=UTC))
         memory = Memory(store, clock=clock_of, index=index)
         try:
-            events = _events(conversation)
+            events = source_events(conversation)
             started = clock()
             for event in events:
                 clock_of.set(max(clock_of.now() + TICK, event.occurred_at))
                 memory.ingest(event)
             extracting = clock()
-            memory.process(extractor=RuleExtractor(), tenant=_id(conversation.sample_id))
+            memory.process(extractor=RuleExtractor(), tenant=events[0].tenant if events else "x")
             syncing = clock()
             embedded = 0.0 if embedder is None else embedder.seconds
             index.sync(store)
@@ -162,37 +159,6 @@ def _feed(
         finally:
             index.close()
             memory.close()
-
-
-def _id(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._:@/+\-]", "-", text).strip("-") or "x"
-
-
-def _events(conversation: Conversation) -> list[SourceEvent]:
-    """The turns as ``bench locomo``'s ``memledger`` retriever ingests them."""
-    out: list[SourceEvent] = []
-    previous: tuple[int, datetime] | None = None
-    offset = timedelta(0)
-    for n, turn in enumerate(conversation.turns, start=1):
-        key = (turn.session, turn.session_at)
-        offset = offset + SPACING if key == previous else timedelta(0)
-        previous = key
-        text = f"{turn.text} [{turn.caption}]" if turn.caption else turn.text
-        out.append(
-            SourceEvent(
-                tenant=_id(conversation.sample_id),
-                event_id=_id(turn.event_id),
-                subject="conversation",
-                actor=Actor(id=_id(turn.speaker), authenticated=True),
-                channel="chat",
-                occurred_at=turn.session_at + offset,
-                text=text or "(image)",
-                sequence=n,
-                metadata={"session": f"session-{turn.session}"},
-                role=_ROLES.get(turn.speaker),
-            )
-        )
-    return out
 
 
 def markdown(report: Report) -> str:

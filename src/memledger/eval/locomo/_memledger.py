@@ -49,6 +49,36 @@ def _id(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._:@/+\-]", "-", text).strip("-") or "x"
 
 
+def source_events(conversation: Conversation) -> list[SourceEvent]:
+    """The turns of a conversation as the source events this retriever ingests: its
+    sample id as tenant, the ``dia_id`` as event id, the speaker as actor (and role where
+    it names one), the session's date plus :data:`SPACING` per turn within a session."""
+    tenant = _id(conversation.sample_id)
+    out: list[SourceEvent] = []
+    previous: tuple[int, datetime] | None = None
+    offset = timedelta(0)
+    for n, turn in enumerate(conversation.turns, start=1):
+        key = (turn.session, turn.session_at)
+        offset = offset + SPACING if key == previous else timedelta(0)
+        previous = key
+        text = f"{turn.text} [{turn.caption}]" if turn.caption else turn.text
+        out.append(
+            SourceEvent(
+                tenant=tenant,
+                event_id=_id(turn.event_id),
+                subject="conversation",
+                actor=Actor(id=_id(turn.speaker), authenticated=True),
+                channel="chat",
+                occurred_at=turn.session_at + offset,
+                text=text or "(image)",
+                sequence=n,
+                metadata={"session": f"session-{turn.session}"},
+                role=ROLES.get(turn.speaker),
+            )
+        )
+    return out
+
+
 STORE_SERVER: ContextVar[str | None] = ContextVar("memledger_bench_store_server", default=None)
 """A PostgreSQL server URL: retrievers created while it is set keep their canonical store
 in a scratch database there (``bench locomo --store``); unset, a SQLite file."""
@@ -90,36 +120,15 @@ class MemledgerRetriever:
         self._tenant = _id(conversation.sample_id)
         ids = tuple(turn.event_id for turn in conversation.turns)
         last, held = self._fed
+        # turns ingested when a shorter prefix of this history was prepared are skipped
         skip = len(held) if last == conversation.sample_id and ids[: len(held)] == held else 0
         self._fed = (conversation.sample_id, ids)
-        previous: tuple[int, datetime] | None = None
-        offset = timedelta(0)
-        for n, turn in enumerate(conversation.turns, start=1):
-            key = (turn.session, turn.session_at)
-            offset = offset + SPACING if key == previous else timedelta(0)
-            previous = key
-            if n <= skip:  # ingested when a shorter prefix of this history was prepared
-                continue
-            text = f"{turn.text} [{turn.caption}]" if turn.caption else turn.text
-            at = turn.session_at + offset
+        for event in source_events(conversation)[skip:]:
             # the store is shared by the conversations of a run, and its clock only moves
             # forward: each ingest a tick later, so jobs are queued (and so worked) in the
             # order the turns were said even when this conversation's dates are earlier
-            self._clock.set(max(self._clock.now() + TICK, at))
-            self._memory.ingest(
-                SourceEvent(
-                    tenant=self._tenant,
-                    event_id=_id(turn.event_id),
-                    subject="conversation",
-                    actor=Actor(id=_id(turn.speaker), authenticated=True),
-                    channel="chat",
-                    occurred_at=at,
-                    text=text or "(image)",
-                    sequence=n,
-                    metadata={"session": f"session-{turn.session}"},
-                    role=ROLES.get(turn.speaker),
-                )
-            )
+            self._clock.set(max(self._clock.now() + TICK, event.occurred_at))
+            self._memory.ingest(event)
         self._memory.process(extractor=RuleExtractor(), tenant=self._tenant)
         self._index.sync(self._memory.store)
 
