@@ -337,7 +337,7 @@ def locomo(
     from memledger.eval import locomo as harness
     from memledger.eval.locomo._costs import Metered
     from memledger.eval.locomo._plot import plot as write_plot
-    from memledger.eval.locomo._render import markdown
+    from memledger.eval.locomo._render import json_body, markdown
 
     ks = _sizes(k, "--k")
     names = [name.strip() for name in retriever.split(",") if name.strip()]
@@ -374,11 +374,7 @@ def locomo(
     )
     _print(markdown(reports))
     _print("\n".join(metered.markdown_line(name) for name, metered in retrievers))
-    bodies = [
-        report.to_json() | {"costs": metered.to_json()}
-        for report, (_, metered) in zip(reports, retrievers, strict=True)
-    ]
-    _write_json(json_out, bodies[0] if len(bodies) == 1 else bodies)
+    _write_json(json_out, json_body(reports, [metered.to_json() for _, metered in retrievers]))
     if plot is not None:
         write_plot(reports, plot)
 
