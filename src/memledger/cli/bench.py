@@ -288,7 +288,8 @@ def locomo(
             metavar="OUT",
             help="Write results as JSON to OUT: one object per retriever "
             '({"retriever", "questions", "recall": {group: {k: recall}}, '
-            '"tokens_top10_mean", "latency_ms": {"p50", "p95"}}), '
+            '"tokens_top10_mean", "latency_ms": {"p50", "p95"}, "costs": {"prepare_seconds", '
+            '"turns_per_s", "tokens_per_s", "footprint_bytes", "peak_rss_mb", "growth"}}), '
             "a list of them when several retrievers ran.",
         ),
     ] = None,
@@ -317,6 +318,15 @@ def locomo(
             "stays unless given): a setting's effect, measured with the same command.",
         ),
     ] = None,
+    growth: Annotated[
+        str | None,
+        typer.Option(
+            metavar="TOKENS,...",
+            help="Also time every question of a conversation with only its first TOKENS "
+            "tokens prepared, for each count it exceeds (e.g. 100000,200000,300000,400000): "
+            "search latency as the history grows, in each retriever's 'costs'.",
+        ),
+    ] = None,
 ) -> None:
     """LoCoMo turn-level evidence recall@k over raw turns, one row per retriever x category.
 
@@ -325,6 +335,7 @@ def locomo(
     averages categories 1-4, overall adds adversarial questions that have evidence.
     """
     from memledger.eval import locomo as harness
+    from memledger.eval.locomo._costs import Metered
     from memledger.eval.locomo._plot import plot as write_plot
     from memledger.eval.locomo._render import json_body, markdown
 
@@ -339,8 +350,15 @@ def locomo(
         dataset = dataset.limit(limit_conversations)
     _check_server(store)
     tuning = _recall_settings(recall_settings)
+    checkpoints = [] if growth is None else sorted(set(_sizes(growth, "--growth")))
     with _retrievers_made_with(store, tuning):
-        retrievers = [(name, harness.create_retriever(name)) for name in names]
+        retrievers = [
+            (
+                name,
+                Metered(harness.create_retriever(name), dataset=dataset, checkpoints=checkpoints),
+            )
+            for name in names
+        ]
     reports: list[harness.Report] = []
     with render.progress_bar() as progress:
         for name, instance in retrievers:
@@ -355,9 +373,94 @@ def locomo(
         f"{sum(len(c.turns) for c in dataset.conversations):,} turns, turn recall@k\n"
     )
     _print(markdown(reports))
-    _write_json(json_out, json_body(reports))
+    _print("\n".join(metered.markdown_line(name) for name, metered in retrievers))
+    _write_json(json_out, json_body(reports, [metered.to_json() for _, metered in retrievers]))
     if plot is not None:
         write_plot(reports, plot)
+
+
+@bench.command("beam-convert")
+def beam_convert(
+    source: Annotated[
+        Path,
+        typer.Argument(
+            metavar="SRC_DIR",
+            help="A BEAM tier folder (chats/500K of mohammadtavakoli78/BEAM): numbered chats.",
+        ),
+    ],
+    out: Annotated[Path, typer.Argument(metavar="OUT.json", help="The LoCoMo-shaped file.")],
+    *,
+    tier: Annotated[
+        str, typer.Option(help="The tier's name, as in the sample ids (beam-500k-1).")
+    ] = "500K",
+    chats: Annotated[
+        str | None,
+        typer.Option(metavar="N,...", help="Only these chat numbers (default: every chat)."),
+    ] = None,
+) -> None:
+    """Convert the chats of a BEAM tier to a LoCoMo-shaped file for `bench locomo`: one
+    chat per sample, one batch per session, one message per turn, the probing questions'
+    source messages as evidence (abstention and summarization questions left out)."""
+    from memledger.eval import beam
+
+    if not tier.strip() or "/" in tier:
+        raise CliError(f"--tier takes a tier name such as 500K, got {tier!r}")
+    wanted = None if chats is None else set(_sizes(chats, "--chats"))
+    try:
+        samples = beam.convert_tier(source, tier=tier.strip(), only=wanted)
+    except beam.BeamFormatError as error:
+        raise CliError(str(error)) from error
+    beam.write(samples, out)
+    turns = sum(
+        len(turns)
+        for sample in samples
+        for key, turns in sample["conversation"].items()
+        if key.startswith("session_") and isinstance(turns, list)
+    )
+    _print(
+        f"{len(samples)} chats, {turns:,} turns, "
+        f"{sum(len(sample['qa']) for sample in samples)} questions -> {out}"
+    )
+
+
+@bench.command("ingest")
+def ingest(
+    path: Annotated[
+        Path, typer.Argument(help="A LoCoMo-shaped file (locomo-dev.json, beam-dev.json).")
+    ],
+    *,
+    limit_conversations: Annotated[
+        int | None, typer.Option(min=1, help="Only the first N conversations.")
+    ] = None,
+    turns: Annotated[
+        int | None, typer.Option(min=1, help="Only the first N turns of each conversation.")
+    ] = None,
+    embedder: Annotated[
+        str, typer.Option(help="default (MiniLM on onnxruntime), hashing or none.")
+    ] = "default",
+    json_out: JsonOut = None,
+) -> None:
+    """Real turns through the write path and the index, stage by stage (ingest, extract,
+    embed, index): seconds, turns/s and tokens/s of each."""
+    from memledger.eval import bench_ingest
+    from memledger.eval.locomo import LocomoFormatError
+    from memledger.index.embedders import Embedder, HashingEmbedder, default_embedder
+
+    if embedder not in ("default", "hashing", "none"):
+        raise CliError(f"--embedder must be default, hashing or none, got {embedder!r}")
+    if not path.is_file():
+        raise CliError(f"no LoCoMo file at {str(path)!r}")
+    chosen: Embedder | None = None
+    if embedder != "none":
+        chosen = default_embedder() if embedder == "default" else HashingEmbedder()
+    try:
+        report = bench_ingest.run(
+            path, embedder=chosen, conversations=limit_conversations, turns=turns
+        )
+    except LocomoFormatError as error:
+        raise CliError(str(error)) from error
+    _print(bench_ingest.markdown(report))
+    _write_json(json_out, {"machine": describe(), **report.to_json()})
 
 
 @bench.command("context")

@@ -21,11 +21,24 @@ class DenseRetriever:
     def __init__(self, embedder: Embedder) -> None:
         self.embedder = embedder
         self._ids: list[str] = []
+        self._sample_id = ""
         self._vectors: Vectors = np.zeros((0, embedder.dimensions), dtype=np.float32)
 
     def prepare(self, conversation: Conversation, /) -> None:
-        self._ids = [turn.event_id for turn in conversation.turns]
-        self._vectors = self.embedder.embed([turn.document() for turn in conversation.turns])
+        """Embed the turns; a longer prefix of the conversation last prepared (same ids
+        first) has only its new turns embedded."""
+        ids = [turn.event_id for turn in conversation.turns]
+        same = conversation.sample_id == self._sample_id and ids[: len(self._ids)] == self._ids
+        held = len(self._ids) if same else 0
+        new = [turn.document() for turn in conversation.turns[held:]]
+        fresh = self.embedder.embed(new) if new else self._vectors[:0]
+        self._vectors = np.concatenate([self._vectors[:held], fresh]) if held else fresh
+        self._ids = ids
+        self._sample_id = conversation.sample_id
+
+    def footprint(self) -> int:
+        """Bytes of the prepared conversation's vectors."""
+        return int(self._vectors.nbytes)
 
     def search(self, question: str, /, *, k: int, now: datetime) -> list[str]:
         if not self._ids:

@@ -11,6 +11,8 @@ question, what it found); the distinct source events of the recalled memories
 are the answer.
 Turns within a session are spaced 3 seconds apart, in order, so that the
 per-minute rate limit of the prefilter does not mistake a session for a flood.
+A conversation prepared again with more turns after those it was last prepared with
+(a longer prefix of the same history) has only the new turns ingested.
 The conversations of a run share one store whose clock only moves forward; each
 ingest moves it at least a millisecond, so the jobs of a conversation dated before
 the previous one are still queued, and worked, in the order its turns were said.
@@ -47,6 +49,36 @@ def _id(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._:@/+\-]", "-", text).strip("-") or "x"
 
 
+def source_events(conversation: Conversation) -> list[SourceEvent]:
+    """The turns of a conversation as the source events this retriever ingests: its
+    sample id as tenant, the ``dia_id`` as event id, the speaker as actor (and role where
+    it names one), the session's date plus :data:`SPACING` per turn within a session."""
+    tenant = _id(conversation.sample_id)
+    out: list[SourceEvent] = []
+    previous: tuple[int, datetime] | None = None
+    offset = timedelta(0)
+    for n, turn in enumerate(conversation.turns, start=1):
+        key = (turn.session, turn.session_at)
+        offset = offset + SPACING if key == previous else timedelta(0)
+        previous = key
+        text = f"{turn.text} [{turn.caption}]" if turn.caption else turn.text
+        out.append(
+            SourceEvent(
+                tenant=tenant,
+                event_id=_id(turn.event_id),
+                subject="conversation",
+                actor=Actor(id=_id(turn.speaker), authenticated=True),
+                channel="chat",
+                occurred_at=turn.session_at + offset,
+                text=text or "(image)",
+                sequence=n,
+                metadata={"session": f"session-{turn.session}"},
+                role=ROLES.get(turn.speaker),
+            )
+        )
+    return out
+
+
 STORE_SERVER: ContextVar[str | None] = ContextVar("memledger_bench_store_server", default=None)
 """A PostgreSQL server URL: retrievers created while it is set keep their canonical store
 in a scratch database there (``bench locomo --store``); unset, a SQLite file."""
@@ -70,6 +102,7 @@ class MemledgerRetriever:
         self._clock = FrozenClock(datetime(2000, 1, 1, tzinfo=UTC))
         self._scratch = ExitStack()
         server = STORE_SERVER.get()
+        self._on_server = server is not None
         if server is None:
             store = open_store(root / "locomo.db")
         else:  # a database of its own on that PostgreSQL server, dropped on close
@@ -80,35 +113,22 @@ class MemledgerRetriever:
         self._tenant = ""
         self._settings = settings or SETTINGS.get() or RecallSettings(floor=0.0)
         self._passages: dict[str, str] = {}
+        self._fed: tuple[str, tuple[str, ...]] = ("", ())
+        """The last conversation prepared and the event ids of its turns."""
 
     def prepare(self, conversation: Conversation, /) -> None:
         self._tenant = _id(conversation.sample_id)
-        previous: tuple[int, datetime] | None = None
-        offset = timedelta(0)
-        for n, turn in enumerate(conversation.turns, start=1):
-            key = (turn.session, turn.session_at)
-            offset = offset + SPACING if key == previous else timedelta(0)
-            previous = key
-            text = f"{turn.text} [{turn.caption}]" if turn.caption else turn.text
-            at = turn.session_at + offset
+        ids = tuple(turn.event_id for turn in conversation.turns)
+        last, held = self._fed
+        # turns ingested when a shorter prefix of this history was prepared are skipped
+        skip = len(held) if last == conversation.sample_id and ids[: len(held)] == held else 0
+        self._fed = (conversation.sample_id, ids)
+        for event in source_events(conversation)[skip:]:
             # the store is shared by the conversations of a run, and its clock only moves
             # forward: each ingest a tick later, so jobs are queued (and so worked) in the
             # order the turns were said even when this conversation's dates are earlier
-            self._clock.set(max(self._clock.now() + TICK, at))
-            self._memory.ingest(
-                SourceEvent(
-                    tenant=self._tenant,
-                    event_id=_id(turn.event_id),
-                    subject="conversation",
-                    actor=Actor(id=_id(turn.speaker), authenticated=True),
-                    channel="chat",
-                    occurred_at=at,
-                    text=text or "(image)",
-                    sequence=n,
-                    metadata={"session": f"session-{turn.session}"},
-                    role=ROLES.get(turn.speaker),
-                )
-            )
+            self._clock.set(max(self._clock.now() + TICK, event.occurred_at))
+            self._memory.ingest(event)
         self._memory.process(extractor=RuleExtractor(), tenant=self._tenant)
         self._index.sync(self._memory.store)
 
@@ -143,6 +163,13 @@ class MemledgerRetriever:
     @property
     def clock(self) -> FrozenClock:
         return self._clock
+
+    def footprint(self) -> int | None:
+        """Bytes of the scratch store's files (SQLite and the index beside it); ``None``
+        when the store is a PostgreSQL database."""
+        if self._on_server:
+            return None
+        return sum(f.stat().st_size for f in Path(self._folder.name).rglob("*") if f.is_file())
 
     def passage(self, event_id: str, /) -> str | None:
         """What the last search would show of a turn: its passage (see

@@ -53,7 +53,12 @@ def markdown(reports: Sequence[Report]) -> str:
     return "\n".join(lines)
 
 
-def json_body(reports: Sequence[Report]) -> dict[str, object] | list[dict[str, object]]:
-    """One report's :meth:`Report.to_json` object, or a list of them for several retrievers."""
+def json_body(
+    reports: Sequence[Report], costs: Sequence[dict[str, object]] | None = None
+) -> dict[str, object] | list[dict[str, object]]:
+    """One report's :meth:`Report.to_json` object, or a list of them for several
+    retrievers; with ``costs`` (one per report), each under ``"costs"``."""
     bodies = [report.to_json() for report in reports]
+    if costs is not None:
+        bodies = [body | {"costs": cost} for body, cost in zip(bodies, costs, strict=True)]
     return bodies[0] if len(bodies) == 1 else bodies
