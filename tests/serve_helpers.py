@@ -3,12 +3,12 @@ port, its banner read, stopped by SIGTERM."""
 
 from __future__ import annotations
 
-import os
 import re
 import signal
 import subprocess
-import sys
 import time
+
+from memledger.eval.bench_serve import start_serve as start_child
 
 URL_LINE = re.compile(r"API\s+(http://\S+)/v1")
 
@@ -19,26 +19,7 @@ def start_serve(
     """``memledger serve --db url --port 0 ...``: the process, its base URL and the
     lines it printed up to the URL. ``group``: in a process group of its own, as a
     terminal starts a command (Ctrl-C signals the whole group)."""
-    child = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "memledger.cli",
-            "serve",
-            "--db",
-            url,
-            "--port",
-            "0",
-            "--poll",
-            "0.05",
-            *extra,
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        process_group=0 if group else None,
-    )
+    child = start_child(url, "--poll", "0.05", *extra, group=group)
     assert child.stdout is not None
     lines: list[str] = []
     deadline = time.monotonic() + 120

@@ -143,28 +143,7 @@ def child_server(
     url = store or f"sqlite:///{folder / 'bench.db'}"
     with Memory.open(url) as memory:
         _, noisy = memory.create_key(NOISY_TENANT, "flood", role="write")
-    command = [
-        sys.executable,
-        "-m",
-        "memledger.cli",
-        "serve",
-        "--db",
-        url,
-        "--port",
-        "0",
-        "--tenant",
-        "bench",
-        "--key-file",
-        str(key_file),
-        *options,
-    ]
-    child = subprocess.Popen(
-        command,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
+    child = start_serve(url, "--tenant", "bench", "--key-file", str(key_file), *options)
     try:
         base, processes = _wait_for_url(child)
         yield base, key_file.read_text(encoding="utf-8").strip(), noisy, processes
@@ -175,6 +154,20 @@ def child_server(
         except subprocess.TimeoutExpired:
             child.kill()
             child.wait()
+
+
+def start_serve(url: str, *options: str, group: bool = False) -> subprocess.Popen[str]:
+    """``memledger serve --db url --port 0 ...`` as a child process of this Python, its
+    output (unbuffered) on a pipe; ``group``: in a process group of its own, as a
+    terminal starts a command."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "memledger.cli", "serve", "--db", url, "--port", "0", *options],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        process_group=0 if group else None,
+    )
 
 
 def _wait_for_url(child: subprocess.Popen[str], timeout: float = 120.0) -> tuple[str, int]:
