@@ -19,6 +19,7 @@ import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal, TypeAlias, get_args
@@ -790,11 +791,7 @@ def format_time(value: datetime) -> str:
 def parse_time(text: str) -> datetime:
     """The inverse of :func:`format_time` (text without a zone is read as UTC)."""
     if text.endswith("Z"):  # what format_time writes: parsed aware, in UTC, at once
-        try:
-            parsed = datetime.fromisoformat(text)
-        except ValueError:
-            pass
-        else:
-            if parsed.tzinfo is UTC:
+        with suppress(ValueError):
+            if (parsed := datetime.fromisoformat(text)).tzinfo is UTC:
                 return parsed
     return datetime.fromisoformat(text.removesuffix("Z")).replace(tzinfo=UTC)
