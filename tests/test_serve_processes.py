@@ -12,7 +12,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
@@ -182,9 +182,9 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-def _wait(condition: object, what: str, seconds: float = 60) -> None:
+def _wait(condition: Callable[[], bool], what: str, seconds: float = 60) -> None:
     deadline = time.monotonic() + seconds
-    while not condition():  # type: ignore[operator]
+    while not condition():
         assert time.monotonic() < deadline, what
         time.sleep(0.1)
 

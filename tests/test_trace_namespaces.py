@@ -16,9 +16,8 @@ from memledger.index.backends import open_index
 from memledger.index.embedders import HashingEmbedder
 from memledger.read import trace
 from memledger.testing import FrozenClock
-from memledger.testing.scenarios import FAMILY, SUBJECT, TENANT, actor, day, event, pref
+from memledger.testing.scenarios import SUBJECT, TENANT, day, event, planner_private_friday, pref
 
-PRIVATE = f"agent:planner/{SUBJECT}"
 _UNAPPLY = (
     "DELETE FROM schema_migrations WHERE version = (SELECT max(version) FROM schema_migrations)"
 )
@@ -27,18 +26,7 @@ _UNAPPLY = (
 def _left_out_trace(memory: Memory, clock: FrozenClock) -> tuple[str, str]:
     """A tenant-wide packet's trace id and the id of the planner's private memory it
     left out (the memory's window had ended)."""
-    said = memory.ingest(
-        event(
-            "evt-planner",
-            "Fridays until October 10",
-            occurred_at=day(10, 5, 9),
-            subject=PRIVATE,
-            who=actor(FAMILY, actor_id="agent:planner"),
-        ),
-        [pref("friday", valid_until=day(10, 10), statement="Planner: friday deliveries")],
-    )
-    hidden = said.results[0].memory_id
-    assert hidden is not None
+    hidden = planner_private_friday(memory)
     clock.set(day(11, 1))
     packet = memory.context("Which deliveries are planned?", tenant=TENANT)
     assert hidden in [left.key for left in packet.excluded]

@@ -14,7 +14,14 @@ import httpx
 import pytest
 
 import web_site
-from memledger.testing.scenarios import FAMILY, SUBJECT, TENANT, actor, day, event, pref
+from memledger.testing.scenarios import (
+    FAMILY,
+    SUBJECT,
+    TENANT,
+    day,
+    event,
+    planner_private_friday,
+)
 from memledger.web import STATIC
 from web_helpers import INJECTED, INJECTED_SUBJECT, NOW, REVIEW_SUBJECT, TRACE_REQUEST
 from web_site import (
@@ -519,19 +526,8 @@ def test_a_trace_naming_a_private_memory_is_no_trace_for_a_key_that_may_not_read
     """A tenant-wide packet left out an agent's private memory (its window had ended): an
     admin key sees the trace with that memory's words; a read key of the tenant, which
     reads only shared memory, is not shown the trace at all (it would name the memory)."""
-    private = f"agent:planner/{SUBJECT}"
     site.memory.clock.set(day(10, 5))  # type: ignore[attr-defined]
-    said = site.memory.ingest(
-        event(
-            "evt-planner",
-            "Fridays until October 10",
-            occurred_at=day(10, 5, 9),
-            subject=private,
-            who=actor(FAMILY, actor_id="agent:planner"),
-        ),
-        [pref("friday", valid_until=day(10, 10), statement="Planner: friday deliveries")],
-    )
-    hidden = said.results[0].memory_id
+    hidden = planner_private_friday(site.memory)
     site.memory.clock.set(NOW)  # type: ignore[attr-defined]
     request = "Which deliveries are planned?"
     packet = site.memory.context(request, tenant=TENANT, valid_at=NOW)

@@ -145,6 +145,28 @@ class Told:
     claims: tuple[Claim, ...]
 
 
+PLANNER_SUBJECT = f"agent:planner/{SUBJECT}"
+"""The subject as the planner agent's private namespace holds it."""
+
+
+def planner_private_friday(memory: Memory) -> str:
+    """The planner agent's private preference "Fridays until October 10", said on
+    October 5 (its window ends on October 10); the id of the memory it left."""
+    said = memory.ingest(
+        event(
+            "evt-planner",
+            "Fridays until October 10",
+            occurred_at=day(10, 5, 9),
+            subject=PLANNER_SUBJECT,
+            who=actor(FAMILY, actor_id="agent:planner"),
+        ),
+        [pref("friday", valid_until=day(10, 10), statement="Planner: friday deliveries")],
+    )
+    memory_id = said.results[0].memory_id
+    assert memory_id is not None
+    return memory_id
+
+
 def seed_000(who: Actor = GRANTED) -> tuple[Told, ...]:
     """Seed 000, the delivery-preference story, said by ``who``: on Oct 2, Fridays
     (``evt-oct02``); on Oct 19, one event (``evt-oct19``): daily through October, then
