@@ -56,6 +56,8 @@ def loopback_server(answer: Answer) -> Iterator[str]:
                     await asyncio.Event().wait()  # holds the connection, never answers
                     return
                 status, body = got
+                if not status:  # closes the connection without an answer
+                    return
                 writer.write(
                     f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\n"
                     f"Content-Length: {len(body)}\r\n\r\n".encode()
@@ -183,6 +185,8 @@ def test_shed_is_told_by_the_service_s_problem_code() -> None:
             "/budget": (503, b'{"code": "budget_exceeded"}'),
             "/limited": (429, b"{}"),
             "/missing": (404, b'{"code": "not_found"}'),
+            "/moved": (302, b"{}"),
+            "/gone": (0, b""),
         }[path]
 
     async def statuses(base: str) -> list[tuple[_serve_phase.Status, str]]:
@@ -191,7 +195,16 @@ def test_shed_is_told_by_the_service_s_problem_code() -> None:
         try:
             return [
                 await _serve_phase.send(http, "GET", path, deadline=deadline)
-                for path in ("/healthz", "/tenant", "/service", "/budget", "/limited", "/missing")
+                for path in (
+                    "/healthz",
+                    "/tenant",
+                    "/service",
+                    "/budget",
+                    "/limited",
+                    "/missing",
+                    "/moved",
+                    "/gone",
+                )
             ]
         finally:
             await _serve_phase.close(http)
@@ -205,6 +218,8 @@ def test_shed_is_told_by_the_service_s_problem_code() -> None:
         (503, "503 budget_exceeded"),
         (429, "429"),
         (404, "404 not_found"),
+        (302, "302"),  # counted as it came, not followed
+        ("connection", "ServerDisconnectedError"),
     ]
 
 
