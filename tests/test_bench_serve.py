@@ -58,8 +58,9 @@ def loopback_server(answer: Answer) -> Iterator[str]:
                 status, body = got
                 if not status:  # closes the connection without an answer
                     return
+                moved = "Location: /healthz\r\n" if 300 <= status < 400 else ""
                 writer.write(
-                    f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\n"
+                    f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\n{moved}"
                     f"Content-Length: {len(body)}\r\n\r\n".encode()
                     + body
                 )
