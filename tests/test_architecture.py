@@ -100,7 +100,17 @@ def circle(edges: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
-EDGES = ("api", "cli", "mcp", "client", "web", "integrations", "serve")
+EDGES = (
+    "api",
+    "cli",
+    "mcp",
+    "client",
+    "web",
+    "integrations",
+    "serve",
+    "serve_processes",
+    "serve_threads",
+)
 BESIDE = ("eval", "testing")
 """The benchmarks and the test kit: they may use any floor, privates included."""
 CORE = ("domain", "store", "index", "read", "write", "gate", "freshness", "corpus", "session")

@@ -47,6 +47,7 @@ from memledger.domain.records import require_id
 from memledger.errors import InvalidInputError, MemledgerError
 from memledger.memory import Memory
 from memledger.ports import Extractor
+from memledger.serve_threads import MAX_THREADS, thread_limit, threads_for
 from memledger.write.worker import Worker, WorkerSettings, WorkReport
 
 try:
@@ -117,7 +118,10 @@ class ServeConfig:
     processes: int = 1
     """Request processes serving the one address; past 1 they run beside a supervising
     process that runs the worker (:mod:`memledger.serve_processes`). ``max_concurrency``,
-    ``max_in_flight`` and ``limits`` count in each process."""
+    ``max_in_flight``, ``threads`` and ``limits`` count in each process."""
+    threads: int | None = None
+    """Blocking work (store reads and writes) one process runs at once; ``None``: 2 over
+    SQLite, 8 over PostgreSQL (:mod:`memledger.serve_threads`)."""
 
     def __post_init__(self) -> None:
         require_id(self.tenant, "tenant", InvalidInputError)
@@ -149,6 +153,14 @@ class ServeConfig:
             raise InvalidInputError(
                 f"processes must be a whole number from 1 to {MAX_PROCESSES}, "
                 f"got {self.processes!r}"
+            )
+        if self.threads is not None and (
+            isinstance(self.threads, bool)
+            or not isinstance(self.threads, int)
+            or not 1 <= self.threads <= MAX_THREADS
+        ):
+            raise InvalidInputError(
+                f"threads must be a whole number from 1 to {MAX_THREADS}, got {self.threads!r}"
             )
         if self.poll <= 0:
             raise InvalidInputError(f"poll must be > 0 seconds, got {self.poll}")
@@ -283,6 +295,8 @@ def build_app(
     # a mounted app's lifespan is not run by its host: enter it here (index warm-up,
     # the corpus closed on shutdown)
     lifespans.append(lambda: api.router.lifespan_context(api))
+    threads = threads_for(memory.url, config.threads)
+    lifespans.append(lambda: thread_limit(threads))
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

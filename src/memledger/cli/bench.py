@@ -618,6 +618,13 @@ def serve(
         int, typer.Option(help="Characters of material in each context of the flood.")
     ] = 200_000,
     burst: Annotated[int, typer.Option(help="Writes of the burst-then-read phase.")] = 200,
+    tenants: Annotated[
+        int,
+        typer.Option(
+            help="Tenants of the child server the recall and mixed phases spread their load "
+            "over (with --url: the key's tenant alone).",
+        ),
+    ] = 4,
     processes: Annotated[
         str,
         typer.Option(
@@ -657,6 +664,7 @@ def serve(
         noisy_concurrency=noisy_concurrency,
         material_chars=material_chars,
         burst=burst,
+        tenants=tenants,
     )
     if (url is None) != (key is None):
         raise CliError("--url and --key go together")

@@ -176,6 +176,18 @@ def serve_command(
             "worker runs in a supervising process, and the limits above count in each.",
         ),
     ] = 1,
+    threads: Annotated[
+        int | None,
+        typer.Option(
+            "--threads",
+            metavar="N",
+            min=1,
+            max=256,
+            help="Store work (reads, writes) each process runs at once; the rest waits its "
+            "turn. Default: 2 over SQLite, 8 over PostgreSQL.",
+            show_default=False,
+        ),
+    ] = None,
     replica_wait: Annotated[
         float,
         typer.Option(
@@ -214,6 +226,7 @@ def serve_command(
         max_concurrency=max_concurrency,
         max_in_flight=max_in_flight,
         processes=processes,
+        threads=threads,
         limits=ServiceLimits(
             tenant_in_flight=tenant_in_flight,
             tenant_heavy_in_flight=tenant_heavy_in_flight,

@@ -99,6 +99,10 @@ class ServeBenchConfig:
     """More options of the child ``memledger serve`` (``--tenant-in-flight 2`` ...)."""
     processes: int = 1
     """Request processes of the child ``memledger serve`` (``--processes``)."""
+    tenants: int = 4
+    """Tenants of a child server the closed-loop recall and mixed phases spread their
+    clients and requests over, each with its own key and seeded subjects: a service for
+    many agents, not one tenant held to its own share (``serve --tenant-in-flight``)."""
 
     def __post_init__(self) -> None:
         if not 0 < self.duration <= 600:
@@ -113,6 +117,7 @@ class ServeBenchConfig:
             raise InvalidInputError("subjects and turns must be at least 1")
         for name, most in (
             ("processes", 64),
+            ("tenants", 64),
             ("quiet_concurrency", 64),
             ("noisy_concurrency", 256),
             ("material_chars", 2_000_000),
@@ -131,22 +136,26 @@ NOISY_TENANT = "noisy"
 
 @contextmanager
 def child_server(
-    folder: Path, options: Sequence[str] = (), *, store: str | None = None
-) -> Iterator[tuple[str, str, str, int]]:
+    folder: Path, options: Sequence[str] = (), *, store: str | None = None, tenants: int = 1
+) -> Iterator[tuple[str, tuple[str, ...], str, int]]:
     """``memledger serve`` on a scratch store (a SQLite file in ``folder``, else the
-    database ``store``) and a free loopback port: (base URL, admin key of tenant
-    ``bench``, a write key of tenant :data:`NOISY_TENANT`, the request processes it
-    announced)."""
+    database ``store``) and a free loopback port: (base URL, the keys of ``tenants``
+    tenants: the admin key of ``bench`` first, then write keys of ``bench-2``...; a write
+    key of tenant :data:`NOISY_TENANT`, the request processes it announced)."""
     from memledger.memory import Memory
 
     key_file = folder / "admin-key"
     url = store or f"sqlite:///{folder / 'bench.db'}"
     with Memory.open(url) as memory:
         _, noisy = memory.create_key(NOISY_TENANT, "flood", role="write")
+        more = [
+            memory.create_key(f"bench-{n}", "load", role="write")[1] for n in range(2, tenants + 1)
+        ]
     child = start_serve(url, "--tenant", "bench", "--key-file", str(key_file), *options)
     try:
         base, processes = _wait_for_url(child)
-        yield base, key_file.read_text(encoding="utf-8").strip(), noisy, processes
+        admin = key_file.read_text(encoding="utf-8").strip()
+        yield base, (admin, *more), noisy, processes
     finally:
         child.terminate()
         try:
@@ -219,37 +228,43 @@ SEED_S = 300.0
 then fails the run with an error)."""
 
 
-async def _seed(base: str, key: str, config: ServeBenchConfig, progress: Progress | None) -> None:
+async def _seed(
+    base: str, keys: Sequence[str], config: ServeBenchConfig, progress: Progress | None
+) -> None:
+    """The same subjects and turns under each key's tenant, then a warm-up."""
     import httpx
 
-    rng = random.Random(7)
-    headers = {"Authorization": f"Bearer {key}"}
-    async with httpx.AsyncClient(
-        base_url=base, headers=headers, timeout=60, trust_env=False
-    ) as client:
-        for s in range(config.subjects):
-            subject = f"user-{s}"
-            batch = [_turn(rng, subject, n) for n in range(config.turns)]
-            response = await client.post("/v1/events/batch", json=batch)
+    for t, key in enumerate(keys):
+        rng = random.Random(7)
+        headers = {"Authorization": f"Bearer {key}"}
+        async with httpx.AsyncClient(
+            base_url=base, headers=headers, timeout=60, trust_env=False
+        ) as client:
+            for s in range(config.subjects):
+                subject = f"user-{s}"
+                batch = [_turn(rng, subject, n) for n in range(config.turns)]
+                response = await client.post("/v1/events/batch", json=batch)
+                response.raise_for_status()
+                if progress is not None:
+                    progress("seed", t * config.subjects + s + 1, len(keys) * config.subjects)
+            response = await client.post("/v1/process", json={})
             response.raise_for_status()
-            if progress is not None:
-                progress("seed", s + 1, config.subjects)
-        response = await client.post("/v1/process", json={})
-        response.raise_for_status()
-        for question in _QUESTIONS * 4:  # warm up: the index and the embedding model load
-            response = await client.post("/v1/recall", json={"query": question, "k": 10})
-            response.raise_for_status()
+            for question in _QUESTIONS * 4:  # warm up: the index and the embedding model load
+                response = await client.post("/v1/recall", json={"query": question, "k": 10})
+                response.raise_for_status()
 
 
 class ServeBenchError(RuntimeError):
     """The server under test did not start, or did not take the seeding."""
 
 
-def _seeded(base: str, key: str, config: ServeBenchConfig, progress: Progress | None) -> None:
+def _seeded(
+    base: str, keys: Sequence[str], config: ServeBenchConfig, progress: Progress | None
+) -> None:
     """Seed within :data:`SEED_S`, else a :class:`ServeBenchError`."""
     try:
         ended = in_thread(
-            lambda: _seed(base, key, config, progress), seconds=SEED_S, name="bench serve: seed"
+            lambda: _seed(base, keys, config, progress), seconds=SEED_S, name="bench serve: seed"
         )
     except Exception as exc:
         raise ServeBenchError(f"seeding the server at {base} failed: {exc}") from exc
@@ -277,7 +292,7 @@ async def _request(
 
 def closed_loop(
     base: str,
-    key: str,
+    key: str | Sequence[str],
     config: ServeBenchConfig,
     *,
     baseline: bool = False,
@@ -286,19 +301,21 @@ def closed_loop(
 ) -> Phase:
     """``concurrency`` clients (``config.concurrency``) each sending a request as soon as
     the last one ended, until ``config.duration``: ``/healthz`` for the ``baseline``,
-    else recalls."""
+    else recalls; client ``i`` with the ``i``-th of the keys, in turn."""
     default = "baseline /healthz, closed loop" if baseline else "recall, closed loop"
     phase = Phase(name or default, seconds=config.duration)
     clients = config.concurrency if concurrency is None else concurrency
+    keys = [key] if isinstance(key, str) else list(key)
 
     async def work() -> None:
-        http = client(base, key, clients)
+        https = [client(base, k, clients) for k in keys]
         try:
             end = time.perf_counter() + config.duration
             cut = end + GRACE_S
 
             async def one(seed: int) -> None:
                 rng = random.Random(seed)
+                http = https[seed % len(https)]
                 while time.perf_counter() < end:
                     t0 = time.perf_counter()
                     phase.start()
@@ -314,7 +331,8 @@ def closed_loop(
             tasks = [asyncio.create_task(one(i)) for i in range(clients)]
             await wait_until(tasks, phase, deadline=cut)
         finally:
-            await close(http)
+            for http in https:
+                await close(http)
 
     return run_phase(phase, work, seconds=config.duration)
 
@@ -322,21 +340,25 @@ def closed_loop(
 OPEN_LOOP_CONNECTIONS = 64
 
 
-def open_loop(base: str, key: str, config: ServeBenchConfig) -> Phase:
+def open_loop(base: str, key: str | Sequence[str], config: ServeBenchConfig) -> Phase:
     """Requests scheduled at ``config.rate`` for ``config.duration``, each latency
-    counted from its scheduled moment."""
+    counted from its scheduled moment; request ``i`` with the ``i``-th of the keys, in
+    turn."""
     phase = Phase(f"mixed, open loop at {config.rate:g}/s", seconds=config.duration)
     total = max(1, int(config.rate * config.duration))
     phase.scheduled = total
 
+    keys = [key] if isinstance(key, str) else list(key)
+
     async def work() -> None:
-        http = client(base, key, OPEN_LOOP_CONNECTIONS)
+        share = max(1, OPEN_LOOP_CONNECTIONS // len(keys))
+        https = [client(base, k, share) for k in keys]
         try:
             start = time.perf_counter()
             end = start + config.duration
             rng = random.Random(11)
 
-            async def one(scheduled: float, seed: int) -> None:
+            async def one(scheduled: float, seed: int, http: object) -> None:
                 delay = scheduled - time.perf_counter()
                 if delay > 0:
                     await asyncio.sleep(delay)
@@ -349,12 +371,15 @@ def open_loop(base: str, key: str, config: ServeBenchConfig) -> Phase:
                 phase.add(op, (time.perf_counter() - scheduled) * 1000, status, detail)
 
             tasks = [
-                asyncio.create_task(one(start + i / config.rate, rng.getrandbits(32)))
+                asyncio.create_task(
+                    one(start + i / config.rate, rng.getrandbits(32), https[i % len(https)])
+                )
                 for i in range(total)
             ]
             await wait_until(tasks, phase, deadline=end + GRACE_S)
         finally:
-            await close(http)
+            for http in https:
+                await close(http)
 
     return run_phase(phase, work, seconds=config.duration)
 
@@ -369,7 +394,8 @@ def run(
     progress: Progress | None = None,
 ) -> dict[str, object]:
     """Seed, then every phase; the report as JSON data. With ``url``, the noisy-neighbour
-    phases run only given ``noisy_key`` (a key of another tenant than ``key``'s). The
+    phases run only given ``noisy_key`` (a key of another tenant than ``key``'s), and
+    all the load is ``key``'s tenant's. The
     child server keeps its store in a SQLite file, or with ``store`` (a PostgreSQL
     server) in a scratch database there."""
     if (url is None) != (key is None):
@@ -378,16 +404,25 @@ def run(
         raise InvalidInputError("store is for a child server; a server at url has its own")
     with tempfile.TemporaryDirectory(prefix="memledger-bench-serve-") as scratch:
         if url is not None and key is not None:
-            return _measure(url.rstrip("/"), key, noisy_key, config, progress, server=url)
+            return _measure(url.rstrip("/"), (key,), noisy_key, config, progress, server=url)
         options = (*config.serve_options, "--processes", str(config.processes))
         kind = "PostgreSQL" if store is not None else "SQLite"
         with (
             _store_for(store) as database,
-            child_server(Path(scratch), options, store=database) as (base, admin, noisy, count),
+            child_server(Path(scratch), options, store=database, tenants=config.tenants) as (
+                base,
+                keys,
+                noisy,
+                count,
+            ),
         ):
             many = "es" if count > 1 else ""
-            server = f"child memledger serve ({kind}, {count} request process{many})"
-            return _measure(base, admin, noisy, config, progress, server=server)
+            some = "s" if config.tenants > 1 else ""
+            server = (
+                f"child memledger serve ({kind}, {count} request process{many},"
+                f" {config.tenants} tenant{some})"
+            )
+            return _measure(base, keys, noisy, config, progress, server=server)
 
 
 @contextmanager
@@ -404,7 +439,7 @@ def _store_for(server: str | None) -> Iterator[str | None]:
 
 def _measure(
     base: str,
-    key: str,
+    keys: Sequence[str],
     noisy_key: str | None,
     config: ServeBenchConfig,
     progress: Progress | None,
@@ -413,7 +448,8 @@ def _measure(
 ) -> dict[str, object]:
     from memledger.eval._serve_tenants import burst_then_read, noisy_neighbour
 
-    _seeded(base, key, config, progress)
+    _seeded(base, keys, config, progress)
+    key = keys[0]
     phases: list[Phase] = []
     steps = ["baseline", "recall", "mixed", "noisy", "burst"]
     if noisy_key is None:
@@ -422,14 +458,18 @@ def _measure(
         if progress is not None:
             progress(name, 0, 1)
         if name == "mixed":
-            phases.append(open_loop(base, key, config))
+            phases.append(open_loop(base, keys, config))
         elif name == "noisy":
             assert noisy_key is not None
             phases.extend(noisy_neighbour(base, key, noisy_key, config))
         elif name == "burst":
             phases.append(burst_then_read(base, key, config))
         else:
-            phases.append(closed_loop(base, key, config, baseline=name == "baseline"))
+            phases.append(
+                closed_loop(
+                    base, key if name == "baseline" else keys, config, baseline=name == "baseline"
+                )
+            )
         if progress is not None:
             progress(name, 1, 1)
     return report(config, phases, server=server, machine=describe())
