@@ -1,0 +1,100 @@
+"""How much blocking work one serving process runs at once (``ServeConfig.threads``),
+against a real server: recalls sent together run at most ``threads`` at a time."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from memledger import Memory
+from memledger.errors import InvalidInputError
+from memledger.index.derived import DerivedIndex
+from memledger.index.embedders import HashingEmbedder
+from memledger.serve import ServeConfig, build_app
+from memledger.serve_threads import SERVER_THREADS, SQLITE_THREADS, threads_for
+from memledger.testing.http import serve
+
+
+class _Overlap:
+    """Counts the recalls running at the same moment; each takes a while."""
+
+    def __init__(self, recall: Any) -> None:
+        self._recall = recall
+        self._lock = threading.Lock()
+        self.now = 0
+        self.most = 0
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            self.now += 1
+            self.most = max(self.most, self.now)
+        try:
+            time.sleep(0.15)  # blocking work: the thread holds its place meanwhile
+            return self._recall(*args, **kwargs)
+        finally:
+            with self._lock:
+                self.now -= 1
+
+
+@pytest.fixture
+def memory(tmp_path: Path) -> Iterator[Memory]:
+    index = DerivedIndex(tmp_path / "m.index", embedder=HashingEmbedder())
+    with Memory.open(tmp_path / "m.db", index=index) as opened:
+        yield opened
+
+
+def _most_at_once(memory: Memory, config: ServeConfig, requests: int) -> int:
+    _, token = memory.create_key("default", f"app-{config.threads}", principal="service")
+    overlap = _Overlap(memory.recall)
+    memory.recall = overlap  # type: ignore[method-assign]
+    try:
+        with serve(build_app(memory, config)) as base:
+
+            def one(n: int) -> int:
+                response = httpx.post(
+                    f"{base}/v1/recall",
+                    json={"query": f"where does user {n} live?", "subject": f"u{n}"},
+                    headers={"Authorization": f"Bearer {token}"},
+                    timeout=30,
+                    trust_env=False,
+                )
+                return response.status_code
+
+            with ThreadPoolExecutor(requests) as pool:
+                statuses = list(pool.map(one, range(requests)))
+    finally:
+        del memory.recall
+    assert statuses == [200] * requests, statuses
+    return overlap.most
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_a_process_runs_at_most_its_threads_of_blocking_work_at_once(
+    memory: Memory, no_proxies: None, threads: int
+) -> None:
+    config = ServeConfig(mcp=False, web=False, threads=threads)
+    assert _most_at_once(memory, config, requests=8) == threads
+
+
+def test_over_sqlite_two_at_once_by_default(memory: Memory, no_proxies: None) -> None:
+    assert threads_for(memory.url, None) == SQLITE_THREADS == 2
+    assert _most_at_once(memory, ServeConfig(mcp=False, web=False), requests=8) == 2
+
+
+def test_the_default_follows_the_store() -> None:
+    assert threads_for("sqlite:///m.db", None) == SQLITE_THREADS
+    assert threads_for("postgresql://db/m", None) == SERVER_THREADS
+    assert threads_for("postgresql://db/m", 3) == 3
+
+
+@pytest.mark.parametrize("threads", [0, -1, 257, True, 2.5, "2"])
+def test_a_thread_count_out_of_range_is_refused(threads: object) -> None:
+    with pytest.raises(InvalidInputError, match="threads must be a whole number"):
+        ServeConfig(threads=threads)  # type: ignore[arg-type]
