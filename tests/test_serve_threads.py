@@ -98,3 +98,13 @@ def test_the_default_follows_the_store() -> None:
 def test_a_thread_count_out_of_range_is_refused(threads: object) -> None:
     with pytest.raises(InvalidInputError, match="threads must be a whole number"):
         ServeConfig(threads=threads)  # type: ignore[arg-type]
+
+
+def test_serve_speaks_http_with_the_c_parser_on_uvloop(memory: Memory) -> None:
+    """The server extra installs httptools and uvloop, and uvicorn picks them."""
+    from memledger.serve import server_for
+
+    config = server_for(build_app(memory, ServeConfig(mcp=False, web=False)), ServeConfig()).config
+    config.load()
+    assert config.http_protocol_class.__name__ == "HttpToolsProtocol"
+    assert config.get_loop_factory().__module__.startswith("uvloop")
