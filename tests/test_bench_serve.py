@@ -30,9 +30,9 @@ Answer = Callable[[str, str], tuple[int, bytes] | None]
 
 
 @contextmanager
-def loopback_server(answer: Answer) -> Iterator[str]:
+def loopback_server(answer: Answer, keys: list[str] | None = None) -> Iterator[str]:
     """A tiny HTTP/1.1 server on 127.0.0.1 (keep-alive, Content-Length bodies) in a
-    thread; its base URL."""
+    thread; its base URL. ``keys`` gets the bearer token of every request."""
     loop = asyncio.new_event_loop()
     handlers: set[asyncio.Task[None]] = set()
 
@@ -44,6 +44,12 @@ def loopback_server(answer: Answer) -> Iterator[str]:
             while True:
                 head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
                 method, path, _ = head[0].split(" ", 2)
+                if keys is not None:
+                    keys.extend(
+                        line.split("Bearer ", 1)[1]
+                        for line in head[1:]
+                        if line.lower().startswith("authorization:")
+                    )
                 length = sum(
                     int(line.split(":", 1)[1])
                     for line in head[1:]
@@ -158,6 +164,21 @@ def test_requests_past_their_timeout_are_timeouts_and_the_phase_still_ends(
     assert done["errors_by_kind"] == {"timeout": 2}, done
     assert done["unfinished"] == 2 and done["sent"] == 4 and done["answered"] == 0, done
     assert done["wall_s"] <= 2.0 + STOP_S + 1.0
+
+
+def test_the_load_phases_spread_their_requests_over_the_tenants_keys() -> None:
+    keys = ["mlk_a.1", "mlk_b.2", "mlk_c.3"]
+    config = ServeBenchConfig(duration=0.5, concurrency=6, rate=60, subjects=2, turns=1)
+    seen: list[str] = []
+    with loopback_server(lambda method, path: (200, b"{}"), seen) as base:
+        closed = closed_loop(base, keys, config).to_json()
+        assert closed["answered"] == len(seen) > 6
+        counts = {k: seen.count(k) for k in keys}
+        assert set(seen) == set(keys) and min(counts.values()) > 0.2 * len(seen), counts
+        seen.clear()
+        mixed = bench_serve.open_loop(base, keys, config).to_json()
+        assert mixed["answered"] == len(seen) == 30
+        assert {k: seen.count(k) for k in keys} == dict.fromkeys(keys, 10)
 
 
 def test_a_phase_is_cut_at_its_bound_whatever_its_work_does() -> None:
@@ -357,10 +378,17 @@ def test_bad_settings_are_refused(tmp_path: Path) -> None:
     assert_one_error(run(["bench", "serve", "--processes", "1,1"]), "distinct")
     assert_one_error(run(["bench", "serve", "--store", "sqlite:///x.db"]), "postgresql://")
     url = ["--url", "http://127.0.0.1:1", "--key", "mlk_x.y"]
-    for extra in (["--processes", "2"], ["--store", "postgresql://127.0.0.1/x"]):
+    for extra in (
+        ["--processes", "2"],
+        ["--store", "postgresql://127.0.0.1/x"],
+        ["--tenants", "2"],
+    ):
         assert_one_error(run(["bench", "serve", *url, *extra]), "not --url")
     with pytest.raises(InvalidInputError, match="processes must be a whole number 1-64"):
         ServeBenchConfig(processes=0)
+    with pytest.raises(InvalidInputError, match="tenants must be a whole number 1-64"):
+        ServeBenchConfig(tenants=65)
+    assert_one_error(run(["bench", "serve", "--tenants", "0"]), "tenants")
     assert not list(tmp_path.iterdir())
 
 
@@ -375,10 +403,10 @@ def test_the_serve_benchmark_runs_each_process_count_on_each_store_side_by_side(
     report = compare(config, [1, 2], store=postgres.url())
     servers = [r["server"] for r in report["runs"]]
     assert servers == [
-        "child memledger serve (SQLite, 1 request process)",
-        "child memledger serve (SQLite, 2 request processes)",
-        "child memledger serve (PostgreSQL, 1 request process)",
-        "child memledger serve (PostgreSQL, 2 request processes)",
+        "child memledger serve (SQLite, 1 request process, 4 tenants)",
+        "child memledger serve (SQLite, 2 request processes, 4 tenants)",
+        "child memledger serve (PostgreSQL, 1 request process, 4 tenants)",
+        "child memledger serve (PostgreSQL, 2 request processes, 4 tenants)",
     ]
     for run_report in report["runs"]:
         assert run_report["config"]["processes"] in (1, 2)

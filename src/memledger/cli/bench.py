@@ -619,12 +619,14 @@ def serve(
     ] = 200_000,
     burst: Annotated[int, typer.Option(help="Writes of the burst-then-read phase.")] = 200,
     tenants: Annotated[
-        int,
+        int | None,
         typer.Option(
             help="Tenants of the child server the recall and mixed phases spread their load "
-            "over (with --url: the key's tenant alone).",
+            "over, each with its own key and subjects. [default: 4; with --url, the key's "
+            "tenant alone]",
+            show_default=False,
         ),
-    ] = 4,
+    ] = None,
     processes: Annotated[
         str,
         typer.Option(
@@ -664,7 +666,7 @@ def serve(
         noisy_concurrency=noisy_concurrency,
         material_chars=material_chars,
         burst=burst,
-        tenants=tenants,
+        tenants=4 if tenants is None else tenants,
     )
     if (url is None) != (key is None):
         raise CliError("--url and --key go together")
@@ -672,8 +674,8 @@ def serve(
         raise CliError("--noisy-key goes with --url (a child server makes its own)")
     counts = _sizes(processes, "--processes")
     _check_server(store)
-    if url is not None and (store is not None or counts != [1]):
-        raise CliError("--processes and --store are for a child server, not --url")
+    if url is not None and (store is not None or counts != [1] or tenants is not None):
+        raise CliError("--processes, --store and --tenants are for a child server, not --url")
     try:
         with render.progress_bar() as progress:
             if len(counts) > 1 or store is not None:
