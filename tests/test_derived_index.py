@@ -591,6 +591,36 @@ def test_neighbours_are_the_turns_of_the_same_thread_in_time_order(
     assert index.neighbours(TENANT, [], window=2) == {}
 
 
+def test_neighbours_of_many_anchors_at_once_are_each_anchors_own(
+    memory: Memory, index: AnyIndex
+) -> None:
+    # one thread with turns sharing a time (ordered by when they were indexed), ingested
+    # out of time order, beside another thread of the same subject
+    hours = [11, 9, 10, 10, 12, 10, 13, 12, 9]
+    thread = [
+        turn(memory, f"t-{n}", f"turn {n} at {hour}", at=day(10, 1, hour))
+        for n, hour in enumerate(hours)
+    ]
+    aside = [turn(memory, f"x-{n}", f"aside {n}", at=day(10, 1, 10), session="x") for n in (1, 2)]
+    index.sync(memory.store)
+    ordered = [m for _, _, m in sorted(zip(hours, range(len(hours)), thread, strict=True))]
+
+    def one_by_one(anchor: str, window: int) -> list[tuple[str, int]]:
+        at = ordered.index(anchor)
+        before = [(ordered[at - d], -d) for d in range(1, window + 1) if at - d >= 0]
+        after = [(ordered[at + d], d) for d in range(1, window + 1) if at + d < len(ordered)]
+        return before + after
+
+    for window in (1, 2, 3, 9):
+        anchors = [ordered[0], ordered[-1], *ordered[2:6], aside[1]]
+        found = index.neighbours(TENANT, [*anchors, "mem-nope", ordered[3]], window=window)
+        expected = {a: one_by_one(a, window) for a in anchors if a in ordered}
+        expected[aside[1]] = [(aside[0], -1)]
+        assert found == expected, window
+        if isinstance(index, DerivedIndex):
+            assert list(found) == sorted(found)  # in the order of the memory ids
+
+
 def test_names_are_the_tenants_speakers_and_subjects(memory: Memory, index: AnyIndex) -> None:
     turn(memory, "e1", "hello", at=day(10, 1), speaker="melanie", subject="caroline")
     turn(memory, "e2", "hi there", at=day(10, 1, 13), speaker="caroline", subject="caroline")
