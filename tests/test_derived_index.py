@@ -15,11 +15,13 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from embedder_helpers import HashingWrapper
 from index_helpers import entries
 from memledger import Claim, InvalidQueryError, Memory
 from memledger.errors import EmbedderError, InvalidInputError
+from memledger.index._vectors import median
 from memledger.index.derived import DerivedIndex, IndexStatus, default_index_path
 from memledger.index.embedders import CachedEmbedder, HashingEmbedder, Vectors
 from memledger.index.lexical import entry_text, query_terms
@@ -876,3 +878,22 @@ def test_rebuilding_one_tenant_leaves_the_others_and_answers_the_same(
         assert index.search("sunday", tenant=TENANT, k=5)
     finally:
         index.close()
+
+
+@given(
+    hnp.arrays(
+        np.float32,
+        st.integers(1, 80),
+        elements=st.one_of(
+            st.sampled_from([0.0, 0.25, -0.5, 1.0]),  # ties
+            st.floats(-1, 1, width=32),
+            st.sampled_from([float("nan"), float("inf"), float("-inf")]),
+        ),
+    )
+)
+def test_the_median_of_the_rows_searched_is_numpys_bit_for_bit(values: np.ndarray) -> None:
+    expected = float(np.median(values))
+    assert np.float64(median(values)).tobytes() == np.float64(expected).tobytes()
+    rows = np.random.default_rng(len(values)).standard_normal(len(values) + 1).astype(np.float32)
+    for searched in (rows, rows[:-1], np.round(rows, 1)):  # odd and even counts, ties
+        assert median(searched) == float(np.median(searched))
