@@ -210,10 +210,10 @@ class DerivedIndex(SqliteMaintenance, Names):
         """:meth:`names`, :meth:`cursor_of` and :attr:`degraded` together, as a read
         starts (the file's state read once for all three)."""
         with self._lock:
-            meta = self._get_many("stamp", "epoch", "cursor", "degraded")
+            meta, own = self._state_of(tenant, "stamp", "epoch", "cursor", "degraded")
             return Glance(
                 known=self._known(tenant, subject, meta=meta),
-                cursor=self._cursor_of(tenant, cursor=int(meta.get("cursor") or 0)),
+                cursor=max(int(meta.get("cursor") or 0), own),
                 degraded=meta.get("degraded"),
             )
 
