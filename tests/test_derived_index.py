@@ -897,3 +897,27 @@ def test_the_median_of_the_rows_searched_is_numpys_bit_for_bit(values: np.ndarra
     rows = np.random.default_rng(len(values)).standard_normal(len(values) + 1).astype(np.float32)
     for searched in (rows, rows[:-1], np.round(rows, 1)):  # odd and even counts, ties
         assert median(searched) == float(np.median(searched))
+
+
+@sqlite_only
+@pytest.mark.parametrize("windows", [False, True])
+def test_a_subjects_own_bm25_is_fts5s_when_the_tenant_has_one_subject(
+    memory: Memory, index: AnyIndex, windows: bool
+) -> None:
+    texts = [
+        "sushi on friday, sushi again on saturday",
+        "the digest comes on friday",
+        "a trip to Porto in May",
+        "friday friday friday: the trip is on",
+        "nothing to see here",
+        "sushi",
+    ]
+    for n, text in enumerate(texts):
+        turn(memory, f"b{n}", text, at=day(10, 1, 9 + n))
+    index.sync(memory.store)
+    for query in ("sushi friday trip", "friday", "porto zebra", "zebra"):
+        wide = index.search(query, tenant=TENANT, k=10, windows=windows)
+        own = index.search(query, tenant=TENANT, k=10, subjects=[SUBJECT], windows=windows)
+        assert [h.memory_id for h in own] == [h.memory_id for h in wide], query
+        assert [h.score for h in own] == pytest.approx([h.score for h in wide], rel=1e-9)
+        assert bool(own) == (query != "zebra")
