@@ -15,11 +15,13 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from embedder_helpers import HashingWrapper
 from index_helpers import entries
 from memledger import Claim, InvalidQueryError, Memory
 from memledger.errors import EmbedderError, InvalidInputError
+from memledger.index._vectors import median
 from memledger.index.derived import DerivedIndex, IndexStatus, default_index_path
 from memledger.index.embedders import CachedEmbedder, HashingEmbedder, Vectors
 from memledger.index.lexical import entry_text, query_terms
@@ -591,6 +593,36 @@ def test_neighbours_are_the_turns_of_the_same_thread_in_time_order(
     assert index.neighbours(TENANT, [], window=2) == {}
 
 
+def test_neighbours_of_many_anchors_at_once_are_each_anchors_own(
+    memory: Memory, index: AnyIndex
+) -> None:
+    # one thread with turns sharing a time (ordered by when they were indexed), ingested
+    # out of time order, beside another thread of the same subject
+    hours = [11, 9, 10, 10, 12, 10, 13, 12, 9]
+    thread = [
+        turn(memory, f"t-{n}", f"turn {n} at {hour}", at=day(10, 1, hour))
+        for n, hour in enumerate(hours)
+    ]
+    aside = [turn(memory, f"x-{n}", f"aside {n}", at=day(10, 1, 10), session="x") for n in (1, 2)]
+    index.sync(memory.store)
+    ordered = [m for _, _, m in sorted(zip(hours, range(len(hours)), thread, strict=True))]
+
+    def one_by_one(anchor: str, window: int) -> list[tuple[str, int]]:
+        at = ordered.index(anchor)
+        before = [(ordered[at - d], -d) for d in range(1, window + 1) if at - d >= 0]
+        after = [(ordered[at + d], d) for d in range(1, window + 1) if at + d < len(ordered)]
+        return before + after
+
+    for window in (1, 2, 3, 9):
+        anchors = [ordered[0], ordered[-1], *ordered[2:6], aside[1]]
+        found = index.neighbours(TENANT, [*anchors, "mem-nope", ordered[3]], window=window)
+        expected = {a: one_by_one(a, window) for a in anchors if a in ordered}
+        expected[aside[1]] = [(aside[0], -1)]
+        assert found == expected, window
+        if isinstance(index, DerivedIndex):
+            assert list(found) == sorted(found)  # in the order of the memory ids
+
+
 def test_names_are_the_tenants_speakers_and_subjects(memory: Memory, index: AnyIndex) -> None:
     turn(memory, "e1", "hello", at=day(10, 1), speaker="melanie", subject="caroline")
     turn(memory, "e2", "hi there", at=day(10, 1, 13), speaker="caroline", subject="caroline")
@@ -846,3 +878,46 @@ def test_rebuilding_one_tenant_leaves_the_others_and_answers_the_same(
         assert index.search("sunday", tenant=TENANT, k=5)
     finally:
         index.close()
+
+
+@given(
+    hnp.arrays(
+        np.float32,
+        st.integers(1, 80),
+        elements=st.one_of(
+            st.sampled_from([0.0, 0.25, -0.5, 1.0]),  # ties
+            st.floats(-1, 1, width=32),
+            st.sampled_from([float("nan"), float("inf"), float("-inf")]),
+        ),
+    )
+)
+def test_the_median_of_the_rows_searched_is_numpys_bit_for_bit(values: np.ndarray) -> None:
+    expected = float(np.median(values))
+    assert np.float64(median(values)).tobytes() == np.float64(expected).tobytes()
+    rows = np.random.default_rng(len(values)).standard_normal(len(values) + 1).astype(np.float32)
+    for searched in (rows, rows[:-1], np.round(rows, 1)):  # odd and even counts, ties
+        assert median(searched) == float(np.median(searched))
+
+
+@sqlite_only
+@pytest.mark.parametrize("windows", [False, True])
+def test_a_subjects_own_bm25_is_fts5s_when_the_tenant_has_one_subject(
+    memory: Memory, index: AnyIndex, windows: bool
+) -> None:
+    texts = [
+        "sushi on friday, sushi again on saturday",
+        "the digest comes on friday",
+        "a trip to Porto in May",
+        "friday friday friday: the trip is on",
+        "nothing to see here",
+        "sushi",
+    ]
+    for n, text in enumerate(texts):
+        turn(memory, f"b{n}", text, at=day(10, 1, 9 + n))
+    index.sync(memory.store)
+    for query in ("sushi friday trip", "friday", "porto zebra", "zebra"):
+        wide = index.search(query, tenant=TENANT, k=10, windows=windows)
+        own = index.search(query, tenant=TENANT, k=10, subjects=[SUBJECT], windows=windows)
+        assert [h.memory_id for h in own] == [h.memory_id for h in wide], query
+        assert [h.score for h in own] == pytest.approx([h.score for h in wide], rel=1e-9)
+        assert bool(own) == (query != "zebra")

@@ -71,6 +71,23 @@ def search_subjects(
         return []
     scopes = " OR ".join(f'"{scope_token(s)}"' for s in wanted)
     counted = "win_length" if table.startswith("win_") else "length"
+    marks = f"highlight({table}, 0, '{bm25.MARK_OPEN}', '{bm25.MARK_CLOSE}')"
+    # a document's length is counted once, when it is written (entries.length, win_length)
+    matching = (
+        f"SELECT f.rowid, {marks}, e.{counted} FROM {table} AS f"
+        f" JOIN entries AS e ON e.id = f.rowid WHERE {table} MATCH ?"
+    )
+    frequencies: dict[int, dict[str, int]] = {}
+    sizes: dict[int, int] = {}
+    holding: dict[str, int] = {}
+    for term in terms:  # one MATCH per term: how many of the subjects' documents hold it
+        rows = conn.execute(matching, (f'scope : ({scopes}) AND text : "{term}"',)).fetchall()
+        holding[term] = len(rows)
+        for rowid, marked, size in rows:
+            frequencies.setdefault(rowid, {})[term] = marked.count(bm25.MARK_OPEN)
+            sizes[rowid] = size
+    if not frequencies:  # no term matched: no statistics needed
+        return []
     documents, tokens = conn.execute(
         f"SELECT count({counted}), coalesce(sum({counted}), 0) FROM entries"
         f" WHERE tenant = ? AND subject IN ({', '.join('?' * len(wanted))})",
@@ -78,21 +95,7 @@ def search_subjects(
     ).fetchone()
     if not documents:
         return []
-    marks = f"highlight({table}, 0, '{bm25.MARK_OPEN}', '{bm25.MARK_CLOSE}')"
-    # a document's length is counted once, when it is written (entries.length, win_length)
-    frequencies: dict[int, dict[str, int]] = {}
-    sizes: dict[int, int] = {}
-    weights: dict[str, float] = {}
-    for term in terms:  # one MATCH per term: how many of the subjects' documents hold it
-        rows = conn.execute(
-            f"SELECT f.rowid, {marks}, e.{counted} FROM {table} AS f"
-            f" JOIN entries AS e ON e.id = f.rowid WHERE {table} MATCH ?",
-            (f'scope : ({scopes}) AND text : "{term}"',),
-        ).fetchall()
-        weights[term] = bm25.idf(documents, len(rows))
-        for rowid, marked, size in rows:
-            frequencies.setdefault(rowid, {})[term] = marked.count(bm25.MARK_OPEN)
-            sizes[rowid] = size
+    weights = {term: bm25.idf(documents, n) for term, n in holding.items()}
     average = tokens / documents
     ranked = sorted(
         (

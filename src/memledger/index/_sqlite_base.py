@@ -184,12 +184,25 @@ class SqliteIndexBase(SqliteMeta):
         with self._lock:
             return self._cursor_of(tenant)
 
-    def _cursor_of(self, tenant: str, *, cursor: int | None = None) -> int:
-        """``tenant``'s cursor, given the global ``cursor`` when it was read already."""
-        row = self._conn.execute("SELECT seq FROM cursors WHERE tenant = ?", (tenant,)).fetchone()
-        if cursor is None:
-            cursor = int(self._get("cursor") or 0)
-        return max(cursor, 0 if row is None else int(row[0]))
+    def _cursor_of(self, tenant: str) -> int:
+        meta, own = self._state_of(tenant, "cursor")
+        return max(int(meta.get("cursor") or 0), own)
+
+    def _state_of(self, tenant: str, *keys: str) -> tuple[dict[str, str], int]:
+        """The values of those of ``keys`` that are set (as :meth:`_get_many`) and
+        ``tenant``'s own cursor (0 when it has none), in one read."""
+        meta: dict[str, str] = {}
+        own = 0
+        for key, value in self._conn.execute(
+            f"SELECT key, value FROM meta WHERE key IN ({', '.join('?' * len(keys))})"
+            " UNION ALL SELECT NULL, seq FROM cursors WHERE tenant = ?",
+            (*keys, tenant),
+        ):
+            if key is None:
+                own = int(value)
+            else:
+                meta[str(key)] = str(value)
+        return meta, own
 
     def _cursors(self) -> tuple[int, dict[str, int]]:
         """The global cursor and each tenant's own."""

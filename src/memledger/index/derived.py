@@ -81,6 +81,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import json
 import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -209,10 +210,10 @@ class DerivedIndex(SqliteMaintenance, Names):
         """:meth:`names`, :meth:`cursor_of` and :attr:`degraded` together, as a read
         starts (the file's state read once for all three)."""
         with self._lock:
-            meta = self._get_many("stamp", "epoch", "cursor", "degraded")
+            meta, own = self._state_of(tenant, "stamp", "epoch", "cursor", "degraded")
             return Glance(
                 known=self._known(tenant, subject, meta=meta),
-                cursor=self._cursor_of(tenant, cursor=int(meta.get("cursor") or 0)),
+                cursor=max(int(meta.get("cursor") or 0), own),
                 degraded=meta.get("degraded"),
             )
 
@@ -235,32 +236,53 @@ class DerivedIndex(SqliteMaintenance, Names):
     def neighbours(
         self, tenant: str, memory_ids: Iterable[str], *, window: int
     ) -> dict[str, list[tuple[str, int]]]:
-        """For each episode among ``memory_ids``: the entries of its thread within
-        ``window`` places before or after it, as ``(memory_id, offset)``: -1 the turn
-        just before, 1 the turn just after."""
+        """For each episode among ``memory_ids`` (in the order of their memory ids): the
+        entries of its thread within ``window`` places before or after it, as
+        ``(memory_id, offset)``: -1 the turn just before, 1 the turn just after."""
         ids = list(memory_ids)
         found: dict[str, list[tuple[str, int]]] = {}
         if not ids or window < 1:
             return found
         with self._lock:
-            anchors = self._conn.execute(
-                "SELECT memory_id, thread, at, id FROM entries WHERE tenant = ?"
-                # "+": look rows up by memory id, never scan the thread index
-                f" AND +thread IS NOT NULL AND memory_id IN ({', '.join('?' * len(ids))})",
-                (tenant, *ids),
-            ).fetchall()
-            if not anchors:
-                return found
-            # per anchor one cached statement: the turns before it, then those after it
-            sql = (
-                "SELECT * FROM (SELECT -1, memory_id, at, id FROM entries"
-                " WHERE tenant = ?1 AND thread = ?2 AND (at, id) < (?3, ?4)"
-                " ORDER BY at DESC, id DESC LIMIT ?5) UNION ALL"
-                " SELECT * FROM (SELECT 1, memory_id, at, id FROM entries"
-                " WHERE tenant = ?1 AND thread = ?2 AND (at, id) > (?3, ?4)"
-                " ORDER BY at, id LIMIT ?5)"
-            )
-            for memory_id, thread, at, entry_id in anchors:
-                rows = self._conn.execute(sql, (tenant, thread, at, entry_id, window)).fetchall()
-                found[memory_id] = neighbour_offsets(rows)
+            rows = self._conn.execute(_NEIGHBOURS, (tenant, json.dumps(ids), window)).fetchall()
+        around: dict[str, list[tuple[int, str, str, int]]] = {}
+        for anchor, side, memory_id, at, entry_id in rows:
+            turns = around.setdefault(anchor, [])
+            if side:  # side 0: the anchor itself, so one without neighbours is listed too
+                turns.append((side, memory_id, at, entry_id))
+        for anchor in sorted(around):
+            offsets = neighbour_offsets(around[anchor])
+            found[anchor] = [(m, d) for m, d in offsets if abs(d) <= window]
         return found
+
+
+def _side(direction: str) -> str:
+    """The ids of the ``?3`` turns of an anchor ``a``'s thread just before it
+    (``direction`` ``"<"``) or just after it (``">"``), and up to ``?3`` more: two
+    bounded reads of the thread index, the turns at the anchor's time beyond its id,
+    then those beyond its time (SQLite seeks a row value ``(at, id) < (x, y)`` on
+    ``at`` alone and would step over every turn of the same time, often a whole
+    session). The caller keeps the ``?3`` nearest."""
+    order = "DESC" if direction == "<" else "ASC"
+    return (
+        "SELECT id FROM (SELECT id FROM entries WHERE tenant = ?1 AND thread = a.thread"
+        f" AND at = a.at AND id {direction} a.id ORDER BY id {order} LIMIT ?3)"
+        " UNION ALL SELECT id FROM (SELECT id FROM entries WHERE tenant = ?1"
+        f" AND thread = a.thread AND at {direction} a.at ORDER BY at {order}, id {order}"
+        " LIMIT ?3)"
+    )
+
+
+_NEIGHBOURS = (
+    # ?1 the tenant, ?2 the memory ids (a JSON array), ?3 the window. One statement
+    # whatever the number of anchors; rows (anchor, side, memory_id, at, id), side -1
+    # a turn before the anchor, 1 after, 0 the anchor itself.
+    "WITH a AS (SELECT memory_id, thread, at, id FROM entries WHERE tenant = ?1"
+    # "+": look rows up by memory id, never scan the thread index
+    " AND +thread IS NOT NULL AND memory_id IN (SELECT value FROM json_each(?2)))"
+    " SELECT memory_id, 0, NULL, NULL, NULL FROM a"
+    " UNION ALL SELECT a.memory_id, -1, e.memory_id, e.at, e.id FROM a"
+    f" JOIN entries AS e ON e.id IN ({_side('<')})"
+    " UNION ALL SELECT a.memory_id, 1, e.memory_id, e.at, e.id FROM a"
+    f" JOIN entries AS e ON e.id IN ({_side('>')})"
+)
