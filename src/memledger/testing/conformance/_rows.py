@@ -1,0 +1,108 @@
+"""A record read again is read as it is now: a window a correction closed, a
+revocation, a mention counted since, whichever read asks (by id, by ids, by event, by
+family, the claims of events) and however often it was read before."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from memledger.domain.records import MemoryRecord
+from memledger.memory import Memory
+from memledger.testing import FrozenClock
+from memledger.testing.scenarios import FAMILY, SUBJECT, TENANT, actor, day, event, pref
+
+FRIDAY = event("evt-friday", "Send it on Fridays", occurred_at=day(10, 2), sequence=1)
+MONDAY = event("evt-monday", "Mondays from now on", occurred_at=day(10, 9), sequence=2)
+AGAIN = event(
+    "evt-again", "Mondays, as I said", occurred_at=day(10, 12), sequence=3, who=actor("*")
+)
+
+Read = Callable[[Memory, str], MemoryRecord]
+
+
+def _reads(event_id: str) -> dict[str, Read]:
+    """Every read of the store that hands back a record, each of ``memory_id`` (of the
+    event ``event_id``)."""
+
+    def by_id(memory: Memory, memory_id: str) -> MemoryRecord:
+        with memory.store.read() as unit:
+            found = unit.get_record(TENANT, memory_id)
+        assert found is not None
+        return found
+
+    def by_ids(memory: Memory, memory_id: str) -> MemoryRecord:
+        with memory.store.read() as unit:
+            return unit.get_records(TENANT, [memory_id])[memory_id]
+
+    def by_event(memory: Memory, memory_id: str) -> MemoryRecord:
+        with memory.store.read() as unit:
+            records = unit.event_records(TENANT, event_id, open_only=False)
+        return next(r for r in records if r.memory_id == memory_id)
+
+    def by_family(memory: Memory, memory_id: str) -> MemoryRecord:
+        with memory.store.read() as unit:
+            records = unit.family_records(TENANT, SUBJECT, FAMILY, open_only=False)
+        return next(r for r in records if r.memory_id == memory_id)
+
+    def claims(memory: Memory, memory_id: str) -> MemoryRecord:
+        with memory.store.read() as unit:
+            records = unit.claims_of_events(TENANT, [event_id])
+        return next(r for r in records if r.memory_id == memory_id)
+
+    return {
+        "get_record": by_id,
+        "get_records": by_ids,
+        "event_records": by_event,
+        "family_records": by_family,
+        "claims_of_events": claims,
+    }
+
+
+def _read_twice(memory: Memory, event_id: str, memory_id: str) -> dict[str, MemoryRecord]:
+    """``memory_id`` as each read hands it back, read twice over (the second read must
+    agree with the first)."""
+    seen: dict[str, MemoryRecord] = {}
+    for name, read in _reads(event_id).items():
+        first, second = read(memory, memory_id), read(memory, memory_id)
+        assert first == second, name
+        seen[name] = second
+    return seen
+
+
+class RowChecks:
+    def test_a_closed_window_reads_closed_however_often_it_was_read_open(
+        self, memory: Memory, clock: FrozenClock
+    ) -> None:
+        clock.set(day(10, 2))
+        (friday,) = [r.memory_id for r in memory.ingest(FRIDAY, [pref("friday")]).results]
+        assert friday is not None
+        before = _read_twice(memory, "evt-friday", friday)
+        assert {(r.status, r.superseded_at) for r in before.values()} == {("active", None)}
+        clock.set(day(10, 9))  # a correction closes Friday's window in record time
+        memory.ingest(MONDAY, [pref("monday")])
+        after = _read_twice(memory, "evt-friday", friday)
+        assert {(r.status, r.superseded_at) for r in after.values()} == {("superseded", day(10, 9))}
+        (closed_by,) = {r.closed_by for r in after.values()}
+        assert closed_by is not None
+        hits = memory.recall("which day is the delivery", tenant=TENANT, subject=SUBJECT)
+        assert friday not in {i.record.memory_id for i in hits.items}
+
+    def test_a_revocation_and_a_mention_read_as_they_are_now(
+        self, memory: Memory, clock: FrozenClock
+    ) -> None:
+        clock.set(day(10, 9))
+        (monday,) = [r.memory_id for r in memory.ingest(MONDAY, [pref("monday")]).results]
+        assert monday is not None
+        before = _read_twice(memory, "evt-monday", monday)
+        assert {(r.mentions, r.revision) for r in before.values()} == {(1, 1)}
+        clock.set(day(10, 12))  # stated again by another event: one more mention
+        memory.ingest(AGAIN, [pref("monday")])
+        again = _read_twice(memory, "evt-monday", monday)
+        assert {r.mentions for r in again.values()} == {2}
+        assert {r.confidence for r in again.values()} != {before["get_record"].confidence}
+        clock.set(day(10, 15))
+        memory.revoke(monday, tenant=TENANT, reason="user asked to forget")
+        gone = _read_twice(memory, "evt-monday", monday)
+        assert {(r.status, r.superseded_at) for r in gone.values()} == {("revoked", day(10, 15))}
+        hits = memory.recall("which day is the delivery", tenant=TENANT, subject=SUBJECT)
+        assert monday not in {i.record.memory_id for i in hits.items}
