@@ -1,6 +1,7 @@
 """A record read again is read as it is now: a window a correction closed, a
 revocation, a mention counted since, whichever read asks (by id, by ids, by event, by
-family, the claims of events) and however often it was read before."""
+family, the claims of events) and however often it was read before. The windows of
+claims alone (``claim_windows``) are those of the claims of events that may hold."""
 
 from __future__ import annotations
 
@@ -8,8 +9,18 @@ from collections.abc import Callable
 
 from memledger.domain.records import MemoryRecord
 from memledger.memory import Memory
+from memledger.ports import ClaimWindow
 from memledger.testing import FrozenClock
-from memledger.testing.scenarios import FAMILY, SUBJECT, TENANT, actor, day, event, pref
+from memledger.testing.scenarios import (
+    FAMILY,
+    SUBJECT,
+    TENANT,
+    UNGRANTED,
+    actor,
+    day,
+    event,
+    pref,
+)
 
 FRIDAY = event("evt-friday", "Send it on Fridays", occurred_at=day(10, 2), sequence=1)
 MONDAY = event("evt-monday", "Mondays from now on", occurred_at=day(10, 9), sequence=2)
@@ -56,6 +67,14 @@ def _reads(event_id: str) -> dict[str, Read]:
         "family_records": by_family,
         "claims_of_events": claims,
     }
+
+
+def _window(record: MemoryRecord) -> ClaimWindow:
+    r = record
+    return ClaimWindow(
+        r.source_event_id, r.subject, r.family, r.scope,
+        r.superseded_at, r.valid_from, r.valid_until, r.expires_at,
+    )  # fmt: skip
 
 
 def _read_twice(memory: Memory, event_id: str, memory_id: str) -> dict[str, MemoryRecord]:
@@ -106,3 +125,43 @@ class RowChecks:
         assert {(r.status, r.superseded_at) for r in gone.values()} == {("revoked", day(10, 15))}
         hits = memory.recall("which day is the delivery", tenant=TENANT, subject=SUBJECT)
         assert monday not in {i.record.memory_id for i in hits.items}
+
+    def test_claim_windows_are_those_of_the_claims_that_may_hold(
+        self, memory: Memory, clock: FrozenClock
+    ) -> None:
+        clock.set(day(10, 2))
+        memory.ingest(FRIDAY, [pref("friday")])
+        said = event("evt-seen", "Weekly, maybe", occurred_at=day(10, 3), who=UNGRANTED)
+        memory.ingest(said, [pref("weekly")])  # not granted: an observation
+        clock.set(day(10, 9))
+        (monday,) = [r.memory_id for r in memory.ingest(MONDAY, [pref("monday")]).results]
+        events = ["evt-friday", "evt-seen", "evt-monday", "evt-none"]
+
+        def windows() -> list[ClaimWindow]:
+            with memory.store.read() as unit:
+                found = sorted(unit.claim_windows(TENANT, events), key=repr)
+                claims = unit.claims_of_events(TENANT, events)
+            held = [_window(r) for r in claims if r.authorised and r.status != "revoked"]
+            assert found == sorted(held, key=repr)
+            assert any(not r.authorised for r in claims)  # the observation, left out
+            return found
+
+        # Friday's closed original and its remnant up to Monday, and Monday
+        before = windows()
+        assert [(w.event_id, w.superseded_at, w.valid_until) for w in before] == [
+            ("evt-friday", None, day(10, 9)),
+            ("evt-friday", day(10, 9), None),
+            ("evt-monday", None, None),
+        ]
+        assert [w.holds(day(10, 10), day(10, 10)) for w in before] == [False, False, True]
+        assert [w.holds(day(10, 5), day(10, 10)) for w in before] == [True, False, False]
+        assert [w.holds(day(10, 9), day(10, 10)) for w in before] == [False, False, True]
+        expiring = before[2]._replace(expires_at=day(10, 20))  # expired from then on
+        assert [expiring.holds(day(10, 10), now) for now in (day(10, 19), day(10, 20))] == [
+            True,
+            False,
+        ]
+        clock.set(day(10, 15))
+        assert monday is not None
+        memory.revoke(monday, tenant=TENANT, reason="user asked to forget")
+        assert [w.event_id for w in windows()] == ["evt-friday", "evt-friday"]
