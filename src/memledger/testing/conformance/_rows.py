@@ -7,20 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from memledger.domain.records import MemoryRecord
+from memledger.domain.records import MemoryRecord, SourceEvent
 from memledger.memory import Memory
 from memledger.ports import ClaimWindow
 from memledger.testing import FrozenClock
-from memledger.testing.scenarios import (
-    FAMILY,
-    SUBJECT,
-    TENANT,
-    UNGRANTED,
-    actor,
-    day,
-    event,
-    pref,
-)
+from memledger.testing.scenarios import FAMILY, SUBJECT, TENANT, UNGRANTED, actor, day, event, pref
 
 FRIDAY = event("evt-friday", "Send it on Fridays", occurred_at=day(10, 2), sequence=1)
 MONDAY = event("evt-monday", "Mondays from now on", occurred_at=day(10, 9), sequence=2)
@@ -77,6 +68,14 @@ def _window(record: MemoryRecord) -> ClaimWindow:
     )  # fmt: skip
 
 
+def _stated(memory: Memory, clock: FrozenClock, said: SourceEvent, value: str) -> str:
+    """The memory id of the preference ``value`` that ``said`` states, written as it is said."""
+    clock.set(said.occurred_at)
+    (memory_id,) = [r.memory_id for r in memory.ingest(said, [pref(value)]).results]
+    assert memory_id is not None
+    return memory_id
+
+
 def _read_twice(memory: Memory, event_id: str, memory_id: str) -> dict[str, MemoryRecord]:
     """``memory_id`` as each read hands it back, read twice over (the second read must
     agree with the first)."""
@@ -92,13 +91,10 @@ class RowChecks:
     def test_a_closed_window_reads_closed_however_often_it_was_read_open(
         self, memory: Memory, clock: FrozenClock
     ) -> None:
-        clock.set(day(10, 2))
-        (friday,) = [r.memory_id for r in memory.ingest(FRIDAY, [pref("friday")]).results]
-        assert friday is not None
+        friday = _stated(memory, clock, FRIDAY, "friday")
         before = _read_twice(memory, "evt-friday", friday)
         assert {(r.status, r.superseded_at) for r in before.values()} == {("active", None)}
-        clock.set(day(10, 9))  # a correction closes Friday's window in record time
-        memory.ingest(MONDAY, [pref("monday")])
+        _stated(memory, clock, MONDAY, "monday")  # closes Friday's window in record time
         after = _read_twice(memory, "evt-friday", friday)
         assert {(r.status, r.superseded_at) for r in after.values()} == {("superseded", day(10, 9))}
         (closed_by,) = {r.closed_by for r in after.values()}
@@ -109,13 +105,10 @@ class RowChecks:
     def test_a_revocation_and_a_mention_read_as_they_are_now(
         self, memory: Memory, clock: FrozenClock
     ) -> None:
-        clock.set(day(10, 9))
-        (monday,) = [r.memory_id for r in memory.ingest(MONDAY, [pref("monday")]).results]
-        assert monday is not None
+        monday = _stated(memory, clock, MONDAY, "monday")
         before = _read_twice(memory, "evt-monday", monday)
         assert {(r.mentions, r.revision) for r in before.values()} == {(1, 1)}
-        clock.set(day(10, 12))  # stated again by another event: one more mention
-        memory.ingest(AGAIN, [pref("monday")])
+        _stated(memory, clock, AGAIN, "monday")  # stated again by another event: a mention
         again = _read_twice(memory, "evt-monday", monday)
         assert {r.mentions for r in again.values()} == {2}
         assert {r.confidence for r in again.values()} != {before["get_record"].confidence}
@@ -129,12 +122,10 @@ class RowChecks:
     def test_claim_windows_are_those_of_the_claims_that_may_hold(
         self, memory: Memory, clock: FrozenClock
     ) -> None:
-        clock.set(day(10, 2))
-        memory.ingest(FRIDAY, [pref("friday")])
+        _stated(memory, clock, FRIDAY, "friday")
         said = event("evt-seen", "Weekly, maybe", occurred_at=day(10, 3), who=UNGRANTED)
         memory.ingest(said, [pref("weekly")])  # not granted: an observation
-        clock.set(day(10, 9))
-        (monday,) = [r.memory_id for r in memory.ingest(MONDAY, [pref("monday")]).results]
+        monday = _stated(memory, clock, MONDAY, "monday")
         events = ["evt-friday", "evt-seen", "evt-monday", "evt-none"]
 
         def windows() -> list[ClaimWindow]:
@@ -162,6 +153,5 @@ class RowChecks:
             False,
         ]
         clock.set(day(10, 15))
-        assert monday is not None
         memory.revoke(monday, tenant=TENANT, reason="user asked to forget")
         assert [w.event_id for w in windows()] == ["evt-friday", "evt-friday"]
