@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Literal, Protocol, TypeVar
+from typing import Literal, NamedTuple, Protocol, TypeVar
 
 from memledger.domain.changes import Change
 from memledger.domain.families import Family
@@ -89,6 +89,30 @@ class FamilySlot:
     generation: int = 0
     position: Position | None = None
     updated_at: datetime | None = None
+
+
+class ClaimWindow(NamedTuple):
+    """Where and when a claim holds, read without the rest of its record: what a turn's
+    event stated, weighed by :func:`memledger.read.outdated.replaced`."""
+
+    event_id: str
+    subject: str
+    family: str
+    scope: str
+    superseded_at: datetime | None
+    valid_from: datetime
+    valid_until: datetime | None
+    expires_at: datetime | None
+
+    def holds(self, at: datetime, now: datetime) -> bool:
+        """Open in record time, valid at ``at`` and not expired at record time ``now``
+        (as :meth:`MemoryRecord.valid` and :meth:`MemoryRecord.expired` say)."""
+        return (
+            self.superseded_at is None
+            and self.valid_from <= at
+            and (self.valid_until is None or at < self.valid_until)
+            and (self.expires_at is None or now < self.expires_at)
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -218,6 +242,12 @@ class UnitOfWork(Protocol):
 
     def claims_of_events(self, tenant: str, event_ids: Sequence[str]) -> Sequence[MemoryRecord]:
         """The records other than episodes derived from these source events, any status."""
+        ...
+
+    def claim_windows(self, tenant: str, event_ids: Sequence[str]) -> Sequence[ClaimWindow]:
+        """The windows of the authorised claims these source events made that are not
+        revoked (records other than episodes and observations, neither historical nor
+        revoked), in no particular order."""
         ...
 
     def family_records(

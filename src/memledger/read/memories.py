@@ -19,7 +19,7 @@ from memledger.domain.messages import subject_of
 from memledger.domain.records import MemoryRecord, require_id
 from memledger.errors import InvalidQueryError, MemoryNotFoundError
 from memledger.read.ports import ReadPorts
-from memledger.read.recall_settings import RecallSettings
+from memledger.read.recall_settings import DEFAULT_SETTINGS, RecallSettings
 from memledger.read.results import RecallResult
 
 __all__ = ["Recall", "get_all", "memory_history", "search"]
@@ -43,7 +43,7 @@ def search(
     the tenant, of the subjects ``visible`` admits) nearest to ``query``, best first,
     with their scores; ``relevant`` says which recall would hand out (the others are
     the nearest there are, not evidence)."""
-    tuning = settings or RecallSettings()
+    tuning = settings or DEFAULT_SETTINGS
     found = recall(
         query,
         tenant=tenant,

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from memledger.domain.records import MemoryRecord
-from memledger.ports import UnitOfWork
+from memledger.ports import ClaimWindow, UnitOfWork
 
 
 def replaced(
@@ -31,16 +31,15 @@ def replaced(
     ``now`` (see the module docstring)."""
     found: dict[str, str] = {}
     turns = list(turns)
-    by_event: dict[str, list[MemoryRecord]] = {}
-    for record in unit.claims_of_events(tenant, [t.source_event_id for t in turns]):
-        if record.authorised and record.status != "revoked":
-            by_event.setdefault(record.source_event_id, []).append(record)
+    by_event: dict[str, list[ClaimWindow]] = {}
+    for claim in unit.claim_windows(tenant, [t.source_event_id for t in turns]):
+        by_event.setdefault(claim.event_id, []).append(claim)
     for turn in turns:
         claims = by_event.get(turn.source_event_id, [])
         instead: str | None = None
         for subject, family, scope in sorted({(r.subject, r.family, r.scope) for r in claims}):
             mine = [r for r in claims if (r.subject, r.family, r.scope) == (subject, family, scope)]
-            if any(r.superseded_at is None and r.valid(at) and not r.expired(now) for r in mine):
+            if any(r.holds(at, now) for r in mine):
                 instead = None  # something it said still holds: the turn is not outdated
                 break
             if instead is None:

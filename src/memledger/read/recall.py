@@ -55,7 +55,7 @@ from memledger.read.access import flush_quietly
 from memledger.read.changes import DEPTH, changes, reorder
 from memledger.read.outdated import replaced
 from memledger.read.ports import read_ports
-from memledger.read.recall_settings import DEFAULT_HALF_LIVES, RecallSettings
+from memledger.read.recall_settings import DEFAULT_HALF_LIVES, DEFAULT_SETTINGS, RecallSettings
 from memledger.read.results import Excluded, Recalled, RecallExclusion, RecallResult, Source
 from memledger.read.understand import families_named, name_words, understand
 from memledger.read.views import check_min_revision
@@ -143,7 +143,7 @@ def recall(
         )
     if valid_at is not None:
         require_aware(valid_at, "valid_at", InvalidQueryError)
-    tuning = settings or RecallSettings()
+    tuning = settings or DEFAULT_SETTINGS
     now = ports.clock.now()  # record time
     at = valid_at or now  # valid time
     subjects = None if subject is None else [subject]

@@ -12,7 +12,7 @@ from types import MappingProxyType
 from memledger.domain.records import MemoryRecord
 from memledger.errors import InvalidQueryError
 
-__all__ = ["DEFAULT_HALF_LIVES", "RecallSettings"]
+__all__ = ["DEFAULT_HALF_LIVES", "DEFAULT_SETTINGS", "RecallSettings"]
 
 _MAX_SETTING = 100_000
 """The most ``candidates`` or ``context_anchors`` a recall may ask for."""
@@ -209,3 +209,7 @@ class RecallSettings:
     def half_life(self, record: MemoryRecord) -> float | None:
         """The days in which ``record``'s confidence halves, ``None`` if it does not decay."""
         return self.half_lives.get(record.family, self.half_lives.get(record.kind))
+
+
+DEFAULT_SETTINGS = RecallSettings()
+"""The settings of a recall that names none (made and checked once: they are frozen)."""

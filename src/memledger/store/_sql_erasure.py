@@ -211,6 +211,8 @@ class ErasureRows(RecordRows):
             ).rowcount
             if counted is not None:
                 counts[counted] += int(gone)
+            if table == "records":  # no decoded copy of an erased record stays in memory
+                layout.forget()
 
     def live_event_records(self, tenant: str, event_ids: Sequence[str]) -> Sequence[str]:
         found: set[str] = set()

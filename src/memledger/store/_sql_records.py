@@ -2,9 +2,10 @@
 
 :class:`RecordRows` inserts, closes and reads records (``insert_record``,
 ``close_record``, ``get_record``, ``get_records``, ``event_records``,
-``claims_of_events``, ``family_records``); keeps the compactions of a session's
-episodes into a summary, which dissolve when one of them closes (``add_compaction``,
-``covered_by``, ``compacted``); writes and reads the outbox that feeds the index
+``claims_of_events``, ``family_records``) and the windows of claims alone
+(``claim_windows``); keeps the compactions of a session's episodes into a summary,
+which dissolve when one of them closes (``add_compaction``, ``covered_by``,
+``compacted``); writes and reads the outbox that feeds the index
 (``add_outbox``, ``outbox_after``, ``outbox_pending`` ... and :func:`outbox_row`,
 the values of one outbox row); and holds the mentions of a record by later events
 (``add_mention``, ``mention_events``, ``set_mentions``) and the tenant's counters
@@ -19,8 +20,8 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from memledger.domain.records import MemoryRecord, RecordStatus, format_time
-from memledger.ports import OutboxEntry, OutboxOp
+from memledger.domain.records import MemoryRecord, RecordStatus, format_time, parse_time
+from memledger.ports import ClaimWindow, OutboxEntry, OutboxOp
 from memledger.store import _rows as layout
 from memledger.store._namespaces import visible_sql
 from memledger.store._sql_base import _chunks
@@ -95,6 +96,25 @@ class RecordRows(LedgerRows):
                 " AND kind != 'episode' AND proposed_kind != 'episode'"
             )
             found.extend(layout.record(row) for row in self.conn.execute(sql, (tenant, *chunk)))
+        return found
+
+    def claim_windows(self, tenant: str, event_ids: Sequence[str]) -> Sequence[ClaimWindow]:
+        found: list[ClaimWindow] = []
+        pt = layout.pt
+        for chunk, among in _chunks(event_ids, size=500, ordered=True):
+            sql = (
+                "SELECT source_event_id, subject, family, scope, superseded_at, valid_from,"
+                " valid_until, expires_at FROM records INDEXED BY records_source"
+                f" WHERE tenant = ? AND source_event_id IN {among}"
+                " AND kind NOT IN ('episode', 'observation') AND proposed_kind != 'episode'"
+                " AND status NOT IN ('historical', 'revoked')"
+            )
+            found.extend(
+                ClaimWindow(e, s, f, scope, pt(closed), parse_time(start), pt(until), pt(expiry))
+                for e, s, f, scope, closed, start, until, expiry in self.conn.execute(
+                    sql, (tenant, *chunk)
+                )
+            )
         return found
 
     def family_records(

@@ -24,6 +24,7 @@ from memledger.testing.conformance._forgetting import ForgettingChecks
 from memledger.testing.conformance._input import InputChecks
 from memledger.testing.conformance._properties import PropertyChecks
 from memledger.testing.conformance._revocation import RevocationChecks
+from memledger.testing.conformance._rows import RowChecks
 from memledger.testing.conformance._service import ServiceChecks
 from memledger.testing.conformance._story import StoryChecks
 from memledger.testing.conformance._undo import ConsolidationChecks, RollbackChecks, UndoChecks
@@ -43,6 +44,7 @@ class StoreConformance(
     RollbackChecks,
     ConsolidationChecks,
     AccessChecks,
+    RowChecks,
     CompactionChecks,
     InputChecks,
     PropertyChecks,
