@@ -54,3 +54,17 @@ def test_an_erasure_leaves_no_decoded_record_in_memory(memory: Memory) -> None:
     assert _rows._cached.cache_info().currsize >= 1
     memory.erase(subject=SUBJECT, tenant=TENANT, reason="asked")
     assert _rows._cached.cache_info().currsize == 0
+
+
+def test_decoded_rows_are_kept_a_bounded_time(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An erasure made through another process empties this one's cache within KEPT_S."""
+    friday = _ingested(memory, "evt-1", pref("friday"))
+    first = _read(memory, friday)
+    assert _read(memory, friday) is first
+    later = _rows._emptied[0] + _rows.KEPT_S + 1
+    monkeypatch.setattr(_rows.time, "monotonic", lambda: later)
+    again = _read(memory, friday)
+    assert again == first and again is not first  # decoded afresh once the time is up
+    assert _read(memory, friday) is again

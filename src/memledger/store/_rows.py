@@ -5,6 +5,7 @@ unit of work."""
 from __future__ import annotations
 
 import json
+import time
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
@@ -97,6 +98,10 @@ RECORD_CACHE = 4096
 CACHED_CHARS = 4096
 """A row whose claim and value together run past this many characters is decoded
 each time, never kept: the cache stays a few megabytes however long the turns."""
+KEPT_S = 60.0
+"""Seconds a decoded row is kept at most: the cache is emptied that often, so a
+record erased through another process leaves this one's memory within it too."""
+_emptied = [time.monotonic()]
 
 
 def record(row: tuple[Any, ...]) -> MemoryRecord:
@@ -107,12 +112,15 @@ def record(row: tuple[Any, ...]) -> MemoryRecord:
     shared by the reads of one row: no reader changes it.)"""
     if len(row[7]) + len(row[8]) > CACHED_CHARS:
         return _decode(row)
+    if time.monotonic() - _emptied[0] > KEPT_S:
+        forget()
     return _cached(row)
 
 
 def forget() -> None:
     """Drops every decoded row: erased memories do not stay in this process."""
     _cached.cache_clear()
+    _emptied[0] = time.monotonic()
 
 
 def _decode(row: tuple[Any, ...]) -> MemoryRecord:
