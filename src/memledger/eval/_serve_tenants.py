@@ -74,6 +74,13 @@ START_S = 30.0
 """Seconds the flood's process may take to start (it imports httpx and memledger)."""
 
 
+REFUSED_PAUSE_S = 0.1
+"""Seconds a flood client waits after a refusal before it sends again: a tenth of the
+``Retry-After: 1`` it was told, so the flood keeps pressing (32 clients send up to
+about 320 refused requests a second) without a spin at whatever rate this machine's
+client can reach, which would make the phase measure the client's speed."""
+
+
 def _flood(
     base: str, key: str, config: ServeBenchConfig, phase: Phase, stop: Any, ready: Any
 ) -> None:
@@ -104,7 +111,7 @@ def _flood(
                     )
                     phase.add("context", (time.perf_counter() - t0) * 1000, status, detail)
                     if status == "shed" or status in (429, 503):
-                        await asyncio.sleep(0.005)  # a flood, not a spin on one core
+                        await asyncio.sleep(REFUSED_PAUSE_S)
 
             tasks = [asyncio.create_task(one()) for _ in range(config.noisy_concurrency)]
             ready.set()
