@@ -14,6 +14,7 @@ import subprocess
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -206,6 +207,17 @@ def two_processes(
             child.wait()
 
 
+def _listening_on(port: int) -> int:
+    """Sockets in the LISTEN state on ``port`` (``/proc/net/tcp`` and ``tcp6``)."""
+    count = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with suppress(FileNotFoundError), open(table, encoding="ascii") as rows:
+            for row in list(rows)[1:]:
+                local, state = row.split()[1], row.split()[3]
+                count += state == "0A" and int(local.rsplit(":", 1)[1], 16) == port
+    return count
+
+
 def test_serve_with_two_request_processes_answers_from_both_and_replaces_one_that_dies(
     two_processes: tuple[subprocess.Popen[str], str, Path, str],
 ) -> None:
@@ -215,6 +227,9 @@ def test_serve_with_two_request_processes_answers_from_both_and_replaces_one_tha
     assert "processes 2 request processes (the worker runs in the supervising one)" in printed
     serving = _request_processes(child.pid)
     assert len(serving) == 2
+    # each request process listens on a socket of its own on the one port: the kernel
+    # spreads new connections over them (one shared socket would count once)
+    assert _listening_on(int(base.rsplit(":", 1)[1])) == 2
     auth = _auth(key)
     added = httpx.post(
         f"{base}/v1/memories",

@@ -464,10 +464,15 @@ def _serve(server: uvicorn.Server, config: ServeConfig, announce: Callable[[str]
         server.run(sockets=[sock])
 
 
-def _bind(host: str, port: int) -> socket.socket:
+def _bind(host: str, port: int, *, share_port: bool = False) -> socket.socket:
+    """A socket bound to ``host:port``; ``share_port``: other sockets of this user may
+    bind the same address (``SO_REUSEPORT``, where the platform has it), and the
+    kernel spreads new connections over those that listen."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if share_port and hasattr(socket, "SO_REUSEPORT"):
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     try:
         sock.bind((host, port))

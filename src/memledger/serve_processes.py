@@ -93,7 +93,7 @@ def run_processes(
     worker running here over ``memory``; returns the worker's report (``None``
     without a worker). Raises :class:`~memledger.serve.ServeError` when the address
     cannot be used or the request processes cannot start."""
-    sock = _bind(config.host, config.port)
+    sock = _bind(config.host, config.port, share_port=True)
     base = f"http://{config.host}:{sock.getsockname()[1]}"
     stop = threading.Event()
     group = _Group(config, open_requests, sock, stop)
@@ -227,4 +227,20 @@ def _serve_requests(
 
         threading.Thread(target=follow, name="memledger-follow", daemon=True).start()
         with _stop_signals(server), _switch_interval(SWITCH_INTERVAL_S):
-            server.run(sockets=[sock])
+            server.run(sockets=[_listening(sock)])
+
+
+def _listening(shared: socket.socket) -> socket.socket:
+    """The socket this request process listens on: one of its own on the shared
+    socket's address, where the platform lets sockets share a port (``SO_REUSEPORT``):
+    the kernel then spreads new connections evenly over the request processes. On the
+    shared socket itself, whichever process wakes first takes every connection waiting
+    (clients that open their connections together may all land on one process)."""
+    if not hasattr(socket, "SO_REUSEPORT"):
+        return shared
+    try:
+        own = _bind(*shared.getsockname()[:2], share_port=True)
+    except ServeError:
+        return shared
+    shared.close()  # the supervisor's copy keeps the address while this process runs
+    return own
