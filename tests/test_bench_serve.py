@@ -314,8 +314,10 @@ def test_the_serve_benchmark_drives_a_child_server_without_errors() -> None:
         material_chars=70_000,
         burst=3,
         serve_options=("--tenant-in-flight", "2"),
+        threads=2,
     )
     report = bench(config)
+    assert ", 2 threads, 4 tenants)" in str(report["server"])
     phases = phases_of(report)
     assert [p["phase"] for p in phases] == [
         "baseline /healthz, closed loop",
@@ -382,6 +384,7 @@ def test_bad_settings_are_refused(tmp_path: Path) -> None:
         ["--processes", "2"],
         ["--store", "postgresql://127.0.0.1/x"],
         ["--tenants", "2"],
+        ["--threads", "2"],
     ):
         assert_one_error(run(["bench", "serve", *url, *extra]), "not --url")
     with pytest.raises(InvalidInputError, match="processes must be a whole number 1-64"):
@@ -389,6 +392,7 @@ def test_bad_settings_are_refused(tmp_path: Path) -> None:
     with pytest.raises(InvalidInputError, match="tenants must be a whole number 1-64"):
         ServeBenchConfig(tenants=65)
     assert_one_error(run(["bench", "serve", "--tenants", "0"]), "tenants")
+    assert_one_error(run(["bench", "serve", "--threads", "0"]), "threads")
     assert not list(tmp_path.iterdir())
 
 

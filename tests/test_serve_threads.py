@@ -1,5 +1,6 @@
 """How much blocking work one serving process runs at once (``ServeConfig.threads``),
-against a real server: recalls sent together run at most ``threads`` at a time."""
+against a real server: recalls sent together run at most ``threads`` at a time, and
+without a cap as many as the admission lets in."""
 
 from __future__ import annotations
 
@@ -18,7 +19,6 @@ from memledger.errors import InvalidInputError
 from memledger.index.derived import DerivedIndex
 from memledger.index.embedders import HashingEmbedder
 from memledger.serve import ServeConfig, build_app
-from memledger.serve_threads import SERVER_THREADS, SQLITE_THREADS, threads_for
 from memledger.testing.http import serve
 
 
@@ -83,15 +83,12 @@ def test_a_process_runs_at_most_its_threads_of_blocking_work_at_once(
     assert _most_at_once(memory, config, requests=8) == threads
 
 
-def test_over_sqlite_two_at_once_by_default(memory: Memory, no_proxies: None) -> None:
-    assert threads_for(memory.url, None) == SQLITE_THREADS == 2
-    assert _most_at_once(memory, ServeConfig(mcp=False, web=False), requests=8) == 2
-
-
-def test_the_default_follows_the_store() -> None:
-    assert threads_for("sqlite:///m.db", None) == SQLITE_THREADS
-    assert threads_for("postgresql://db/m", None) == SERVER_THREADS
-    assert threads_for("postgresql://db/m", 3) == 3
+def test_by_default_no_cap_below_the_admission_s_places(memory: Memory, no_proxies: None) -> None:
+    """Eight recalls of one tenant are admitted (its four places and four borrowed of
+    sixteen) and all eight run at once: a slow request holds no place the admission
+    has promised to another."""
+    assert ServeConfig().threads is None
+    assert _most_at_once(memory, ServeConfig(mcp=False, web=False), requests=8) == 8
 
 
 @pytest.mark.parametrize("threads", [0, -1, 257, True, 2.5, "2"])

@@ -47,7 +47,7 @@ from memledger.domain.records import require_id
 from memledger.errors import InvalidInputError, MemledgerError
 from memledger.memory import Memory
 from memledger.ports import Extractor
-from memledger.serve_threads import MAX_THREADS, thread_limit, threads_for
+from memledger.serve_threads import MAX_THREADS, thread_limit
 from memledger.write.worker import Worker, WorkerSettings, WorkReport
 
 try:
@@ -120,8 +120,8 @@ class ServeConfig:
     process that runs the worker (:mod:`memledger.serve_processes`). ``max_concurrency``,
     ``max_in_flight``, ``threads`` and ``limits`` count in each process."""
     threads: int | None = None
-    """Blocking work (store reads and writes) one process runs at once; ``None``: 2 over
-    SQLite, 8 over PostgreSQL (:mod:`memledger.serve_threads`)."""
+    """Blocking work (store reads and writes) one process runs at once; ``None``: no cap
+    but anyio's pool of 40 (:mod:`memledger.serve_threads`)."""
 
     def __post_init__(self) -> None:
         require_id(self.tenant, "tenant", InvalidInputError)
@@ -295,8 +295,8 @@ def build_app(
     # a mounted app's lifespan is not run by its host: enter it here (index warm-up,
     # the corpus closed on shutdown)
     lifespans.append(lambda: api.router.lifespan_context(api))
-    threads = threads_for(memory.url, config.threads)
-    lifespans.append(lambda: thread_limit(threads))
+    if (threads := config.threads) is not None:
+        lifespans.append(lambda: thread_limit(threads))
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -627,6 +627,14 @@ def serve(
             show_default=False,
         ),
     ] = None,
+    threads: Annotated[
+        int | None,
+        typer.Option(
+            help="Store work each request process of the child server runs at once "
+            "(serve --threads). [default: serve's, no cap]",
+            show_default=False,
+        ),
+    ] = None,
     processes: Annotated[
         str,
         typer.Option(
@@ -667,6 +675,7 @@ def serve(
         material_chars=material_chars,
         burst=burst,
         tenants=4 if tenants is None else tenants,
+        threads=threads,
     )
     if (url is None) != (key is None):
         raise CliError("--url and --key go together")
@@ -674,8 +683,11 @@ def serve(
         raise CliError("--noisy-key goes with --url (a child server makes its own)")
     counts = _sizes(processes, "--processes")
     _check_server(store)
-    if url is not None and (store is not None or counts != [1] or tenants is not None):
-        raise CliError("--processes, --store and --tenants are for a child server, not --url")
+    child_only = (store, tenants, threads)
+    if url is not None and (counts != [1] or any(v is not None for v in child_only)):
+        raise CliError(
+            "--processes, --store, --tenants and --threads are for a child server, not --url"
+        )
     try:
         with render.progress_bar() as progress:
             if len(counts) > 1 or store is not None:

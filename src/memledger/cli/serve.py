@@ -184,7 +184,7 @@ def serve_command(
             min=1,
             max=256,
             help="Store work (reads, writes) each process runs at once; the rest waits its "
-            "turn. Default: 2 over SQLite, 8 over PostgreSQL.",
+            "turn (2 suits short SQLite requests). Default: no cap.",
             show_default=False,
         ),
     ] = None,

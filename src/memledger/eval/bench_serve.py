@@ -99,12 +99,21 @@ class ServeBenchConfig:
     """More options of the child ``memledger serve`` (``--tenant-in-flight 2`` ...)."""
     processes: int = 1
     """Request processes of the child ``memledger serve`` (``--processes``)."""
+    threads: int | None = None
+    """Blocking work each request process of the child server runs at once
+    (``serve --threads``); ``None``: serve's default, no cap."""
     tenants: int = 4
     """Tenants of a child server the closed-loop recall and mixed phases spread their
     clients and requests over, each with its own key and seeded subjects: a service for
     many agents, not one tenant held to its own share (``serve --tenant-in-flight``)."""
 
     def __post_init__(self) -> None:
+        if self.threads is not None and (
+            isinstance(self.threads, bool)
+            or not isinstance(self.threads, int)
+            or not 1 <= self.threads <= 256
+        ):
+            raise InvalidInputError(f"threads must be a whole number 1-256, got {self.threads!r}")
         if not 0 < self.duration <= 600:
             raise InvalidInputError(f"duration must be in (0, 600] seconds, got {self.duration}")
         if not 1 <= self.concurrency <= 256:
@@ -406,6 +415,8 @@ def run(
         if url is not None and key is not None:
             return _measure(url.rstrip("/"), (key,), noisy_key, config, progress, server=url)
         options = (*config.serve_options, "--processes", str(config.processes))
+        if config.threads is not None:
+            options += ("--threads", str(config.threads))
         kind = "PostgreSQL" if store is not None else "SQLite"
         with (
             _store_for(store) as database,
@@ -418,8 +429,9 @@ def run(
         ):
             many = "es" if count > 1 else ""
             some = "s" if config.tenants > 1 else ""
+            threads = "" if config.threads is None else f", {config.threads} threads"
             server = (
-                f"child memledger serve ({kind}, {count} request process{many},"
+                f"child memledger serve ({kind}, {count} request process{many}{threads},"
                 f" {config.tenants} tenant{some})"
             )
             return _measure(base, keys, noisy, config, progress, server=server)
