@@ -8,9 +8,11 @@ storage to the backend:
   reads one with its records), each embedded and then written in one transaction of
   the backend's (a :class:`Batch`), which skips what another handle or a tenant's sync
   applied and moves the cursors (:meth:`Maintenance._write`); then the vectors missing
-  since the embedder failed (:meth:`Maintenance._backfill`);
+  since the embedder failed (:meth:`Maintenance._backfill`); after the indexer's
+  syncs (not a read's catch-up) the lexical index tidied
+  (:meth:`Maintenance._merge_segments`);
 * :meth:`Maintenance.rebuild` and :meth:`Maintenance.rebuild_tenant`: everything, or one
-  tenant's entries, dropped and replayed from the outbox;
+  tenant's entries, dropped and replayed from the outbox, then compacted whole;
 * :meth:`Maintenance.lag` and :meth:`Maintenance.status`: how far the index has come;
 * :meth:`Maintenance._embed`: vectors for documents, or none (and the index marked
   degraded) while the embedder fails.
@@ -155,6 +157,16 @@ class Maintenance(ABC):
         """What a backend does after each sync (``tenant``: the tenant synced, or all)."""
         del tenant
 
+    def _merge_segments(self) -> None:
+        """What a backend does to keep its lexical index quick to search after a sync of
+        the indexer, in bounded steps (SQLite: merge the FTS5 segments the writes left;
+        a GIN index has none)."""
+        return None
+
+    def _compact_segments(self, tenant: str | None) -> None:
+        """Likewise after a rebuild of everything (``None``) or of ``tenant``, whole."""
+        del tenant
+
     # -- progress -------------------------------------------------------------------------
 
     def lag(self, store: Store, *, tenant: str | None = None) -> int:
@@ -188,10 +200,13 @@ class Maintenance(ABC):
         limit: int | None = None,
         deadline: float | None = None,
         progress: Progress | None = None,
+        merge: bool = True,
     ) -> int:
         """Apply outbox rows after the cursor (all, or ``limit``, in batches of ``batch``,
         none after the first begun once :func:`time.monotonic` reaches ``deadline``);
-        returns how many.
+        returns how many. With ``merge`` (the indexer's syncs) the backend then tidies
+        its lexical index in bounded steps (:meth:`_merge_segments`); a read's catch-up
+        leaves that to the indexer.
 
         With ``tenant`` only that tenant's rows are applied (what a recall needs: its
         work never grows with another tenant's writes) and the tenant's own cursor
@@ -219,6 +234,8 @@ class Maintenance(ABC):
                 progress(min(applied, max(total, applied)), max(total, applied))
         self._backfill(batch)
         self._synced(tenant)
+        if merge:
+            self._merge_segments()
         return applied
 
     def _write(
@@ -245,7 +262,8 @@ class Maintenance(ABC):
         """Drop everything and replay the whole outbox; then build the approximate index
         of every tenant past the threshold."""
         self._reset()
-        applied = self.sync(store, progress=progress)
+        applied = self.sync(store, progress=progress, merge=False)
+        self._compact_segments(None)
         self._build_anns()
         return applied
 
@@ -269,7 +287,9 @@ class Maintenance(ABC):
             after = rows[-1].seq
             if progress is not None:
                 progress(applied, max(total, applied))
-        return applied + self.sync(store, tenant=tenant, progress=None)
+        applied += self.sync(store, tenant=tenant, progress=None, merge=False)
+        self._compact_segments(tenant)
+        return applied
 
     # -- vectors --------------------------------------------------------------------------
 

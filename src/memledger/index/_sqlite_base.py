@@ -12,7 +12,9 @@ Tables: ``entries`` (one row per entry: what a hit reports, the episode's speake
 thread and time, the vector, the stamp of its last change, its length and its
 window's for BM25, a standing instruction's scope, the passage's part and span),
 ``removed`` (the removals since the last prune, for vectors held in memory),
-``cursors``, ``meta``, and per tenant two FTS5 tables (``fts_...``, ``win_...``).
+``cursors``, ``meta``, ``unmerged`` (the tenants whose full-text tables were written
+since their segments were last merged, :mod:`memledger.index._sqlite_merge`), and per
+tenant two FTS5 tables (``fts_...``, ``win_...``).
 A file of another layout or embedder is emptied on open and refilled from the outbox.
 """
 
@@ -113,6 +115,11 @@ class SqliteIndexBase(SqliteMeta):
         self._conn.execute(
             "CREATE INDEX IF NOT EXISTS removed_changed ON removed (tenant, changed)"
         )
+        if not self._conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'unmerged'"
+        ).fetchone():  # a file from before it: every tenant's tables may want merging
+            self._conn.execute("CREATE TABLE unmerged (tenant TEXT PRIMARY KEY)")
+            self._conn.execute("INSERT INTO unmerged SELECT DISTINCT tenant FROM entries")
         self._conn.execute(
             "CREATE INDEX IF NOT EXISTS entries_thread ON entries (tenant, thread, at, id)"
         )
@@ -136,6 +143,7 @@ class SqliteIndexBase(SqliteMeta):
         self._conn.execute("DROP TABLE IF EXISTS entries")
         self._conn.execute("DROP TABLE IF EXISTS removed")
         self._conn.execute("DROP TABLE IF EXISTS cursors")
+        self._conn.execute("DROP TABLE IF EXISTS unmerged")
         stamp = self._stamp + 1  # keeps rising, so other handles see the change
         self._conn.execute("DELETE FROM meta")
         self._set("stamp", str(stamp))

@@ -8,6 +8,9 @@
   ``prune_after`` have piled up (noting the stamp it pruned at, so vectors held from
   before are read again whole), and the approximate indexes this handle holds follow
   the rows;
+* after a sync of the indexer (not a read's catch-up), the tenants' full-text segments
+  are merged in bounded steps, and after a rebuild into one
+  (:mod:`memledger.index._sqlite_merge`);
 * :meth:`SqliteMaintenance._reset` and :meth:`SqliteMaintenance._forget` empty the file
   or one tenant's entries for a rebuild (a new epoch: no handle keeps vectors or
   graphs from before);
@@ -36,6 +39,7 @@ from memledger.index._common import thread as _thread
 from memledger.index._fts import scope_token, table_name
 from memledger.index._maintenance import Embedded, Maintenance, Records, Vector
 from memledger.index._sqlite_lexical import SqliteLexical
+from memledger.index._sqlite_merge import SqliteMerge
 from memledger.index._sqlite_vectors import SqliteVectors
 from memledger.index.passages import Document
 from memledger.ports import OutboxEntry
@@ -43,7 +47,7 @@ from memledger.ports import OutboxEntry
 __all__ = ["SqliteMaintenance"]
 
 
-class SqliteMaintenance(SqliteLexical, SqliteVectors, Maintenance):
+class SqliteMaintenance(SqliteLexical, SqliteVectors, SqliteMerge, Maintenance):
     """The SQLite index's feed from the outbox, its rebuilds and its state."""
 
     def _tally(self) -> tuple[int, int, int, str | None]:
@@ -59,6 +63,7 @@ class SqliteMaintenance(SqliteLexical, SqliteVectors, Maintenance):
             batch = _Batch(self, stamp=self._stamp + 1)
             yield batch
             self._set("stamp", str(batch.stamp))
+            self._mark(batch.tenants)
             if batch.removed:
                 self._set("removed", str(int(self._get("removed") or 0) + batch.removed))
 
@@ -85,6 +90,7 @@ class SqliteMaintenance(SqliteLexical, SqliteVectors, Maintenance):
                 self._conn.execute(f"DROP TABLE IF EXISTS {table_name(tenant, kind)}")
             self._conn.execute("DELETE FROM entries WHERE tenant = ?", (tenant,))
             self._conn.execute("DELETE FROM removed WHERE tenant = ?", (tenant,))
+            self._conn.execute("DELETE FROM unmerged WHERE tenant = ?", (tenant,))
             reached = self._cursor_of(tenant)  # what syncs had applied for it
             stamp = self._stamp + 1
             self._set("stamp", str(stamp))
@@ -238,18 +244,21 @@ class SqliteMaintenance(SqliteLexical, SqliteVectors, Maintenance):
 
 class _Batch:
     """One transaction of the SQLite feed, at ``stamp``; counts the entries it removed
-    (``removed``, for :meth:`SqliteMaintenance._prune`)."""
+    (``removed``, for :meth:`SqliteMaintenance._prune`) and notes the tenants whose
+    rows it applied (``tenants``, whose full-text segments then want merging)."""
 
     def __init__(self, index: SqliteMaintenance, *, stamp: int) -> None:
         self.index = index
         self.stamp = stamp
         self.removed = 0
+        self.tenants: set[str] = set()
 
     def cursors(self) -> tuple[int, dict[str, int]]:
         return self.index._cursors()
 
     def apply(self, rows: Sequence[OutboxEntry], records: Records, docs: Embedded) -> None:
         for row in rows:
+            self.tenants.add(row.tenant)
             key = (row.tenant, row.memory_id)
             record = records.get(key)
             if row.op == "upsert" and record is not None:

@@ -11,7 +11,9 @@ is safe because the read path never trusts the index: every hit is rechecked
 against the canonical store (a superseded, revoked, erased or expired record is
 dropped) and the current values of the families a query names come from their
 canonical slots, revision floor included. What a read could not apply is reported
-as its ``index_lag`` (outbox rows of the tenant the index has not applied).
+as its ``index_lag`` (outbox rows of the tenant the index has not applied). A read
+leaves the tidying of what it wrote (the SQLite index's FTS5 segments,
+:mod:`memledger.index._sqlite_merge`) to the indexer's next sync.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ class Syncs(Protocol):
         batch: int = 500,
         limit: int | None = None,
         deadline: float | None = None,
+        merge: bool = True,
     ) -> int: ...
 
 
@@ -102,6 +105,7 @@ def catch_up(index: Syncs, store: Store, *, tenant: str, bound: CatchUp) -> int:
         batch=min(bound.batch, bound.rows),
         limit=bound.rows,
         deadline=time.monotonic() + bound.seconds,
+        merge=False,  # the indexer's work: a read never waits on a merge
     )
 
 
