@@ -6,6 +6,7 @@ real PostgreSQL server, over the library, the HTTP API and the command line."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -21,7 +22,7 @@ from mcp_helpers import http_client, payload, serving
 from memledger import Memory, Receipt
 from memledger.api import create_app
 from memledger.cli import app
-from memledger.errors import InvalidInputError
+from memledger.errors import InvalidInputError, StoreLockedError
 from memledger.index._base import Embedder
 from memledger.index.backends import Index
 from memledger.index.catchup import CatchUp
@@ -277,6 +278,27 @@ def test_the_background_worker_catches_the_index_up(memory: Memory) -> None:
     assert report.indexed == 2 * BURST - 1 and report.errors == []
     found = memory.recall(QUERY, tenant=TENANT, subject=SUBJECT, sync=False)
     assert found.index_lag == 0 and found.items[0].record.value == f"plan {BURST}"
+
+
+@sqlite_only
+def test_a_locked_index_file_is_a_store_error_and_nothing_is_applied(memory: Memory) -> None:
+    """The worker takes a busy index for a round to skip (it catches StoreError): a
+    sync that cannot get the file's write lock raises StoreLockedError, not SQLite's
+    own error, and applies nothing; once the lock is gone the next sync applies all."""
+    _burst(memory)
+    index = memory.index
+    assert isinstance(index, DerivedIndex)
+    lag = _lag(memory)
+    holder = sqlite3.connect(index.path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(StoreLockedError, match="the index file stayed locked"):
+            index.sync(memory.store)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert index.lag(memory.store) == lag
+    assert index.sync(memory.store) == lag and index.lag(memory.store) == 0
 
 
 def test_the_global_lag_counts_what_each_tenants_own_syncs_applied(memory: Memory) -> None:
