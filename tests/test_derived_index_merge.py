@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from memledger import Memory
-from memledger.errors import StoreError
+from memledger.errors import StoreLockedError
 from memledger.index._fts import table_name
 from memledger.index._sqlite_merge import segments
 from memledger.index.catchup import CatchUp, catch_up, feed
@@ -163,7 +163,7 @@ def test_a_merge_that_cannot_write_says_so_and_keeps_the_tenant_marked(
     other = sqlite3.connect(tmp_path / "m.index", isolation_level=None)
     other.execute("BEGIN IMMEDIATE")  # another process writing the file
     try:
-        with pytest.raises(StoreError, match="merging the full-text segments of tenant"):
+        with pytest.raises(StoreLockedError, match="the index file stayed locked"):
             index._merge_segments()
     finally:
         other.execute("ROLLBACK")
