@@ -137,6 +137,19 @@ def test_mcp_holding_places_sheds_the_same_tenants_http_requests(memory: Memory)
                 http_client(f"{base}/mcp", writer) as client,
                 anyio.create_task_group() as group,
             ):
+                # the client's own requests after its handshake are done first: the
+                # tenant has one place
+                await anyio.to_thread.run_sync(
+                    lambda: _wait(
+                        lambda: (
+                            _metric(
+                                httpx.get(f"{base}/metrics").text, "memledger_requests_in_flight"
+                            )
+                            == 0
+                        ),
+                        "the handshake's requests",
+                    )
+                )
                 # remember runs the extraction, which holds: one place of its tenant
                 group.start_soon(client.call_tool, "remember", said)
                 await anyio.to_thread.run_sync(lambda: _wait(lambda: started[0] >= 1, "hold"))
