@@ -137,8 +137,11 @@ def test_mcp_holding_places_sheds_the_same_tenants_http_requests(memory: Memory)
                 http_client(f"{base}/mcp", writer) as client,
                 anyio.create_task_group() as group,
             ):
-                # the client's own requests after its handshake are done first: the
-                # tenant has one place
+                # the client checks a tool's result against the tools' schemas, listing
+                # them if it has not yet: listed now, no request follows the held call's
+                # answer (the place it held is released just after that answer is sent)
+                await client.list_tools()
+                # and that listing's place is released before the held call takes it
                 await anyio.to_thread.run_sync(
                     lambda: _wait(
                         lambda: (
@@ -147,7 +150,7 @@ def test_mcp_holding_places_sheds_the_same_tenants_http_requests(memory: Memory)
                             )
                             == 0
                         ),
-                        "the handshake's requests",
+                        "the listing's place",
                     )
                 )
                 # remember runs the extraction, which holds: one place of its tenant
