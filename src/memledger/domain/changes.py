@@ -1,4 +1,4 @@
-"""Recorded changes and their undo (issue 14, item 6: reversible retraction).
+"""Recorded changes and their undo: a retraction can be reversed.
 
 A *change* is one operation that closed records and may have written others, kept
 by id so that it can be undone: a revocation (``revoke``, ``revoke_family``), a
