@@ -3,9 +3,9 @@
 The commands live by what they do: :mod:`~memledger.cli.writes`,
 :mod:`~memledger.cli.reads`, :mod:`~memledger.cli.work`, the groups of
 :mod:`~memledger.cli.admin` (keys, schema, reviews), :mod:`~memledger.cli.corpus`
-and :mod:`~memledger.cli.bench`; this module gathers them on the app of
-:mod:`~memledger.cli._app` in the order ``--help`` lists them, and adds the demo,
-``serve``, ``mcp`` and ``eval``.
+and :mod:`~memledger.cli.bench` (with :mod:`~memledger.cli.bench_locomo`); this
+module gathers them on the app of :mod:`~memledger.cli._app` in the order ``--help``
+lists them, and adds the demo, ``serve``, ``mcp`` and ``eval``.
 
 Each command opens the store named by ``--db`` (default ``$MEMLEDGER_URL``,
 else ``./memledger.db``), acts for ``--tenant`` (default ``$MEMLEDGER_TENANT``, else
@@ -50,6 +50,9 @@ from memledger.cli import reads
 
 # isort: split
 from memledger.cli import work  # noqa: F401
+
+# isort: split
+from memledger.cli import bench_locomo  # noqa: F401  (bench locomo and bench locomo-merge)
 
 __all__ = ["app", "main"]
 

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -20,13 +18,10 @@ from memledger.cli._run import CliError
 from memledger.cli.extractors import ExtractorChoice, open_extractor
 from memledger.cli.extractors import describe as describe_extractor
 from memledger.cli.options import JsonOut, settings_of
-from memledger.errors import InvalidQueryError, MemledgerError
+from memledger.errors import MemledgerError
 from memledger.eval import bench_recall, bench_write
 from memledger.eval._scratch import is_postgres
 from memledger.eval.machine import describe
-
-if TYPE_CHECKING:
-    from memledger.read.recall import RecallSettings
 
 bench = typer.Typer(help="Benchmarks (figures for the README; not tests).", no_args_is_help=True)
 
@@ -264,119 +259,6 @@ def recall(
     )
     _print(bench_recall.tenant_markdown(result))
     _write_json(json_out, bench_recall.json_body(result))
-
-
-@bench.command("locomo")
-def locomo(
-    path: Annotated[
-        Path, typer.Argument(help="locomo-dev.json (LoCoMo-shaped JSON; never copied).")
-    ],
-    *,
-    k: Annotated[str, typer.Option("--k", help="Comma-separated cut-offs.")] = "1,5,10,20",
-    retriever: Annotated[
-        str,
-        typer.Option(
-            "--retriever",
-            help="Comma-separated registered retrievers: bm25, bm25-fts5, dense, dense-hashing, "
-            "or any added with memledger.eval.locomo.register_retriever.",
-        ),
-    ] = "bm25",
-    json_out: Annotated[
-        Path | None,
-        typer.Option(
-            "--json",
-            metavar="OUT",
-            help="Write results as JSON to OUT: one object per retriever "
-            '({"retriever", "questions", "recall": {group: {k: recall}}, '
-            '"tokens_top10_mean", "latency_ms": {"p50", "p95"}, "costs": {"prepare_seconds", '
-            '"turns_per_s", "tokens_per_s", "footprint_bytes", "peak_rss_mb", "growth"}}), '
-            "a list of them when several retrievers ran.",
-        ),
-    ] = None,
-    plot: Annotated[
-        Path | None,
-        typer.Option(metavar="FILE", help="Write a PNG of recall@k (needs the 'bench' extra)."),
-    ] = None,
-    limit_conversations: Annotated[
-        int | None, typer.Option(min=1, help="Only the first N conversations.")
-    ] = None,
-    store: Annotated[
-        str | None,
-        typer.Option(
-            metavar="URL",
-            help="A PostgreSQL server (postgresql://user@host/db, allowed to create "
-            "databases): each memledger retriever keeps its store in a scratch database "
-            "there, dropped after the run. Default: a SQLite file in a temporary folder.",
-        ),
-    ] = None,
-    recall_settings: Annotated[
-        str | None,
-        typer.Option(
-            metavar="JSON",
-            help="RecallSettings of the memledger retrievers as a JSON object, e.g. "
-            '\'{"keep_names": true, "vector_weight": 0.6}\' (the benchmark\'s floor of 0 '
-            "stays unless given): a setting's effect, measured with the same command.",
-        ),
-    ] = None,
-    growth: Annotated[
-        str | None,
-        typer.Option(
-            metavar="TOKENS,...",
-            help="Also time every question of a conversation with only its first TOKENS "
-            "tokens prepared, for each count it exceeds (e.g. 100000,200000,300000,400000): "
-            "search latency as the history grows, in each retriever's 'costs'.",
-        ),
-    ] = None,
-) -> None:
-    """LoCoMo turn-level evidence recall@k over raw turns, one row per retriever x category.
-
-    A question's recall@k is the fraction of its evidence turns among the first k
-    distinct turns returned; questions without evidence are skipped; overall_1_4
-    averages categories 1-4, overall adds adversarial questions that have evidence.
-    """
-    from memledger.eval import locomo as harness
-    from memledger.eval.locomo._costs import Metered
-    from memledger.eval.locomo._plot import plot as write_plot
-    from memledger.eval.locomo._render import json_body, markdown
-
-    ks = _sizes(k, "--k")
-    names = [name.strip() for name in retriever.split(",") if name.strip()]
-    if not names or len(set(names)) != len(names):
-        raise CliError(f"--retriever takes distinct comma-separated names, got {retriever!r}")
-    if not path.is_file():
-        raise CliError(f"no LoCoMo file at {str(path)!r}")
-    dataset = harness.load(path)
-    if limit_conversations is not None:
-        dataset = dataset.limit(limit_conversations)
-    _check_server(store)
-    tuning = _recall_settings(recall_settings)
-    checkpoints = [] if growth is None else sorted(set(_sizes(growth, "--growth")))
-    with _retrievers_made_with(store, tuning):
-        retrievers = [
-            (
-                name,
-                Metered(harness.create_retriever(name), dataset=dataset, checkpoints=checkpoints),
-            )
-            for name in names
-        ]
-    reports: list[harness.Report] = []
-    with render.progress_bar() as progress:
-        for name, instance in retrievers:
-            task = progress.add_task(f"{name:10} questions", total=None)
-
-            def report(done: int, total: int, task: TaskID = task) -> None:
-                progress.update(task, completed=done, total=total)
-
-            reports.append(harness.run(instance, dataset, name=name, ks=ks, progress=report))
-    _print(
-        f"memledger bench locomo, {len(dataset.conversations)} conversations, "
-        f"{sum(len(c.turns) for c in dataset.conversations):,} turns, turn recall@k\n"
-    )
-    _print(markdown(reports))
-    _print("\n".join(metered.markdown_line(name) for name, metered in retrievers))
-    _write_json(json_out, json_body(reports, [metered.to_json() for _, metered in retrievers]))
-    if plot is not None:
-        write_plot(reports, plot)
 
 
 @bench.command("beam-convert")
@@ -706,42 +588,3 @@ def serve(
         raise CliError(str(error)) from error
     _print(bench_serve.markdown(report))
     _write_json(json_out, report)
-
-
-def _recall_settings(text: str | None) -> RecallSettings | None:
-    """``--recall-settings``: a JSON object of RecallSettings fields, floor 0 unless given."""
-    from memledger.read.recall import RecallSettings
-
-    if text is None:
-        return None
-    try:
-        fields = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CliError(f"--recall-settings is not JSON: {exc}") from exc
-    if not isinstance(fields, dict):
-        raise CliError(f"--recall-settings takes a JSON object, got {text!r}")
-    known = {f.name for f in dataclasses.fields(RecallSettings)}
-    unknown = sorted(set(fields) - known)
-    if unknown:
-        raise CliError(
-            f"--recall-settings: no setting {', '.join(map(repr, unknown))}; "
-            f"known: {', '.join(sorted(known))}"
-        )
-    try:
-        return RecallSettings(**{"floor": 0.0, **fields})
-    except (InvalidQueryError, TypeError) as exc:
-        raise CliError(f"--recall-settings: {exc}") from exc
-
-
-@contextmanager
-def _retrievers_made_with(url: str | None, settings: RecallSettings | None) -> Iterator[None]:
-    """The memledger retrievers created inside keep their store on ``url`` (a
-    PostgreSQL server, else SQLite) and recall with ``settings``."""
-    from memledger.eval.locomo._memledger import SETTINGS, STORE_SERVER
-
-    server, tuned = STORE_SERVER.set(url), SETTINGS.set(settings)
-    try:
-        yield
-    finally:
-        SETTINGS.reset(tuned)
-        STORE_SERVER.reset(server)

@@ -64,6 +64,55 @@ class Checkpoint:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class Costs:
+    """A retriever's costs over the conversations of a run (or of merged parts), as
+    ``bench locomo`` prints and writes them."""
+
+    conversations: int
+    turns: int
+    tokens: int
+    prepare_seconds: float
+    footprint: int | None
+    peak_rss_mb: float
+    checkpoints: tuple[Checkpoint, ...]
+
+    def to_json(self) -> dict[str, object]:
+        """``{"conversations", "turns", "tokens", "prepare_seconds", "turns_per_s",
+        "tokens_per_s", "footprint_bytes", "peak_rss_mb", "growth": [...]}``."""
+        seconds = self.prepare_seconds
+        return {
+            "conversations": self.conversations,
+            "turns": self.turns,
+            "tokens": self.tokens,
+            "prepare_seconds": round(seconds, 6),
+            "turns_per_s": round(self.turns / seconds, 2) if seconds else None,
+            "tokens_per_s": round(self.tokens / seconds, 1) if seconds else None,
+            "footprint_bytes": self.footprint,
+            "peak_rss_mb": round(self.peak_rss_mb, 1),
+            "growth": [c.to_json() for c in self.checkpoints if c.conversations],
+        }
+
+    def markdown_line(self, name: str) -> str:
+        size = "" if self.footprint is None else f", {self.footprint / 1e6:,.1f} MB built"
+        rate = self.turns / self.prepare_seconds if self.prepare_seconds else 0.0
+        line = (
+            f"{name}: prepared {self.turns:,} turns ({self.tokens:,} tokens) in "
+            f"{self.prepare_seconds:,.1f} s ({rate:,.2f} turns/s){size}, "
+            f"peak RSS {self.peak_rss_mb:,.0f} MiB"
+        )
+        for checkpoint in self.checkpoints:
+            if checkpoint.conversations:
+                body = checkpoint.to_json()
+                latency = body["latency_ms"]
+                assert isinstance(latency, dict)
+                line += (
+                    f"\n  at {checkpoint.tokens:,} tokens ({body['turns_mean']} turns): "
+                    f"search p50 {latency['p50']:.2f} ms, p95 {latency['p95']:.2f} ms"
+                )
+        return line
+
+
 def peak_rss_mb() -> float:
     """The process's peak resident set size so far, MiB."""
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -144,37 +193,21 @@ class Metered:
         if isinstance(self.inner, Closeable):
             self.inner.close()
 
+    def costs(self) -> Costs:
+        """What was measured so far: the last footprint read, the process's peak RSS when
+        the retriever was closed."""
+        return Costs(
+            conversations=self.conversations,
+            turns=self.turns,
+            tokens=self.tokens,
+            prepare_seconds=self.prepare_seconds,
+            footprint=self.footprint,
+            peak_rss_mb=self.peak_rss_mb,
+            checkpoints=tuple(self.checkpoints),
+        )
+
     def to_json(self) -> dict[str, object]:
-        """``{"conversations", "turns", "tokens", "prepare_seconds", "turns_per_s",
-        "tokens_per_s", "footprint_bytes", "peak_rss_mb", "growth": [...]}``."""
-        seconds = self.prepare_seconds
-        return {
-            "conversations": self.conversations,
-            "turns": self.turns,
-            "tokens": self.tokens,
-            "prepare_seconds": round(seconds, 6),
-            "turns_per_s": round(self.turns / seconds, 2) if seconds else None,
-            "tokens_per_s": round(self.tokens / seconds, 1) if seconds else None,
-            "footprint_bytes": self.footprint,
-            "peak_rss_mb": round(self.peak_rss_mb, 1),
-            "growth": [c.to_json() for c in self.checkpoints if c.conversations],
-        }
+        return self.costs().to_json()
 
     def markdown_line(self, name: str) -> str:
-        size = "" if self.footprint is None else f", {self.footprint / 1e6:,.1f} MB built"
-        rate = self.turns / self.prepare_seconds if self.prepare_seconds else 0.0
-        line = (
-            f"{name}: prepared {self.turns:,} turns ({self.tokens:,} tokens) in "
-            f"{self.prepare_seconds:,.1f} s ({rate:,.2f} turns/s){size}, "
-            f"peak RSS {self.peak_rss_mb:,.0f} MiB"
-        )
-        for checkpoint in self.checkpoints:
-            if checkpoint.conversations:
-                body = checkpoint.to_json()
-                latency = body["latency_ms"]
-                assert isinstance(latency, dict)
-                line += (
-                    f"\n  at {checkpoint.tokens:,} tokens ({body['turns_mean']} turns): "
-                    f"search p50 {latency['p50']:.2f} ms, p95 {latency['p95']:.2f} ms"
-                )
-        return line
+        return self.costs().markdown_line(name)
