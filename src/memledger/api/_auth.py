@@ -92,13 +92,13 @@ def _declared(route: object) -> frozenset[str]:
     return frozenset(names)
 
 
-def writer(who: Annotated[Principal, Depends(principal)]) -> Principal:
+async def writer(who: Annotated[Principal, Depends(principal)]) -> Principal:
     if not who.may_write:
         raise PermissionDeniedError(f"API key {who.key_id!r} is read-only: it cannot write")
     return who
 
 
-def admin(who: Annotated[Principal, Depends(principal)]) -> Principal:
+async def admin(who: Annotated[Principal, Depends(principal)]) -> Principal:
     if not who.may_admin:
         raise PermissionDeniedError(
             f"API key {who.key_id!r} has role {who.role!r}; this route needs an admin key"

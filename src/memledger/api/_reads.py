@@ -19,6 +19,7 @@ from fastapi.types import DecoratedCallable
 from pydantic import AwareDatetime
 
 from memledger import wire_models as wm
+from memledger.api._answers import answer
 from memledger.api._auth import Reader, Writer, readable, same_tenant
 from memledger.api._bodies import ContextIn, ReasonIn, RecallIn, id_path, id_query
 from memledger.api._consistency import (
@@ -123,7 +124,7 @@ class FamilyView:
         )
 
 
-def family_view(subject: Subject, family: FamilyName, svc: Svc, who: Reader) -> FamilyView:
+async def family_view(subject: Subject, family: FamilyName, svc: Svc, who: Reader) -> FamilyView:
     return FamilyView(subject=subject, family=family, memory=svc.memory, who=who)
 
 
@@ -176,7 +177,7 @@ def _family_read(
     f"and never returns a superseded, revoked or unauthorised record as current.{_FLOOR}",
     responses=problem_responses(409),
 )
-def recall(body: RecallIn, svc: Svc, who: Reader, consistency: Consistency = None) -> JsonObject:
+def recall(body: RecallIn, svc: Svc, who: Reader, consistency: Consistency = None) -> Response:
     token = _request_token(who, body, consistency=consistency)
     floor = check_floors(svc.memory, token, tenant=who.tenant, subject=body.subject)
     result = svc.memory.recall(
@@ -188,7 +189,7 @@ def recall(body: RecallIn, svc: Svc, who: Reader, consistency: Consistency = Non
         min_revision=floor,
         visible=who.may_read,
     )
-    return recall_to_dict(result)
+    return answer(recall_to_dict(result))
 
 
 @router.post(
@@ -205,7 +206,7 @@ def recall(body: RecallIn, svc: Svc, who: Reader, consistency: Consistency = Non
     f"(`limit_exceeded`, 413) is refused before any work.{_FLOOR}",
     responses=problem_responses(409),
 )
-def context(body: ContextIn, svc: Svc, who: Reader, consistency: Consistency = None) -> JsonObject:
+def context(body: ContextIn, svc: Svc, who: Reader, consistency: Consistency = None) -> Response:
     token = _request_token(who, body, consistency=consistency)
     svc.limits.check_material([len(m.text) for m in body.material])
     check_floors(svc.memory, token, tenant=who.tenant, subject=body.subject)
@@ -233,7 +234,7 @@ def context(body: ContextIn, svc: Svc, who: Reader, consistency: Consistency = N
         k=body.k,
         visible=who.may_read,
     )
-    return packet.to_dict()
+    return answer(packet.to_dict())
 
 
 @_subject_read(

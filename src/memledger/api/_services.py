@@ -28,7 +28,7 @@ class Services:
     admission: Admission
 
 
-def services(request: Request) -> Services:
+async def services(request: Request) -> Services:
     found = getattr(request.app.state, "memledger", None)
     if not isinstance(found, Services):  # pragma: no cover - create_app sets it
         raise RuntimeError("this app was not made by memledger.api.create_app")
