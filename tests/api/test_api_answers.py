@@ -5,8 +5,11 @@ score that is not a finite number is written as ``null`` as the model writes it.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
+import anyio.to_thread
 import httpx
+import pytest
 from api_helpers import Clients, ok
 from pydantic import TypeAdapter
 from test_api_story import story
@@ -14,7 +17,7 @@ from test_api_story import story
 from memledger import wire_models as wm
 from memledger.api._answers import answer
 from memledger.testing import FrozenClock
-from memledger.testing.scenarios import SUBJECT
+from memledger.testing.scenarios import FAMILY, SUBJECT
 
 
 def _as_the_model_writes(model: type, answered: httpx.Response) -> bytes:
@@ -22,14 +25,12 @@ def _as_the_model_writes(model: type, answered: httpx.Response) -> bytes:
     return adapter.dump_json(adapter.validate_json(answered.content))
 
 
-def test_recall_and_context_answers_are_what_their_models_write(
-    clients: Clients, clock: FrozenClock
-) -> None:
+def test_the_hot_reads_answer_what_their_models_write(clients: Clients, clock: FrozenClock) -> None:
     story(clients.writer, clock)
-    recalled = ok(
-        clients.reader.post("/v1/recall", json={"query": "digest delivery", "subject": SUBJECT})
+    recalled = clients.reader.post(
+        "/v1/recall", json={"query": "digest delivery", "subject": SUBJECT}
     )
-    assert recalled.json()["items"], "the story's memories are recalled"
+    assert ok(recalled).json()["items"], "the story's memories are recalled"
     packet = clients.reader.post(
         "/v1/context",
         json={
@@ -47,21 +48,43 @@ def test_recall_and_context_answers_are_what_their_models_write(
             "constraints": [{"id": "c1", "rule": "Never email after 18:00."}],
         },
     )
-    assert packet.status_code == 200, packet.text
-    for model, answered in (
-        (
-            wm.Recall,
-            clients.reader.post(
-                "/v1/recall", json={"query": "digest delivery", "subject": SUBJECT}
-            ),
-        ),
-        (wm.Packet, packet),
-    ):
+    assert ok(packet).json()["text"]
+    current = clients.reader.get(f"/v1/subjects/{SUBJECT}/families/{FAMILY}/current")
+    assert ok(current).json(), "the story's family has current values"
+    for model, answered in ((wm.Recall, recalled), (wm.Packet, packet), (list[wm.Record], current)):
         assert answered.headers["content-type"] == "application/json"
-        assert answered.content == _as_the_model_writes(model, answered)
+        assert answered.content == _as_the_model_writes(model, answered), model
 
 
 def test_a_number_that_is_not_finite_is_written_as_null() -> None:
     written = answer({"score": math.nan, "top": math.inf, "items": [-math.inf, 1.5]})
     assert written.body == b'{"score":null,"top":null,"items":[null,1.5]}'
     assert written.status_code == 200 and written.media_type == "application/json"
+
+
+def test_a_read_goes_to_a_worker_thread_for_the_key_and_for_the_read_alone(
+    clients: Clients, clock: FrozenClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each trip to a worker thread costs the interpreter's hand-overs: a hot read takes
+    two (the key's lookup, the read itself); the services' lookup, the view's path and
+    the answer's writing stay where they are."""
+    story(clients.writer, clock)
+    trips: list[str] = []
+    run_sync = anyio.to_thread.run_sync
+
+    async def counted(func: Callable[..., object], *args: object, **kwargs: object) -> object:
+        trips.append(getattr(func, "__name__", repr(func)))
+        return await run_sync(func, *args, **kwargs)
+
+    monkeypatch.setattr(anyio.to_thread, "run_sync", counted)
+    routes = {
+        "recall": lambda: clients.reader.post("/v1/recall", json={"query": "digest"}),
+        "context": lambda: clients.reader.post("/v1/context", json={"request": "digest?"}),
+        "current": lambda: clients.reader.get(f"/v1/subjects/{SUBJECT}/families/{FAMILY}/current"),
+    }
+    for name, send in routes.items():
+        send()  # the service learns each key's tenant once, on its first request
+        trips.clear()
+        answered = send()
+        assert answered.status_code in (200, 201), answered.text
+        assert len(trips) == 2, (name, trips)

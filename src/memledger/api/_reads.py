@@ -316,7 +316,7 @@ def current(
     scope: Scope = None,
     include_revoked: Revoked = False,
     consistency: Consistency = None,
-) -> list[JsonObject]:
+) -> Response:
     floor = view.floor(consistency)
     found = view.memory.current(
         view.subject,
@@ -328,7 +328,7 @@ def current(
         min_revision=floor,
         include_revoked=_audit(view.who, include_revoked),
     )
-    return [record_to_dict(r) for r in found]
+    return answer([record_to_dict(r) for r in found])
 
 
 @_family_read(
