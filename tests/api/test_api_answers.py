@@ -10,7 +10,7 @@ from collections.abc import Callable
 import anyio.to_thread
 import httpx
 import pytest
-from api_helpers import Clients, ok
+from api_helpers import Clients, event_json, ok
 from pydantic import TypeAdapter
 from test_api_story import story
 
@@ -88,3 +88,8 @@ def test_a_read_goes_to_a_worker_thread_for_the_key_and_for_the_read_alone(
         answered = send()
         assert answered.status_code in (200, 201), answered.text
         assert len(trips) == 2, (name, trips)
+    trips.clear()  # a write: the key's lookup, the write and the check of its answer; the
+    # check of the key's role takes none
+    written = event_json("evt-trips", "Mondays, please.", occurred_at="2026-10-21T09:00:00Z")
+    ok(clients.writer.post("/v1/events", json=written))
+    assert len(trips) == 3, trips
