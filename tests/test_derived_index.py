@@ -13,7 +13,7 @@ from typing import Any, TypeAlias
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -885,12 +885,15 @@ def test_rebuilding_one_tenant_leaves_the_others_and_answers_the_same(
         np.float32,
         st.integers(1, 80),
         elements=st.one_of(
-            st.sampled_from([0.0, 0.25, -0.5, 1.0]),  # ties
+            st.sampled_from([0.0, -0.0, 0.25, -0.5, 1.0]),  # ties, and zeros of both signs
             st.floats(-1, 1, width=32),
             st.sampled_from([float("nan"), float("inf"), float("-inf")]),
         ),
     )
 )
+@example(np.array([-0.0], dtype=np.float32))  # numpy's median of one -0.0 is +0.0
+@example(np.array([-0.0, -0.0, 0.5], dtype=np.float32))
+@example(np.array([-0.0, -0.0], dtype=np.float32))
 def test_the_median_of_the_rows_searched_is_numpys_bit_for_bit(values: np.ndarray) -> None:
     expected = float(np.median(values))
     assert np.float64(median(values)).tobytes() == np.float64(expected).tobytes()

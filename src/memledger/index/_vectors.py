@@ -39,7 +39,8 @@ def median(values: npt.NDArray[np.float32]) -> float:
     part = np.partition(values, [*middle, -1])  # a NaN sorts last
     if np.isnan(part[-1]):
         return float("nan")
-    return float(part[half] if size % 2 else np.mean(part[half - 1 : half + 1]))
+    # numpy's own mean of the middle row(s): a sum that starts at 0.0 makes a -0.0 +0.0
+    return float(np.mean(part[half : half + 1] if size % 2 else part[half - 1 : half + 1]))
 
 
 class Matrix:
