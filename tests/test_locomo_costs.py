@@ -80,7 +80,7 @@ def test_checkpoints_time_every_question_on_each_prefix_then_the_whole(two_chats
     # c2 (48 tokens) passes 30 only; 500 is past both, so it is never a prefix
     assert inner.prepared == [2, 5, 10, 2, 4]
     assert [n for n, _ in inner.searched] == [2, 2, 5, 5, 10, 10, 2, 4]  # c2 asks 1
-    body = metered.to_json()
+    body = metered.costs().to_json()
     assert body["turns"] == 14 and body["tokens"] == 14 * 12 and body["conversations"] == 2
     assert body["footprint_bytes"] == 1004  # the last conversation's
     # each prepare takes one tick of the fake clock; the searches between are not counted

@@ -20,10 +20,11 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from memledger._files import write_private
 from memledger.cli import app
 from memledger.errors import InvalidInputError
 from memledger.eval.locomo import percentile
-from memledger.eval.locomo._parts import read_parts, write_atomic
+from memledger.eval.locomo._parts import read_parts
 from memledger.eval.locomo._pieces import positions
 
 REPO = Path(__file__).resolve().parents[1]
@@ -203,14 +204,14 @@ def test_a_failed_write_leaves_the_old_part_and_no_temporary_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "conversation-001.bm25.json"
-    write_atomic(path, "old\n")
+    write_private(path, "old\n")
 
     def interrupted(fd: int) -> None:
         raise KeyboardInterrupt
 
     monkeypatch.setattr("os.fsync", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        write_atomic(path, "new " * 10_000)
+        write_private(path, "new " * 10_000)
     assert path.read_text() == "old\n"
     assert [p.name for p in tmp_path.iterdir()] == [path.name]
 
@@ -221,9 +222,9 @@ def test_a_process_killed_while_writing_leaves_no_part(tmp_path: Path) -> None:
     script = (
         "import os, signal, sys\n"
         "from pathlib import Path\n"
-        "from memledger.eval.locomo._parts import write_atomic\n"
+        "from memledger._files import write_private\n"
         "os.replace = lambda *a: os.kill(os.getpid(), signal.SIGKILL)\n"
-        'write_atomic(Path(sys.argv[1]), \'{"format": "memledger-locomo-part/1"\' * 1000)\n'
+        'write_private(Path(sys.argv[1]), \'{"format": "memledger-locomo-part/1"\' * 1000)\n'
     )
     path = tmp_path / "conversation-001.bm25.json"
     done = subprocess.run(

@@ -205,9 +205,3 @@ class Metered:
             peak_rss_mb=self.peak_rss_mb,
             checkpoints=tuple(self.checkpoints),
         )
-
-    def to_json(self) -> dict[str, object]:
-        return self.costs().to_json()
-
-    def markdown_line(self, name: str) -> str:
-        return self.costs().markdown_line(name)

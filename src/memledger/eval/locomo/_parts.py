@@ -1,11 +1,11 @@
 """The parts of a ``bench locomo`` run (``--parts DIR``): one JSON file per conversation
 and retriever, holding all that the run's report is computed from.
 
-A part is written whole or not at all (:func:`write_atomic`: a hidden temporary file in
-the same folder, then ``os.replace``), only once its conversation is done, so a run
-killed at any moment leaves complete parts and at most a hidden ``.tmp`` file, which
-nothing reads. Its name is ``conversation-007.bm25.json`` (the 1-based position of the
-conversation in the input file, then the retriever); it holds:
+A part is written whole or not at all (:func:`memledger._files.write_private`: a
+hidden scratch file in the same folder, then ``os.replace``), only once its conversation
+is done, so a run killed at any moment leaves complete parts and at most a hidden
+``.tmp`` file, which nothing reads. Its name is ``conversation-007.bm25.json`` (the
+1-based position of the conversation in the input file, then the retriever); it holds:
 
 * ``run`` (:class:`RunKey`): what every part of one report shares, the input file (its
   size and the sha256 of its bytes), ``ks``, the ``--growth`` checkpoints, the recall
@@ -21,17 +21,15 @@ conversation in the input file, then the retriever); it holds:
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
 import re
-import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memledger._files import write_private
 from memledger.errors import InvalidInputError
 from memledger.eval.locomo._costs import Checkpoint, Costs
 from memledger.eval.locomo._data import CATEGORIES, Question
@@ -240,28 +238,9 @@ def _result(item: Any, sample_id: str) -> QuestionResult:
     )
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` whole or not at all: a hidden temporary file beside it
-    (``.NAME.PID-RANDOM.tmp``, with the mode the umask gives), flushed to disk, then
-    renamed over ``path``. On a failure the temporary file is removed and ``path`` is as
-    it was; a process killed outright leaves at most the temporary file."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
-    handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-
-
 def write_part(directory: Path, part: Part) -> Path:
     path = part_path(directory, part.position, part.retriever)
-    write_atomic(path, json.dumps(part.to_json(), indent=1) + "\n")
+    write_private(path, json.dumps(part.to_json(), indent=1) + "\n")
     return path
 
 

@@ -60,15 +60,6 @@ def positions(spec: str, count: int) -> list[int]:
     return sorted(chosen)
 
 
-def only(dataset: Dataset, position: int) -> Dataset:
-    """The conversation at ``position`` (1-based) and its questions."""
-    conversation = dataset.conversations[position - 1]
-    return Dataset(
-        conversations=(conversation,),
-        questions=tuple(q for q in dataset.questions if q.conversation == conversation.sample_id),
-    )
-
-
 def pick(dataset: Dataset, chosen: Sequence[int]) -> Dataset:
     """The conversations at ``chosen`` positions (1-based) and their questions."""
     kept = tuple(dataset.conversations[p - 1] for p in chosen)
@@ -104,7 +95,7 @@ def run_parts(
                 check_same([read_part(path)], directory, key)
                 skipped += 1
                 continue
-            one = only(dataset, position)
+            one = pick(dataset, (position,))
             metered = Metered(create(name), dataset=one, checkpoints=key.growth)
 
             def report(done: int, total: int, what: str = f"{name} {position}") -> None:
