@@ -163,7 +163,7 @@ def test_a_merge_that_cannot_write_says_so_and_keeps_the_tenant_marked(
     other = sqlite3.connect(tmp_path / "m.index", isolation_level=None)
     other.execute("BEGIN IMMEDIATE")  # another process writing the file
     try:
-        with pytest.raises(StoreLockedError, match="the index file stayed locked"):
+        with pytest.raises(StoreLockedError, match="index file gave up waiting for the lock"):
             index._merge_segments()
     finally:
         other.execute("ROLLBACK")

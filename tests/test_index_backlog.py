@@ -292,7 +292,7 @@ def test_a_locked_index_file_is_a_store_error_and_nothing_is_applied(memory: Mem
     holder = sqlite3.connect(index.path, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
     try:
-        with pytest.raises(StoreLockedError, match="the index file stayed locked"):
+        with pytest.raises(StoreLockedError, match="index file gave up waiting for the lock"):
             index.sync(memory.store)
     finally:
         holder.execute("ROLLBACK")

@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import Self
 
 from memledger._files import private_file, sqlite_files, tree, warn_loose
+from memledger._sqlite import translated
 from memledger._sqlite_meta import SqliteMeta
-from memledger.errors import InvalidInputError, StoreError, StoreLockedError
+from memledger.errors import InvalidInputError, StoreError
 from memledger.index._ann import ANN_THRESHOLD, Graphs
 from memledger.index._base import Embedder
 from memledger.index._common import VectorPath, check_ann_threshold
@@ -227,36 +228,34 @@ class SqliteIndexBase(SqliteMeta):
 
 
 class _Transaction:
-    """One write transaction on the index file. SQLite's own errors leave it as
-    :class:`StoreError` (:class:`StoreLockedError` when the file stayed locked past the
-    busy timeout), which the worker and the read path expect of a busy or broken
-    index; nothing of the transaction is kept."""
+    """One write transaction on the index file. SQLite's own errors leave it as store
+    errors (:func:`memledger._sqlite.translated`: :class:`StoreLockedError` when the file
+    stayed locked past the busy timeout), which the worker and the read path expect of a
+    busy or broken index; nothing of the transaction is kept."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
 
     def __enter__(self) -> None:
-        try:
+        with translated(_WRITE):
             self._conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as exc:
-            raise _store_error(exc) from exc
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        if exc_type is not None:
-            if self._conn.in_transaction:
-                self._conn.execute("ROLLBACK")
+        with translated(_WRITE):
+            if exc_type is None:
+                try:
+                    self._conn.execute("COMMIT")
+                    return
+                except sqlite3.Error:
+                    self._rollback()
+                    raise
+            self._rollback()
             if isinstance(exc, sqlite3.Error):
-                raise _store_error(exc) from exc
-            return
-        try:
-            self._conn.execute("COMMIT")
-        except sqlite3.Error as error:
-            if self._conn.in_transaction:
-                self._conn.execute("ROLLBACK")
-            raise _store_error(error) from error
+                raise exc
+
+    def _rollback(self) -> None:
+        if self._conn.in_transaction:
+            self._conn.execute("ROLLBACK")
 
 
-def _store_error(exc: sqlite3.Error) -> StoreError:
-    if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
-        return StoreLockedError(f"the index file stayed locked: {exc}")
-    return StoreError(f"the index file: {exc}")
+_WRITE = "write to the index file"
