@@ -29,7 +29,6 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 
-from memledger.errors import StoreError
 from memledger.index._fts import table_name
 from memledger.index._sqlite_base import SqliteIndexBase
 
@@ -77,16 +76,8 @@ class SqliteMerge(SqliteIndexBase):
     def _step(self, tenant: str, pages: int) -> tuple[bool, int]:
         """One merge step of ``tenant``'s tables in one transaction (``pages`` < 0: every
         segment towards one); whether nothing was left to merge (the tenant is then
-        unmarked), and the pages the step may have written."""
-        try:
-            return self._try_step(tenant, pages)
-        except sqlite3.Error as exc:  # busy or broken: the tenant stays marked
-            raise StoreError(
-                f"index {str(self.path)!r}: merging the full-text segments of tenant"
-                f" {tenant!r} failed: {exc}"
-            ) from exc
-
-    def _try_step(self, tenant: str, pages: int) -> tuple[bool, int]:
+        unmarked), and the pages the step may have written. A busy or broken file is a
+        store error of the transaction, and the tenant stays marked."""
         with self._lock, self._transaction():
             written, done = 0, True
             for table in self._tables(tenant):
