@@ -121,7 +121,10 @@ def private_file(path: Path) -> None:
 
 def write_private(path: Path, data: str | bytes) -> None:
     """Write ``data`` to ``path``, mode ``0600``, replacing an older file atomically
-    (through a scratch file beside it); missing folders are made ``0700``."""
+    (through a hidden scratch file beside it, flushed to disk before the rename, so a
+    reader finds the old file or the whole new one); missing folders are made ``0700``.
+    A process killed before the rename leaves the scratch file, never a part of ``data``
+    at ``path``."""
     private_folder(path.parent)
     scratch = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     fd = os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
@@ -129,6 +132,8 @@ def write_private(path: Path, data: str | bytes) -> None:
         os.fchmod(fd, FILE_MODE)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data.encode("utf-8") if isinstance(data, str) else data)
+            handle.flush()
+            os.fsync(handle.fileno())
         os.replace(scratch, path)
     except BaseException:
         scratch.unlink(missing_ok=True)
