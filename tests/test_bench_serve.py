@@ -345,6 +345,17 @@ def test_the_serve_benchmark_drives_a_child_server_without_errors() -> None:
     assert "| recall, closed loop |" in text and "the first read after it" in text
     assert text.startswith("machine: ") and "cores" in text
     assert json.loads(json.dumps(report)) == report  # what --json writes
+    # the child server's resident memory: after seeding, in every phase, at its peak
+    held = report["server_memory"]
+    seeded = held["after_seeding"]["end_mb"]
+    assert seeded > 30  # a Python process that imported the service
+    assert held["peak_mb"] >= max(p["server_memory_mb"]["peak_mb"] for p in phases_of(report))
+    for phase in phases_of(report):
+        memory = phase["server_memory_mb"]
+        assert memory["peak_mb"] >= memory["end_mb"] > 30, phase
+    assert held["processes"] == len(held["process_peaks_mb"]) >= 1
+    assert "| server MiB |" in text
+    assert f"{seeded:,} MiB after seeding, peak {held['peak_mb']:,} MiB" in text
 
 
 def test_a_server_that_does_not_take_the_seeding_fails_the_run_with_one_error(
@@ -422,3 +433,12 @@ def test_the_serve_benchmark_runs_each_process_count_on_each_store_side_by_side(
     assert [line.split(" | ")[0] for line in table] == [f"| {s}" for s in servers]
     assert text.count("| recall, closed loop |") == 4  # each run's phases follow
     assert json.loads(json.dumps(report)) == report
+    for line, run_report in zip(table, report["runs"], strict=True):
+        held = run_report["server_memory"]
+        assert line.endswith(f" | {held['peak_mb']:,} |")
+        # one request process is the whole server; two are counted with the worker's
+        if run_report["config"]["processes"] == 1:
+            assert held["processes"] == 1
+        else:
+            assert held["processes"] >= 3 and sorted(held["process_peaks_mb"])[-3] > 30
+    assert text.count("server memory (resident") == 4

@@ -540,7 +540,8 @@ def serve(
     recall/ingest traffic scheduled at --rate, a quiet tenant's recalls alone and beside
     another tenant's flood of large-material contexts, and a burst of writes then a read.
     Each phase: offered and answered (2xx) rates, p50/p95/p99 of the answered, errors by
-    kind, shed and unfinished requests; and the machine. Every phase ends at most 2 s
+    kind, shed and unfinished requests, and the child server's resident memory; and the
+    machine. Every phase ends at most 2 s
     past its duration whatever the server does. With several --processes counts or
     --store, the same phases run against each child server, then side by side."""
     from memledger.eval import bench_serve

@@ -50,21 +50,25 @@ def _phase(run: Mapping[str, object], prefix: str) -> Mapping[str, object] | Non
 
 
 def side_by_side(report: Mapping[str, object]) -> list[str]:
-    """One row per run: its store, its processes, and its recall and mixed phases."""
+    """One row per run: its store, its processes, its recall and mixed phases, and the
+    peak of its resident memory."""
     rows = [
         "| server | recall answered/s | recall p50 / p95 / p99 ms | mixed offered/s "
-        "| mixed answered/s | mixed p50 / p95 / p99 ms | mixed errors | shed | unfinished |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| mixed answered/s | mixed p50 / p95 / p99 ms | mixed errors | shed | unfinished "
+        "| server peak MiB |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     runs = report["runs"]
     assert isinstance(runs, list)
     for run in runs:
         recall, mixed = _phase(run, "recall, closed"), _phase(run, "mixed")
         assert recall is not None and mixed is not None
+        held = run.get("server_memory")
+        peak = f"{held['peak_mb']:,}" if isinstance(held, dict) else "-"
         rows.append(
             f"| {run['server']} | {recall['answered_per_s']:,} | {_latency(recall)} | "
             f"{mixed['offered_per_s']:,} | {mixed['answered_per_s']:,} | {_latency(mixed)} | "
-            f"{mixed['errors']:,} | {mixed['shed']:,} | {mixed['unfinished']:,} |"
+            f"{mixed['errors']:,} | {mixed['shed']:,} | {mixed['unfinished']:,} | {peak} |"
         )
     return rows
 

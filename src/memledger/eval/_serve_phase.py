@@ -28,7 +28,10 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from memledger.eval._serve_memory import Window
 
 ErrorKind = Literal["3xx", "4xx", "5xx", "timeout", "connection", "other"]
 ERROR_KINDS: tuple[ErrorKind, ...] = ("3xx", "4xx", "5xx", "timeout", "connection", "other")
@@ -76,6 +79,9 @@ class Phase:
     """What kept the phase from running, if anything did."""
     closed: bool = False
     """Set at the cut: no outcome counts after it."""
+    server_memory: Window | None = None
+    """The child server's resident memory while the phase ran (a server the benchmark
+    started only)."""
 
     def start(self) -> None:
         """One more request sent."""
@@ -136,6 +142,8 @@ class Phase:
             out["scheduled"] = self.scheduled
         if self.note:
             out["note"] = self.note
+        if self.server_memory is not None:
+            out["server_memory_mb"] = self.server_memory.to_json()
         return out
 
 

@@ -19,8 +19,9 @@ loads the index and the embedding model), then runs its phases from this process
 
 Each phase reports what it sent and what became of it (:mod:`memledger.eval._serve_phase`):
 offered and answered (2xx) rates, p50/p95/p99/max of the answered latencies in ms,
-errors by kind, requests shed and requests unfinished at its deadline; the report
-names the machine (:mod:`memledger.eval._serve_report`). Traffic goes to loopback
+errors by kind, requests shed and requests unfinished at its deadline, and of a child
+server its resident memory (:mod:`memledger.eval._serve_memory`); the report names the
+machine (:mod:`memledger.eval._serve_report`). Traffic goes to loopback
 only; every request has a timeout bounded by the time its phase has left, every
 connection pool a bound, and every phase ends at most
 :data:`~memledger.eval._serve_phase.STOP_S` past its
@@ -44,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memledger.errors import InvalidInputError
+from memledger.eval._serve_memory import TreeMemory
 from memledger.eval._serve_phase import (
     GRACE_S,
     Phase,
@@ -146,11 +148,11 @@ NOISY_TENANT = "noisy"
 @contextmanager
 def child_server(
     folder: Path, options: Sequence[str] = (), *, store: str | None = None, tenants: int = 1
-) -> Iterator[tuple[str, tuple[str, ...], str, int]]:
+) -> Iterator[tuple[str, tuple[str, ...], str, int, int]]:
     """``memledger serve`` on a scratch store (a SQLite file in ``folder``, else the
     database ``store``) and a free loopback port: (base URL, the keys of ``tenants``
     tenants: the admin key of ``bench`` first, then write keys of ``bench-2``...; a write
-    key of tenant :data:`NOISY_TENANT`, the request processes it announced)."""
+    key of tenant :data:`NOISY_TENANT`, the request processes it announced, its pid)."""
     from memledger.memory import Memory
 
     key_file = folder / "admin-key"
@@ -164,7 +166,7 @@ def child_server(
     try:
         base, processes = _wait_for_url(child)
         admin = key_file.read_text(encoding="utf-8").strip()
-        yield base, (admin, *more), noisy, processes
+        yield base, (admin, *more), noisy, processes, child.pid
     finally:
         child.terminate()
         try:
@@ -413,7 +415,9 @@ def run(
         raise InvalidInputError("store is for a child server; a server at url has its own")
     with tempfile.TemporaryDirectory(prefix="memledger-bench-serve-") as scratch:
         if url is not None and key is not None:
-            return _measure(url.rstrip("/"), (key,), noisy_key, config, progress, server=url)
+            return _measure(
+                url.rstrip("/"), (key,), noisy_key, config, progress, server=url, memory=None
+            )
         options = (*config.serve_options, "--processes", str(config.processes))
         if config.threads is not None:
             options += ("--threads", str(config.threads))
@@ -425,7 +429,9 @@ def run(
                 keys,
                 noisy,
                 count,
+                pid,
             ),
+            TreeMemory(pid) as memory,
         ):
             many = "es" if count > 1 else ""
             some = "s" if config.tenants > 1 else ""
@@ -434,7 +440,7 @@ def run(
                 f"child memledger serve ({kind}, {count} request process{many}{threads},"
                 f" {config.tenants} tenant{some})"
             )
-            return _measure(base, keys, noisy, config, progress, server=server)
+            return _measure(base, keys, noisy, config, progress, server=server, memory=memory)
 
 
 @contextmanager
@@ -457,10 +463,14 @@ def _measure(
     progress: Progress | None,
     *,
     server: str,
+    memory: TreeMemory | None,
 ) -> dict[str, object]:
+    """Seed, then run every phase; ``memory``: the child server's, sampled throughout,
+    its peak within each phase set on the phases that phase's step ran."""
     from memledger.eval._serve_tenants import burst_then_read, noisy_neighbour
 
     _seeded(base, keys, config, progress)
+    seeded = None if memory is None else memory.window()
     key = keys[0]
     phases: list[Phase] = []
     steps = ["baseline", "recall", "mixed", "noisy", "burst"]
@@ -482,6 +492,14 @@ def _measure(
                     base, key if name == "baseline" else keys, config, baseline=name == "baseline"
                 )
             )
+        if memory is not None:
+            step = memory.window()
+            for phase in phases:
+                if phase.server_memory is None:
+                    phase.server_memory = step
         if progress is not None:
             progress(name, 1, 1)
-    return report(config, phases, server=server, machine=describe())
+    held = None
+    if memory is not None and seeded is not None:
+        held = {"after_seeding": seeded.to_json(), **memory.to_json()}
+    return report(config, phases, server=server, machine=describe(), server_memory=held)
