@@ -109,8 +109,10 @@ class ServeConfig:
     mcp: bool = True
     web: bool = True
     max_concurrency: int = 64
-    """Connections and requests served at once; past it new ones get 503 at once
-    (load is shed instead of queued until every client times out)."""
+    """Requests one process serves at once, every route together; past it the next is
+    answered at once with a 503 ``overloaded`` problem (load is shed instead of queued
+    until every client times out). Open connections do not count, and health,
+    readiness and metrics are never refused (:mod:`memledger.serve_cap`)."""
     max_in_flight: int = 16
     """``/v1`` requests the API serves at once, every tenant together."""
     limits: ServiceLimits = field(default_factory=ServiceLimits)
@@ -263,6 +265,7 @@ def build_app(
     (default: the offline rule-based one)."""
     from memledger.api import create_app
     from memledger.api._problems import OddPath, http_problem
+    from memledger.serve_cap import RequestCap
 
     config = config or ServeConfig()
     routes: list[Route | Mount] = []
@@ -312,7 +315,9 @@ def build_app(
     host = Starlette(
         routes=routes, lifespan=lifespan, exception_handlers={HTTPException: http_problem}
     )
-    return OddPath(host)
+    return RequestCap(
+        OddPath(host), limit=config.max_concurrency, admission=api.state.memledger.admission
+    )
 
 
 async def _to_ui(request: object) -> RedirectResponse:
@@ -382,7 +387,7 @@ def server_for(app: ASGIApp, config: ServeConfig) -> uvicorn.Server:
             log_level="warning",
             lifespan="on",
             access_log=False,
-            limit_concurrency=config.max_concurrency,
+            # no limit_concurrency: it counts idle connections; build_app caps requests
         )
     )
 

@@ -85,7 +85,8 @@ def serve_command(
             "--max-concurrency",
             metavar="N",
             min=1,
-            help="Connections and requests at once; past it, 503 at once (load shed).",
+            help="Requests one process serves at once (open connections do not count); "
+            "past it, 503 overloaded at once (load shed). Health and metrics are never refused.",
         ),
     ] = 64,
     max_in_flight: Annotated[
