@@ -441,4 +441,5 @@ def test_the_serve_benchmark_runs_each_process_count_on_each_store_side_by_side(
             assert held["processes"] == 1
         else:
             assert held["processes"] >= 3 and sorted(held["process_peaks_mb"])[-3] > 30
+    assert text.count("server memory (resident, 1 process, ") == 2
     assert text.count("server memory (resident") == 4

@@ -98,9 +98,10 @@ def _memory_lines(report: Mapping[str, object]) -> list[str]:
     last = phases[-1].get("server_memory_mb", {}) if phases else {}
     peaks = held["process_peaks_mb"]
     assert isinstance(peaks, list)
+    count = held["processes"]
     return [
         "",
-        f"server memory (resident, {held['processes']} processes, sampled every "
+        f"server memory (resident, {count} process{'es' if count != 1 else ''}, sampled every "
         f"{held['sampled_every_s']} s): {held['after_seeding']['end_mb']:,} MiB after seeding, "
         f"peak {held['peak_mb']:,} MiB, {last.get('end_mb', 0):,} MiB at the end; "
         "each process's peak: " + ", ".join(f"{p:,}" for p in peaks) + " MiB",
