@@ -1,8 +1,9 @@
-"""Long turns are shown as their best passage (issue 10, item 2): what to put in front of
-a model, with offsets into the turn, and what the benchmark counts as its tokens."""
+"""Long turns are shown as their best passage: what to put in front of a model, with
+offsets into the turn, and what the benchmark counts as its tokens."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -10,7 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memledger import Actor, Memory, SourceEvent
+from memledger.domain.gates import content_words
 from memledger.domain.passages import best_passage
+from memledger.domain.text import sentences
 from memledger.eval.locomo._harness import Passages
 from memledger.eval.locomo._memledger import MemledgerRetriever
 from memledger.index.derived import DerivedIndex
@@ -64,6 +67,65 @@ def test_a_passage_is_a_span_of_the_turn_within_the_budget(
     assert text[passage.start : passage.end] == passage.text
     assert passage.whole or len(passage.text.split()) <= words
     assert passage.whole == (len(text.split()) <= words)
+
+
+def _every_run(text: str, question: str, words: int) -> tuple[int, int]:
+    """The passage's span by its definition, every run of sentences weighed: the most of
+    the question's words, then the shortest, then the earliest; a sentence past the
+    budget alone is cut to its first words; with none of the words, the first words."""
+
+    def first_words(start: int, end: int) -> int:
+        found = [m.end() for m in re.finditer(r"\S+", text[start:end])]
+        return end if len(found) <= words else start + found[words - 1]
+
+    wanted = content_words(question)
+    spans = sentences(text)
+    best: tuple[int, int, int] | None = None  # (covered, -length, -start)
+    for first in range(len(spans)):
+        for last in range(first, len(spans)):
+            start, end = spans[first].start, spans[last].end
+            if sum(len(s.text.split()) for s in spans[first : last + 1]) > words:
+                if last == first:
+                    end = first_words(start, end)
+                else:
+                    break
+            covered = len(content_words(text[start:end]) & wanted)
+            if best is None or (covered, start - end, -start) > best:
+                best = (covered, start - end, -start)
+            if last == first and end < spans[first].end:
+                break
+    if best is None or best[0] == 0:
+        return 0, first_words(0, len(text))
+    return -best[2], -best[2] - best[1]
+
+
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "Cats purr.",
+                "Dogs bark loudly at night!",
+                "Do cats bark?",
+                "Rain falls; the night is long.",
+                "Dr. Smith owns two dogs.",
+                "It rained on the cats and the dogs all night and all day long, said Ann.",
+                "x" * 30,
+                "\n",
+            ]
+        ),
+        min_size=1,
+        max_size=30,
+    ),
+    st.sampled_from(["cats", "dogs night", "rain", "do cats bark at night", "nothing here"]),
+    st.integers(min_value=1, max_value=30),
+)
+def test_the_passage_is_the_best_run_of_every_run_of_sentences(
+    parts: list[str], question: str, words: int
+) -> None:
+    text = " ".join(parts)
+    passage = best_passage(text, question, words=words)
+    if not passage.whole:
+        assert (passage.start, passage.end) == _every_run(text, question, words)
 
 
 def test_recall_hands_back_the_passage(tmp_path: Path) -> None:

@@ -54,23 +54,29 @@ def best_passage(text: str, question: str, *, words: int = 60) -> Passage:
     if len(_WORD.findall(text)) <= words:
         return Passage(start=0, end=len(text), text=text, whole=True)
     wanted = content_words(question)
-    spans = [
-        (s.start, s.end, len(_WORD.findall(s.text)), content_words(s.text)) for s in sentences(text)
-    ]
+    spans = [(s.start, s.end, len(_WORD.findall(s.text))) for s in sentences(text)]
+    found = [content_words(text[start:end]) & wanted for start, end, _ in spans]
+    # the best run starts and ends with a sentence holding some of the question's words:
+    # without one at either end it covers as much and is longer, so only such runs
+    # are weighed (and a sentence past the budget on its own, cut to its first words)
+    holding = [n for n, covers in enumerate(found) if covers]
+    before = [0]  # words before each sentence
+    for _, _, size in spans:
+        before.append(before[-1] + size)
     best: tuple[int, int, int, int] | None = None  # (covered, -length, start, end)
-    for first in range(len(spans)):
-        count, covered = 0, set[str]()
-        for last in range(first, len(spans)):
-            start, end, size, seen = spans[last]
-            if count + size > words:
-                if last == first:  # one long sentence: its first words
-                    end = _cut(text, start, end, words)
-                    covered = content_words(text[start:end]) & wanted
-                    best = _better(best, (len(covered), -(end - start), start, end))
+    for at, first in enumerate(holding):
+        begin, end, size = spans[first]
+        if size > words:  # one long sentence: its first words
+            end = _cut(text, begin, end, words)
+            covered = content_words(text[begin:end]) & wanted
+            best = _better(best, (len(covered), -(end - begin), begin, end))
+            continue
+        covered = set[str]()
+        for last in holding[at:]:
+            if before[last + 1] - before[first] > words:
                 break
-            count += size
-            covered = covered | (seen & wanted)
-            begin = spans[first][0]
+            covered |= found[last]
+            end = spans[last][1]
             best = _better(best, (len(covered), -(end - begin), begin, end))
     if best is None or best[0] == 0:  # nothing of the question in it: its first words
         end = _cut(text, 0, len(text), words)
