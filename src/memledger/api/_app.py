@@ -12,6 +12,7 @@ from fastapi.openapi.utils import get_openapi
 from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
+from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memledger.api import (
@@ -29,6 +30,7 @@ from memledger.api._admission import Admission, AdmissionMiddleware, ServiceLimi
 from memledger.api._bodies import ID_PATTERN
 from memledger.api._docs import serve_docs
 from memledger.api._extra import Shelf
+from memledger.api._hot import HotReads
 from memledger.api._metrics import CONTENT_TYPE, Metrics, MetricsMiddleware
 from memledger.api._problems import (
     REQUEST_PROBLEMS,
@@ -186,9 +188,11 @@ def create_app(
         limits=limits,
         admission=admission,
     )
-    install_handlers(app)
     for router in _ROUTERS:
         app.include_router(router)
+    # innermost, inside the catch-all: a well-formed recall skips the routing
+    app.add_middleware(HotReads, services=app.state.memledger, route=_route("/v1/recall", "POST"))
+    install_handlers(app)
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
     app.add_middleware(
         AdmissionMiddleware, admission=admission, request_seconds=limits.request_seconds
@@ -205,6 +209,16 @@ def create_app(
 
     app.openapi = openapi  # type: ignore[method-assign]
     return app
+
+
+def _route(path: str, method: str) -> BaseRoute:
+    """The API's route of ``method`` on ``path``."""
+    return next(
+        route
+        for router in _ROUTERS
+        for route in router.routes
+        if getattr(route, "path", None) == path and method in getattr(route, "methods", ())
+    )
 
 
 def _tenant_of(memory: Memory, token: str) -> str | None:

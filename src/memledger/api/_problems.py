@@ -160,7 +160,7 @@ def _route(request: Request) -> str:
     return str(getattr(route, "path", "<unmatched>"))
 
 
-async def _memledger_error(request: Request, exc: Exception) -> JSONResponse:
+async def memledger_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, MemledgerError)
     kind = problem_kind(exc) or _INTERNAL
     if kind.status >= 500:
@@ -307,7 +307,7 @@ class CatchAll:
 
 def install_handlers(app: FastAPI) -> None:
     """Translate every error at the boundary, nothing else."""
-    app.add_exception_handler(MemledgerError, _memledger_error)
+    app.add_exception_handler(MemledgerError, memledger_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(HTTPException, http_problem)
     app.add_middleware(CatchAll)  # the innermost middleware: added first
