@@ -67,11 +67,13 @@ class HotReads:
             await self.app(scope, receive, send)
             return
         token, consistency, json_body = None, None, False
+        seen: set[bytes] = set()
         for name, value in scope["headers"]:
+            if name in seen:  # the first of a header counts, as a route reads it
+                continue
+            seen.add(name)
             if name == b"authorization":
-                scheme, _, rest = value.decode("latin-1").partition(" ")
-                if scheme.lower() in ("bearer", "token") and rest.strip():
-                    token = rest.strip()
+                token = _key(value.decode("latin-1"))
             elif name == _CONSISTENCY:
                 consistency = value.decode("latin-1")
             elif name == b"content-type":
@@ -127,6 +129,13 @@ class HotReads:
         except MemledgerError as error:
             return error
         return answer(recall_to_dict(result))
+
+
+def _key(authorization: str) -> str | None:
+    """The key of an ``Authorization`` header as the route reads it: a ``Bearer``'s or
+    a ``Token``'s, stripped (:mod:`memledger.api._auth`)."""
+    scheme, _, rest = authorization.partition(" ")
+    return rest.strip() or None if scheme.lower() in ("bearer", "token") else None
 
 
 async def _body(receive: Receive) -> bytes:
