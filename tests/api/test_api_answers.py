@@ -128,3 +128,19 @@ def test_a_recall_past_the_routing_is_the_routes_answer_and_counted_under_it(
         and 'status="200"' in line
     ]
     assert counted and float(counted[0].rsplit(" ", 1)[1]) >= 2, metrics[:2000]
+
+
+def test_a_consistency_header_past_its_length_is_refused_by_the_route(
+    clients: Clients, clock: FrozenClock
+) -> None:
+    story(clients.writer, clock)
+    # a well-formed token of 200 floors of other subjects, past the header's length
+    floors = ",".join(f"{'someone' * 12}-{n}/home_city@1" for n in range(200))
+    assert len(floors) > 16_384
+    body = {"query": "digest delivery", "subject": SUBJECT}
+    refused = clients.reader.post(
+        "/v1/recall", json=body, headers={"Memledger-Consistency": floors}
+    )
+    assert refused.status_code == 422, refused.text
+    fits = ",".join(f"someone-{n}/home_city@1" for n in range(100))
+    ok(clients.reader.post("/v1/recall", json=body, headers={"Memledger-Consistency": fits}))

@@ -35,6 +35,9 @@ __all__ = [
     "write_token",
 ]
 
+TOKEN_CHARS = 16_384
+"""The longest ``Memledger-Consistency`` header a read takes (longer: 422)."""
+
 Consistency = Annotated[
     str | None,
     Header(
@@ -42,7 +45,7 @@ Consistency = Annotated[
         description="A write's consistency token (its `Memledger-Consistency` header): "
         "the read does not answer below it, and refuses with `revision_not_met` (409) "
         "where this server has not reached it.",
-        max_length=16_384,
+        max_length=TOKEN_CHARS,
     ),
 ]
 

@@ -32,7 +32,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from memledger.api._answers import answer
 from memledger.api._auth import readable, same_tenant
 from memledger.api._bodies import RecallIn
-from memledger.api._consistency import check_floors, read_token
+from memledger.api._consistency import TOKEN_CHARS, check_floors, read_token
 from memledger.api._problems import http_problem, memledger_error
 from memledger.errors import MemledgerError
 from memledger.wire import recall_to_dict
@@ -78,7 +78,7 @@ class HotReads:
                 consistency = value.decode("latin-1")
             elif name == b"content-type":
                 json_body = value.split(b";")[0].strip().lower() == b"application/json"
-        if token is None or not json_body:
+        if token is None or not json_body or len(consistency or "") > TOKEN_CHARS:
             await self.app(scope, receive, send)
             return
         try:
