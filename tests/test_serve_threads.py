@@ -5,7 +5,6 @@ without a cap as many as the admission lets in."""
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -23,23 +22,26 @@ from memledger.testing.http import serve
 
 
 class _Overlap:
-    """Counts the recalls running at the same moment; each takes a while."""
+    """Counts the recalls running at the same moment; each waits until ``expected`` are
+    running (or 0.75 s have passed), holding its thread meanwhile as blocking work does."""
 
-    def __init__(self, recall: Any) -> None:
+    def __init__(self, recall: Any, expected: int) -> None:
         self._recall = recall
-        self._lock = threading.Lock()
+        self._all_in = threading.Condition()
+        self._expected = expected
         self.now = 0
         self.most = 0
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        with self._lock:
+        with self._all_in:
             self.now += 1
             self.most = max(self.most, self.now)
+            self._all_in.notify_all()
+            self._all_in.wait_for(lambda: self.most >= self._expected, timeout=0.75)
         try:
-            time.sleep(0.15)  # blocking work: the thread holds its place meanwhile
             return self._recall(*args, **kwargs)
         finally:
-            with self._lock:
+            with self._all_in:
                 self.now -= 1
 
 
@@ -52,7 +54,7 @@ def memory(tmp_path: Path) -> Iterator[Memory]:
 
 def _most_at_once(memory: Memory, config: ServeConfig, requests: int) -> int:
     _, token = memory.create_key("default", f"app-{config.threads}", principal="service")
-    overlap = _Overlap(memory.recall)
+    overlap = _Overlap(memory.recall, expected=requests)
     memory.recall = overlap  # type: ignore[method-assign]
     try:
         with serve(build_app(memory, config)) as base:
