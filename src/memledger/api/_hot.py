@@ -29,13 +29,12 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memledger.api._answers import answer
 from memledger.api._auth import readable, same_tenant
 from memledger.api._bodies import RecallIn
 from memledger.api._consistency import TOKEN_CHARS, check_floors, read_token
 from memledger.api._problems import http_problem, memledger_error
+from memledger.api._reads import recall_answer
 from memledger.errors import MemledgerError
-from memledger.wire import recall_to_dict
 from memledger.wire_models import CONSISTENCY_HEADER
 
 if TYPE_CHECKING:
@@ -117,18 +116,9 @@ class HotReads:
         except MemledgerError:
             return None
         try:
-            result = memory.recall(
-                asked.query,
-                tenant=who.tenant,
-                subject=asked.subject,
-                k=asked.k,
-                valid_at=asked.valid_at,
-                min_revision=floor,
-                visible=who.may_read,
-            )
+            return recall_answer(memory, who, asked, floor)
         except MemledgerError as error:
             return error
-        return answer(recall_to_dict(result))
 
 
 def _key(authorization: str) -> str | None:

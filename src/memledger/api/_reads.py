@@ -180,7 +180,13 @@ def _family_read(
 def recall(body: RecallIn, svc: Svc, who: Reader, consistency: Consistency = None) -> Response:
     token = _request_token(who, body, consistency=consistency)
     floor = check_floors(svc.memory, token, tenant=who.tenant, subject=body.subject)
-    result = svc.memory.recall(
+    return recall_answer(svc.memory, who, body, floor)
+
+
+def recall_answer(memory: Memory, who: Principal, body: RecallIn, floor: int | None) -> Response:
+    """The answer of a recall that the route's checks let through (the route's, and
+    :mod:`memledger.api._hot`'s before the routing)."""
+    result = memory.recall(
         body.query,
         tenant=who.tenant,
         subject=body.subject,
