@@ -191,7 +191,7 @@ def create_app(
     for router in _ROUTERS:
         app.include_router(router)
     # innermost, inside the catch-all: a well-formed recall skips the routing
-    app.add_middleware(HotReads, services=app.state.memledger, route=_route("/v1/recall", "POST"))
+    app.add_middleware(HotReads, memory=memory, route=_route("/v1/recall", "POST"))
     install_handlers(app)
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
     app.add_middleware(

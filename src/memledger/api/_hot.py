@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from fastapi.security.utils import get_authorization_scheme_param
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
@@ -38,7 +39,7 @@ from memledger.errors import MemledgerError
 from memledger.wire_models import CONSISTENCY_HEADER
 
 if TYPE_CHECKING:
-    from memledger.api._services import Services
+    from memledger.memory import Memory
 
 __all__ = ["HotReads"]
 
@@ -49,9 +50,9 @@ _CONSISTENCY = CONSISTENCY_HEADER.lower().encode()
 class HotReads:
     """ASGI middleware: a well-formed ``POST /v1/recall`` answered in one thread trip."""
 
-    def __init__(self, app: ASGIApp, *, services: Services, route: BaseRoute) -> None:
+    def __init__(self, app: ASGIApp, *, memory: Memory, route: BaseRoute) -> None:
         self.app = app
-        self.services = services
+        self.memory = memory
         self.route = route
         """The route it stands in for: the request's ``scope["route"]``, as the router
         would set it (the metrics count the answer under its path)."""
@@ -106,7 +107,7 @@ class HotReads:
     ) -> Response | MemledgerError | None:
         """The answer, the recall's own error, or ``None`` for a request the route
         refuses (it says why)."""
-        memory = self.services.memory
+        memory = self.memory
         try:
             who = memory.authenticate(token)
             same_tenant(who, asked.tenant)
@@ -123,9 +124,9 @@ class HotReads:
 
 def _key(authorization: str) -> str | None:
     """The key of an ``Authorization`` header as the route reads it: a ``Bearer``'s or
-    a ``Token``'s, stripped (:mod:`memledger.api._auth`)."""
-    scheme, _, rest = authorization.partition(" ")
-    return rest.strip() or None if scheme.lower() in ("bearer", "token") else None
+    a ``Token``'s (:mod:`memledger.api._auth`)."""
+    scheme, key = get_authorization_scheme_param(authorization)
+    return key or None if scheme.lower() in ("bearer", "token") else None
 
 
 async def _body(receive: Receive) -> bytes:

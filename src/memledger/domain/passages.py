@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import accumulate
 
 from memledger.domain.gates import content_words
 from memledger.domain.text import sentences
@@ -60,9 +61,7 @@ def best_passage(text: str, question: str, *, words: int = 60) -> Passage:
     # without one at either end it covers as much and is longer, so only such runs
     # are weighed (and a sentence past the budget on its own, cut to its first words)
     holding = [n for n, covers in enumerate(found) if covers]
-    before = [0]  # words before each sentence
-    for _, _, size in spans:
-        before.append(before[-1] + size)
+    before = [0, *accumulate(size for _, _, size in spans)]  # words before each sentence
     best: tuple[int, int, int, int] | None = None  # (covered, -length, start, end)
     for at, first in enumerate(holding):
         begin, end, size = spans[first]
