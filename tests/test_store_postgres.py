@@ -469,3 +469,30 @@ def test_schema_5_traces_get_the_namespaces_their_packets_held(
             assert found == {"ctx-shared", "ctx-none", "ctx-planner"}
     finally:
         store.close()
+
+
+def test_an_add_that_waits_runs_its_job_once_another_claim_lets_go(
+    url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An add that waits finds its turn's job locked by another worker's claim not yet
+    committed (so it still reads as queued and unleased): it waits until the claim lets
+    go and runs the job itself, and answers with the memory, not a pending turn."""
+    monkeypatch.setenv("MEMLEDGER_INDEX_DIR", str(tmp_path))
+    with Memory.open(url) as memory:
+        queued = memory.add("I live in Porto.", user_id="alice", wait=False)
+        (job_id,) = [r.job_id for r in queued.receipts]
+        locked = threading.Event()
+
+        def claim_in_flight() -> None:
+            with psycopg.connect(url) as conn:  # a transaction: rolled back on leaving
+                conn.execute("SELECT 1 FROM jobs WHERE job_id = %s FOR UPDATE", (job_id,))
+                locked.set()
+                time.sleep(0.5)
+
+        holder, _ = _in_thread(claim_in_flight)
+        assert locked.wait(10)
+        added = memory.add("I live in Porto.", user_id="alice")
+        holder.join(10)
+        assert added.pending == ()
+        assert [r.outcome for r in added.receipts] == ["committed"]
+        assert "Porto" in [m.value for m in added.memories if m.family == "home_city"]

@@ -174,7 +174,7 @@ def _add(
     receipts = [ingest(ports, event) for event in events]
     if wait and any(r.outcome == "queued" for r in receipts):
         process(ports, tenant=tenant, extractor=extractor, limit=most_jobs)
-        _await_held(ports, tenant, receipts)
+        _await_jobs(ports, tenant, receipts, extractor=extractor, most_jobs=most_jobs)
     with ports.store.read() as unit:
         decided = [unit.get_outcome(tenant, r.event_id) or r for r in receipts]
         records = [
@@ -194,30 +194,43 @@ def _add(
 
 
 HELD_WAIT_S = 30.0
-"""Seconds ``add`` waits, past its own extraction, for turns whose job another worker
-holds (a service's background worker that took them first)."""
+"""Seconds ``add`` waits, past its own extraction, for its turns' jobs still to run
+(held by another worker, such as a service's background worker that took them first)."""
 
 
-def _await_held(ports: WritePorts, tenant: str, receipts: Sequence[Receipt]) -> None:
-    """Wait while another worker holds the job of any of these turns (it has leased it
-    and its lease runs), up to :data:`HELD_WAIT_S`: their memories come when it
-    commits. A job waiting for a later retry is not waited for."""
-    held = [r.job_id for r in receipts if r.outcome == "queued" and r.job_id is not None]
+def _await_jobs(
+    ports: WritePorts,
+    tenant: str,
+    receipts: Sequence[Receipt],
+    *,
+    extractor: Extractor | None,
+    most_jobs: int | None,
+) -> None:
+    """Wait, up to :data:`HELD_WAIT_S`, while any of these turns' jobs is still to run:
+    one another worker holds (it has leased it and its lease runs) is waited for, its
+    memories come when it commits; one that is due and unleased (another worker's claim
+    had it locked but not yet committed when this add looked, or this add's own claim
+    gave up on a busy store) is run here. A job waiting for a later retry is not
+    waited for."""
+    waiting = [r.job_id for r in receipts if r.outcome == "queued" and r.job_id is not None]
     deadline = time.monotonic() + HELD_WAIT_S
-    while held and time.monotonic() < deadline:
+    while waiting:
         now = ports.clock.now()
         with ports.store.read() as unit:
-            jobs = [unit.get_job(tenant, job_id) for job_id in held]
-        held = [
-            job.job_id
-            for job in jobs
-            if job is not None
-            and job.status == "queued"
-            and job.lease_until is not None
-            and job.lease_until > now
+            jobs = [unit.get_job(tenant, job_id) for job_id in waiting]
+        open_jobs = [job for job in jobs if job is not None and job.status == "queued"]
+        held = [j for j in open_jobs if j.lease_until is not None and j.lease_until > now]
+        due = [
+            j
+            for j in open_jobs
+            if j not in held and (j.next_attempt_at is None or j.next_attempt_at <= now)
         ]
-        if held:
-            time.sleep(_HELD_POLL_S)
+        waiting = [job.job_id for job in (*held, *due)]
+        if not waiting or time.monotonic() >= deadline:
+            return
+        if due:
+            process(ports, tenant=tenant, extractor=extractor, limit=most_jobs)
+        time.sleep(_HELD_POLL_S)
 
 
 _HELD_POLL_S = 0.02
