@@ -47,15 +47,33 @@ class ErasureRows(RecordRows):
 
     def record_accesses(self, tenant: str, accesses: Mapping[str, tuple[datetime, int]]) -> int:
         written = 0
-        for memory_id, (at, count) in sorted(accesses.items()):
-            cursor = self.conn.execute(  # an erased memory gains no row back
-                "INSERT INTO record_access SELECT ?, ?, ?, ? WHERE EXISTS"
-                " (SELECT 1 FROM records WHERE tenant = ? AND memory_id = ?)"
+        for chunk, _ in _chunks(accesses):  # one statement a chunk: one round trip
+            rows = ", ".join("(?, ?, ?)" for _ in chunk)
+            cursor = self.conn.execute(
+                # an erased memory gains no row back; rows in memory id order, the order
+                # concurrent flushes lock them in
+                "INSERT INTO record_access (tenant, memory_id, last_at, accesses)"
+                f" SELECT ?, v.column1, v.column2, v.column3 FROM (VALUES {rows}) AS v"
+                " WHERE EXISTS (SELECT 1 FROM records"
+                " WHERE records.tenant = ? AND records.memory_id = v.column1)"
+                " ORDER BY v.column1"
                 " ON CONFLICT (tenant, memory_id) DO UPDATE SET"
                 " last_at = CASE WHEN excluded.last_at > record_access.last_at"
                 " THEN excluded.last_at ELSE record_access.last_at END,"
                 " accesses = record_access.accesses + excluded.accesses",
-                (tenant, memory_id, format_time(at), count, tenant, memory_id),
+                (
+                    tenant,
+                    *(
+                        value
+                        for memory_id in chunk
+                        for value in (
+                            memory_id,
+                            format_time(accesses[memory_id][0]),
+                            accesses[memory_id][1],
+                        )
+                    ),
+                    tenant,
+                ),
             )
             written += max(0, cursor.rowcount)
         return written

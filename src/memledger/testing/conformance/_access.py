@@ -10,6 +10,15 @@ from memledger.testing.scenarios import SUBJECT, TENANT, actor, day, event, fact
 ANYONE = actor("*")
 
 
+def _stated(memory: Memory, event_id: str, family: str, text: str, value: str) -> str:
+    """``value`` of ``family``, stated by ``event_id`` (``text``) on March 1st; its id."""
+    said = event(event_id, text, occurred_at=day(3, 1), who=ANYONE)
+    receipt = memory.ingest(said, [fact(family, text.rstrip("."), value, grounding=value)])
+    (result,) = receipt.results
+    assert result.memory_id is not None
+    return result.memory_id
+
+
 def _works(memory: Memory, event_id: str, month: int) -> str:
     """``Works at Initech``, stated by ``event_id`` on the 1st of ``month``; its memory id."""
     said = event(event_id, "I work at Initech.", occurred_at=day(month, 1), who=ANYONE)
@@ -35,6 +44,33 @@ class AccessChecks:
             assert unit.access_counts("other-tenant", [works]) == {}
             assert unit.last_touched(TENANT, [works], before=day(6, 1)) == {works: day(5, 1)}
             assert unit.last_touched(TENANT, [works], before=day(4, 30)) == {}
+
+    def test_a_flush_of_many_memories_writes_each_of_those_held(self, memory: Memory) -> None:
+        """Hundreds of memories in one call (more than one statement's worth): each memory
+        the tenant holds gets its own time and count, the others nothing."""
+        held = [
+            _stated(memory, f"evt-{n}", family, f"I {verb} {value}.", value)
+            for n, (family, verb, value) in enumerate(
+                [("employer", "work at", "Initech"), ("home_city", "live in", "Porto")]
+            )
+        ]
+        missing = {f"mem-missing-{n:04d}": (day(5, 1), 1) for n in range(900)}
+        with memory.store.write() as unit:
+            first = {held[0]: (day(5, 1), 2), held[1]: (day(6, 1), 1)}
+            assert unit.record_accesses(TENANT, {**missing, **first}) == 2
+        with memory.store.write() as unit:  # one later, one older: each kept on its own
+            assert (
+                unit.record_accesses(
+                    TENANT, {held[0]: (day(4, 1), 1), held[1]: (day(7, 1), 3), **missing}
+                )
+                == 2
+            )
+        with memory.store.read() as unit:
+            assert unit.access_counts(TENANT, [*held, *missing]) == {held[0]: 3, held[1]: 4}
+            assert unit.last_touched(TENANT, held, before=day(8, 1)) == {
+                held[0]: day(5, 1),
+                held[1]: day(7, 1),
+            }
 
     def test_a_mention_touches_at_the_time_its_event_occurred(self, memory: Memory) -> None:
         works = _works(memory, "evt-1", 3)
