@@ -396,6 +396,7 @@ def test_bad_settings_are_refused(tmp_path: Path) -> None:
         ["--store", "postgresql://127.0.0.1/x"],
         ["--tenants", "2"],
         ["--threads", "2"],
+        ["--max-in-flight", "8"],
     ):
         assert_one_error(run(["bench", "serve", *url, *extra]), "not --url")
     with pytest.raises(InvalidInputError, match="processes must be a whole number 1-64"):
@@ -404,7 +405,33 @@ def test_bad_settings_are_refused(tmp_path: Path) -> None:
         ServeBenchConfig(tenants=65)
     assert_one_error(run(["bench", "serve", "--tenants", "0"]), "tenants")
     assert_one_error(run(["bench", "serve", "--threads", "0"]), "threads")
+    assert_one_error(run(["bench", "serve", "--max-in-flight", "0"]), "max_in_flight")
+    with pytest.raises(InvalidInputError, match="max_in_flight must be a whole number 1-4096"):
+        ServeBenchConfig(max_in_flight=True)
     assert not list(tmp_path.iterdir())
+
+
+def test_the_serve_benchmark_gives_the_child_server_its_in_flight_cap() -> None:
+    """With at most one request in flight, four clients of the closed loop are shed (the
+    same load under serve's default is answered whole, above)."""
+    config = ServeBenchConfig(
+        duration=0.5,
+        concurrency=4,
+        rate=20,
+        subjects=2,
+        turns=2,
+        quiet_concurrency=1,
+        noisy_concurrency=2,
+        material_chars=70_000,
+        burst=3,
+        tenants=1,
+        max_in_flight=1,
+    )
+    report = bench(config)
+    assert "at most 1 in flight, 1 tenant)" in str(report["server"])
+    recall = phases_of(report)[1]
+    assert recall["phase"] == "recall, closed loop"
+    assert recall["shed"] > 0 and recall["answered"] > 0 and recall["errors"] == 0, recall
 
 
 def test_the_serve_benchmark_runs_each_process_count_on_each_store_side_by_side(

@@ -517,6 +517,14 @@ def serve(
             show_default=False,
         ),
     ] = None,
+    max_in_flight: Annotated[
+        int | None,
+        typer.Option(
+            help="API requests each request process of the child server admits at once "
+            "(serve --max-in-flight). [default: serve's]",
+            show_default=False,
+        ),
+    ] = None,
     processes: Annotated[
         str,
         typer.Option(
@@ -559,6 +567,7 @@ def serve(
         burst=burst,
         tenants=4 if tenants is None else tenants,
         threads=threads,
+        max_in_flight=max_in_flight,
     )
     if (url is None) != (key is None):
         raise CliError("--url and --key go together")
@@ -566,10 +575,11 @@ def serve(
         raise CliError("--noisy-key goes with --url (a child server makes its own)")
     counts = _sizes(processes, "--processes")
     _check_server(store)
-    child_only = (store, tenants, threads)
+    child_only = (store, tenants, threads, max_in_flight)
     if url is not None and (counts != [1] or any(v is not None for v in child_only)):
         raise CliError(
-            "--processes, --store, --tenants and --threads are for a child server, not --url"
+            "--processes, --store, --tenants, --threads and --max-in-flight are for a child"
+            " server, not --url"
         )
     try:
         with render.progress_bar() as progress:

@@ -77,6 +77,10 @@ _URL_LINE = re.compile(r"API\s+(http://\S+)/v1")
 _PROCESSES_LINE = re.compile(r"^\s+processes\s+(\d+) request processes")
 
 
+MAX_IN_FLIGHT = 4096
+"""The largest ``max_in_flight`` the benchmark gives a child server."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ServeBenchConfig:
     duration: float = 10.0
@@ -104,6 +108,9 @@ class ServeBenchConfig:
     threads: int | None = None
     """Blocking work each request process of the child server runs at once
     (``serve --threads``); ``None``: serve's default, no cap."""
+    max_in_flight: int | None = None
+    """API requests each request process of the child server admits at once, every
+    tenant together (``serve --max-in-flight``); ``None``: serve's default."""
     tenants: int = 4
     """Tenants of a child server the closed-loop recall and mixed phases spread their
     clients and requests over, each with its own key and seeded subjects: a service for
@@ -116,6 +123,15 @@ class ServeBenchConfig:
             or not 1 <= self.threads <= 256
         ):
             raise InvalidInputError(f"threads must be a whole number 1-256, got {self.threads!r}")
+        if self.max_in_flight is not None and (
+            isinstance(self.max_in_flight, bool)
+            or not isinstance(self.max_in_flight, int)
+            or not 1 <= self.max_in_flight <= MAX_IN_FLIGHT
+        ):
+            raise InvalidInputError(
+                f"max_in_flight must be a whole number 1-{MAX_IN_FLIGHT},"
+                f" got {self.max_in_flight!r}"
+            )
         if not 0 < self.duration <= 600:
             raise InvalidInputError(f"duration must be in (0, 600] seconds, got {self.duration}")
         if not 1 <= self.concurrency <= 256:
@@ -421,6 +437,8 @@ def run(
         options = (*config.serve_options, "--processes", str(config.processes))
         if config.threads is not None:
             options += ("--threads", str(config.threads))
+        if config.max_in_flight is not None:
+            options += ("--max-in-flight", str(config.max_in_flight))
         kind = "PostgreSQL" if store is not None else "SQLite"
         with (
             _store_for(store) as database,
@@ -436,6 +454,8 @@ def run(
             many = "es" if count > 1 else ""
             some = "s" if config.tenants > 1 else ""
             threads = "" if config.threads is None else f", {config.threads} threads"
+            if config.max_in_flight is not None:
+                threads += f", at most {config.max_in_flight} in flight"
             server = (
                 f"child memledger serve ({kind}, {count} request process{many}{threads},"
                 f" {config.tenants} tenant{some})"
