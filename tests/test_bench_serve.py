@@ -414,16 +414,12 @@ def test_bad_settings_are_refused(tmp_path: Path) -> None:
 def test_the_serve_benchmark_gives_the_child_server_its_in_flight_cap() -> None:
     """With at most one request in flight, four clients of the closed loop are shed (the
     same load under serve's default is answered whole, above)."""
-    config = ServeBenchConfig(
+    config = replace(
+        TINY,
         duration=0.5,
         concurrency=4,
-        rate=20,
-        subjects=2,
-        turns=2,
-        quiet_concurrency=1,
         noisy_concurrency=2,
-        material_chars=70_000,
-        burst=3,
+        material_chars=5_000,
         tenants=1,
         max_in_flight=1,
     )

@@ -117,21 +117,6 @@ class ServeBenchConfig:
     many agents, not one tenant held to its own share (``serve --tenant-in-flight``)."""
 
     def __post_init__(self) -> None:
-        if self.threads is not None and (
-            isinstance(self.threads, bool)
-            or not isinstance(self.threads, int)
-            or not 1 <= self.threads <= 256
-        ):
-            raise InvalidInputError(f"threads must be a whole number 1-256, got {self.threads!r}")
-        if self.max_in_flight is not None and (
-            isinstance(self.max_in_flight, bool)
-            or not isinstance(self.max_in_flight, int)
-            or not 1 <= self.max_in_flight <= MAX_IN_FLIGHT
-        ):
-            raise InvalidInputError(
-                f"max_in_flight must be a whole number 1-{MAX_IN_FLIGHT},"
-                f" got {self.max_in_flight!r}"
-            )
         if not 0 < self.duration <= 600:
             raise InvalidInputError(f"duration must be in (0, 600] seconds, got {self.duration}")
         if not 1 <= self.concurrency <= 256:
@@ -142,6 +127,7 @@ class ServeBenchConfig:
             raise InvalidInputError(f"recall_share must be in [0, 1], got {self.recall_share}")
         if self.subjects < 1 or self.turns < 1:
             raise InvalidInputError("subjects and turns must be at least 1")
+        optional = {"threads", "max_in_flight"}  # None: serve's default
         for name, most in (
             ("processes", 64),
             ("tenants", 64),
@@ -149,8 +135,12 @@ class ServeBenchConfig:
             ("noisy_concurrency", 256),
             ("material_chars", 2_000_000),
             ("burst", 10_000),
+            ("threads", 256),
+            ("max_in_flight", MAX_IN_FLIGHT),
         ):
             value = getattr(self, name)
+            if value is None and name in optional:
+                continue
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
                 raise InvalidInputError(f"{name} must be a whole number 1-{most}, got {value!r}")
 
