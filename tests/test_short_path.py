@@ -127,6 +127,23 @@ def test_add_waits_for_turns_another_worker_took_first(memory: Memory) -> None:
     assert [m.memory for m in again.memories if m.family == "home_city"] == ["Lives in Oslo"]
 
 
+def test_an_add_runs_no_more_than_its_share_of_the_tenants_queue(
+    memory: Memory, clock: FrozenClock
+) -> None:
+    """An add allowed ``most_jobs`` of its tenant's queued jobs (a service's request)
+    runs that many, oldest first, and answers its own turn pending when it comes later
+    in the queue: it does not go on running the queue while it waits."""
+    for n, city in enumerate(["Oslo", "Rome", "Bern"]):
+        memory.add(f"I live in {city}.", user_id=f"user-{n}", wait=False)
+        clock.advance(timedelta(minutes=1))
+    _, token = memory.create_key("default", "app", principal="service")
+    app = memory.authenticate(token)
+    added = memory.add_as(app, "I live in Lima.", user_id="erin", most_jobs=1)
+    assert added.pending == added.event_ids
+    assert memory.current("user-0", "home_city", tenant="default")[0].value == "Oslo"
+    assert memory.current("user-1", "home_city", tenant="default") == ()
+
+
 def test_bad_messages_name_every_problem_and_write_nothing(memory: Memory) -> None:
     bad = [
         {"role": "user", "content": "fine"},

@@ -173,8 +173,9 @@ def _add(
         events = _as_stored(ports, events)
     receipts = [ingest(ports, event) for event in events]
     if wait and any(r.outcome == "queued" for r in receipts):
-        process(ports, tenant=tenant, extractor=extractor, limit=most_jobs)
-        _await_jobs(ports, tenant, receipts, extractor=extractor, most_jobs=most_jobs)
+        ran = process(ports, tenant=tenant, extractor=extractor, limit=most_jobs).jobs
+        left = None if most_jobs is None else max(0, most_jobs - ran)
+        _await_jobs(ports, tenant, receipts, extractor=extractor, most_jobs=left)
     with ports.store.read() as unit:
         decided = [unit.get_outcome(tenant, r.event_id) or r for r in receipts]
         records = [
@@ -210,8 +211,9 @@ def _await_jobs(
     one another worker holds (it has leased it and its lease runs) is waited for, its
     memories come when it commits; one that is due and unleased (another worker's claim
     had it locked but not yet committed when this add looked, or this add's own claim
-    gave up on a busy store) is run here. A job waiting for a later retry is not
-    waited for."""
+    gave up on a busy store) is run here, within ``most_jobs`` more jobs of the tenant
+    (``None``: no bound; none left: it stays pending). A job waiting for a later retry
+    is not waited for."""
     waiting = [r.job_id for r in receipts if r.outcome == "queued" and r.job_id is not None]
     deadline = time.monotonic() + HELD_WAIT_S
     while waiting:
@@ -225,11 +227,14 @@ def _await_jobs(
             for j in open_jobs
             if j not in held and (j.next_attempt_at is None or j.next_attempt_at <= now)
         ]
+        if most_jobs == 0:  # this add ran all it may: what is due stays pending
+            due = []
         waiting = [job.job_id for job in (*held, *due)]
         if not waiting or time.monotonic() >= deadline:
             return
         if due:
-            process(ports, tenant=tenant, extractor=extractor, limit=most_jobs)
+            ran = process(ports, tenant=tenant, extractor=extractor, limit=most_jobs).jobs
+            most_jobs = None if most_jobs is None else max(0, most_jobs - ran)
         time.sleep(_HELD_POLL_S)
 
 
