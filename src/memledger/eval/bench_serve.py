@@ -443,11 +443,11 @@ def run(
         ):
             many = "es" if count > 1 else ""
             some = "s" if config.tenants > 1 else ""
-            threads = "" if config.threads is None else f", {config.threads} threads"
+            caps = "" if config.threads is None else f", {config.threads} threads"
             if config.max_in_flight is not None:
-                threads += f", at most {config.max_in_flight} in flight"
+                caps += f", at most {config.max_in_flight} in flight"
             server = (
-                f"child memledger serve ({kind}, {count} request process{many}{threads},"
+                f"child memledger serve ({kind}, {count} request process{many}{caps},"
                 f" {config.tenants} tenant{some})"
             )
             return _measure(base, keys, noisy, config, progress, server=server, memory=memory)

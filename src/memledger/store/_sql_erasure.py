@@ -48,12 +48,13 @@ class ErasureRows(RecordRows):
     def record_accesses(self, tenant: str, accesses: Mapping[str, tuple[datetime, int]]) -> int:
         written = 0
         for chunk, _ in _chunks(accesses):  # one statement a chunk: one round trip
-            rows = ", ".join("(?, ?, ?)" for _ in chunk)
+            rows = [(m, format_time(accesses[m][0]), accesses[m][1]) for m in chunk]
             cursor = self.conn.execute(
                 # an erased memory gains no row back; rows in memory id order, the order
                 # concurrent flushes lock them in
                 "INSERT INTO record_access (tenant, memory_id, last_at, accesses)"
-                f" SELECT ?, v.column1, v.column2, v.column3 FROM (VALUES {rows}) AS v"
+                " SELECT ?, v.column1, v.column2, v.column3"
+                f" FROM (VALUES {', '.join('(?, ?, ?)' for _ in rows)}) AS v"
                 " WHERE EXISTS (SELECT 1 FROM records"
                 " WHERE records.tenant = ? AND records.memory_id = v.column1)"
                 " ORDER BY v.column1"
@@ -61,19 +62,7 @@ class ErasureRows(RecordRows):
                 " last_at = CASE WHEN excluded.last_at > record_access.last_at"
                 " THEN excluded.last_at ELSE record_access.last_at END,"
                 " accesses = record_access.accesses + excluded.accesses",
-                (
-                    tenant,
-                    *(
-                        value
-                        for memory_id in chunk
-                        for value in (
-                            memory_id,
-                            format_time(accesses[memory_id][0]),
-                            accesses[memory_id][1],
-                        )
-                    ),
-                    tenant,
-                ),
+                (tenant, *(value for row in rows for value in row), tenant),
             )
             written += max(0, cursor.rowcount)
         return written

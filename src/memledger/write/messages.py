@@ -173,9 +173,7 @@ def _add(
         events = _as_stored(ports, events)
     receipts = [ingest(ports, event) for event in events]
     if wait and any(r.outcome == "queued" for r in receipts):
-        ran = process(ports, tenant=tenant, extractor=extractor, limit=most_jobs).jobs
-        left = None if most_jobs is None else max(0, most_jobs - ran)
-        _await_jobs(ports, tenant, receipts, extractor=extractor, most_jobs=left)
+        _run_jobs(ports, tenant, receipts, extractor=extractor, most_jobs=most_jobs)
     with ports.store.read() as unit:
         decided = [unit.get_outcome(tenant, r.event_id) or r for r in receipts]
         records = [
@@ -199,7 +197,7 @@ HELD_WAIT_S = 30.0
 (held by another worker, such as a service's background worker that took them first)."""
 
 
-def _await_jobs(
+def _run_jobs(
     ports: WritePorts,
     tenant: str,
     receipts: Sequence[Receipt],
@@ -207,34 +205,36 @@ def _await_jobs(
     extractor: Extractor | None,
     most_jobs: int | None,
 ) -> None:
-    """Wait, up to :data:`HELD_WAIT_S`, while any of these turns' jobs is still to run:
-    one another worker holds (it has leased it and its lease runs) is waited for, its
-    memories come when it commits; one that is due and unleased (another worker's claim
-    had it locked but not yet committed when this add looked, or this add's own claim
-    gave up on a busy store) is run here, within ``most_jobs`` more jobs of the tenant
-    (``None``: no bound; none left: it stays pending). A job waiting for a later retry
-    is not waited for."""
+    """Run the tenant's due jobs (at most ``most_jobs`` of them in all; ``None``: no
+    bound), then wait, up to :data:`HELD_WAIT_S`, while any of these turns' jobs is
+    still to run: one another worker holds (it has leased it and its lease runs) is
+    waited for, its memories come when it commits; one still due and unleased (another
+    worker's claim had it locked but not yet committed, or this add's claim gave up on
+    a busy store) is run again while the bound allows, else it stays pending. A job
+    waiting for a later retry is not waited for."""
     waiting = [r.job_id for r in receipts if r.outcome == "queued" and r.job_id is not None]
     deadline = time.monotonic() + HELD_WAIT_S
-    while waiting:
+    run = True
+    while True:
+        if run:
+            ran = process(ports, tenant=tenant, extractor=extractor, limit=most_jobs).jobs
+            most_jobs = None if most_jobs is None else max(0, most_jobs - ran)
         now = ports.clock.now()
         with ports.store.read() as unit:
             jobs = [unit.get_job(tenant, job_id) for job_id in waiting]
-        open_jobs = [job for job in jobs if job is not None and job.status == "queued"]
-        held = [j for j in open_jobs if j.lease_until is not None and j.lease_until > now]
+        queued = [job for job in jobs if job is not None and job.status == "queued"]
+        held = [j.job_id for j in queued if j.lease_until is not None and j.lease_until > now]
         due = [
-            j
-            for j in open_jobs
-            if j not in held and (j.next_attempt_at is None or j.next_attempt_at <= now)
+            j.job_id
+            for j in queued
+            if j.job_id not in held
+            and (j.next_attempt_at is None or j.next_attempt_at <= now)
+            and most_jobs != 0
         ]
-        if most_jobs == 0:  # this add ran all it may: what is due stays pending
-            due = []
-        waiting = [job.job_id for job in (*held, *due)]
+        waiting = [*held, *due]
         if not waiting or time.monotonic() >= deadline:
             return
-        if due:
-            ran = process(ports, tenant=tenant, extractor=extractor, limit=most_jobs).jobs
-            most_jobs = None if most_jobs is None else max(0, most_jobs - ran)
+        run = bool(due)
         time.sleep(_HELD_POLL_S)
 
 
